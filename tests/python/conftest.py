@@ -1,0 +1,48 @@
+"""pytest fixtures for the jaxprof Python tests.
+
+Environment:
+  JAXPROF_BIN               the jaxprof binary (default: <root>/build/jaxprof)
+  JAXPROF_SHARED_FIXTURES   the shared fixtures dir (default: <root>/../shared/fixtures)
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import ops_check  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def project_root() -> Path:
+    return ops_check.ROOT
+
+
+@pytest.fixture(scope="session")
+def jaxprof_bin() -> Path:
+    path = ops_check.default_binary()
+    if not path.is_file() or not os.access(path, os.X_OK):
+        pytest.skip(f"jaxprof binary not found at {path}: build it first "
+                    f"(cmake -S . -B build && cmake --build build) or set JAXPROF_BIN")
+    return path
+
+
+@pytest.fixture(scope="session")
+def shared_fixtures() -> Path:
+    d = ops_check.SHARED_FIXTURES
+    if not d.is_dir():
+        pytest.skip(f"shared fixtures not found at {d} (set JAXPROF_SHARED_FIXTURES)")
+    return d
+
+
+@pytest.fixture(scope="session")
+def xplane_fixtures(shared_fixtures) -> Path:
+    d = shared_fixtures / "xplane"
+    if not d.is_dir():
+        pytest.skip(f"no xplane fixtures at {d}")
+    return d
+
