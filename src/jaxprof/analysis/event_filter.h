@@ -1,0 +1,42 @@
+// Event selection shared by every analysis: name prefix, RE2 regex, minimum duration, device.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <re2/re2.h>
+
+namespace jaxprof {
+
+struct EventFilterSpec {
+  std::string prefix;           // event display name starts with this
+  std::string match;            // RE2, searched anywhere in the display name
+  int64_t min_duration_ps = 0;  // keep events at least this long
+  std::string device;           // plane name substring, or "re:REGEX"
+  uint64_t max_events = 0;      // 0 = no cap; else stop after this many events (warned)
+};
+
+class EventFilter {
+ public:
+  // Throws InputError (file "") for an invalid regex, naming the option.
+  explicit EventFilter(const EventFilterSpec& spec);
+
+  bool keeps_device(std::string_view plane_name) const;
+  bool keeps(std::string_view display_name, int64_t duration_ps) const {
+    if (duration_ps < spec_.min_duration_ps) return false;
+    if (!spec_.prefix.empty() && !display_name.starts_with(spec_.prefix)) return false;
+    if (match_ && !RE2::PartialMatch(display_name, *match_)) return false;
+    return true;
+  }
+  const EventFilterSpec& spec() const { return spec_; }
+  bool filters_names() const { return !spec_.prefix.empty() || match_ != nullptr; }
+
+ private:
+  EventFilterSpec spec_;
+  std::unique_ptr<RE2> match_;
+  std::unique_ptr<RE2> device_re_;
+};
+
+}  // namespace jaxprof

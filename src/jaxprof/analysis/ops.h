@@ -1,0 +1,65 @@
+// "Which ops take the time": device op events grouped by HLO op, kernel, module, name or
+// category, with count, total, self time, mean, min, max, standard deviation and share of the
+// device's busy time.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "jaxprof/analysis/event_filter.h"
+#include "jaxprof/model/profile.h"
+
+namespace jaxprof {
+
+enum class GroupBy { kHloOp, kKernel, kModule, kName, kCategory };
+
+const char* group_by_name(GroupBy g);
+// Accepts hlo-op, kernel, module, name, category. Returns false for anything else.
+bool parse_group_by(std::string_view text, GroupBy& out);
+
+struct OpsOptions {
+  GroupBy group_by = GroupBy::kHloOp;
+  EventFilterSpec filter;
+  size_t top = 0;  // 0 = all groups
+};
+
+struct OpGroup {
+  std::string name;
+  std::string module;       // hlo-op and module grouping
+  int64_t program_id = -1;  // module grouping; -1 = unknown
+  uint64_t count = 0;
+  int64_t total_ps = 0;
+  int64_t self_ps = 0;
+  int64_t min_ps = 0;
+  int64_t max_ps = 0;
+  double mean_ps = 0;
+  double std_ps = 0;  // population standard deviation of durations
+  double share = 0;   // self / device busy
+  // hlo-op grouping, from the HLO index (or event stats when the index lacks the op)
+  std::string opcode;
+  std::string op_name;  // JAX op path
+  std::string source;   // file:line
+  std::string category;
+};
+
+struct DeviceOps {
+  std::string device;
+  std::string host;
+  int64_t busy_ps = 0;
+  int64_t span_ps = 0;
+  uint64_t events = 0;    // op events on the device
+  uint64_t selected = 0;  // events that passed the filters
+  std::vector<OpGroup> groups;
+};
+
+struct OpsResult {
+  GroupBy group_by = GroupBy::kHloOp;
+  std::vector<DeviceOps> devices;
+  std::vector<std::string> warnings;
+};
+
+// Throws InputError for invalid filter options.
+OpsResult compute_ops(const Profile& profile, const OpsOptions& options);
+
+}  // namespace jaxprof

@@ -1,0 +1,28 @@
+#include "jaxprof/error.h"
+
+namespace jaxprof {
+
+InputError::InputError(std::string file, std::string reason, int64_t offset)
+    : std::runtime_error(format(file, reason, offset)),
+      file_(std::move(file)),
+      reason_(std::move(reason)),
+      offset_(offset) {}
+
+InputError InputError::with_file(const std::string& file) const {
+  return InputError(file, reason_, offset_);
+}
+
+std::string InputError::format(const std::string& file, const std::string& reason,
+                               int64_t offset) {
+  std::string out = file.empty() ? std::string("<input>") : file;
+  out += ": ";
+  out += reason;
+  if (offset >= 0) {
+    out += " (at byte offset ";
+    out += std::to_string(offset);
+    out += ")";
+  }
+  return out;
+}
+
+}  // namespace jaxprof

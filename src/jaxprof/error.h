@@ -1,0 +1,30 @@
+// Errors the library reports. InputError means "the input is bad" (exit code 2 in the CLI);
+// anything else escaping the library is an internal error.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace jaxprof {
+
+class InputError : public std::runtime_error {
+ public:
+  // offset < 0 means "no byte offset known".
+  InputError(std::string file, std::string reason, int64_t offset = -1);
+
+  const std::string& file() const { return file_; }
+  const std::string& reason() const { return reason_; }
+  int64_t offset() const { return offset_; }
+
+  // Returns a copy that names `file` (used when a decoder that only sees bytes reports an error).
+  InputError with_file(const std::string& file) const;
+
+ private:
+  static std::string format(const std::string& file, const std::string& reason, int64_t offset);
+  std::string file_;
+  std::string reason_;
+  int64_t offset_;
+};
+
+}  // namespace jaxprof

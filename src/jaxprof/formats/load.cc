@@ -1,0 +1,77 @@
+#include "jaxprof/formats/load.h"
+
+#include <filesystem>
+
+#include "jaxprof/error.h"
+#include "jaxprof/wire/reader.h"
+
+namespace jaxprof {
+
+namespace {
+
+// An xla.HloProto wraps the module in field 1; a bare HloModuleProto has its name (a string) in
+// field 1. Tell them apart by whether field 1 itself parses as a message whose field 1 is bytes.
+bool is_hlo_proto_wrapper(std::string_view bytes, const uint8_t* origin) {
+  try {
+    wire::Reader r(bytes, origin);
+    wire::Field f;
+    if (!r.next(f) || f.number != 1 || f.type != wire::WireType::kLen) return false;
+    wire::Reader inner(f.bytes, origin);
+    wire::Field g;
+    bool any = false;
+    while (inner.next(g)) any = true;
+    return any;
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+void load_hlo_file(Profile& profile, const std::string& path) {
+  auto buf = Buffer::open(path);
+  profile.buffers.push_back(buf);
+  try {
+    profile.hlo.add(buf->view(), -1, !is_hlo_proto_wrapper(buf->view(), buf->data()));
+  } catch (const InputError& e) {
+    throw InputError(path, "not a valid HloProto: " + e.reason(), e.offset());
+  }
+}
+
+void load_profile(const std::vector<std::string>& paths, const LoadOptions& options,
+                  LoadedProfile& out) {
+  if (paths.empty()) throw InputError("", "no profile path given");
+  std::vector<std::string> profiles, hlo_files;
+  for (const auto& p : paths) {
+    std::string name = std::filesystem::path(p).filename().string();
+    (is_hlo_file_name(name) ? hlo_files : profiles).push_back(p);
+  }
+  if (profiles.empty())
+    throw InputError(paths.front(), "only HLO files given; pass a profile (*.xplane.pb or a log "
+                                    "directory) too");
+
+  DiscoverOptions discover{options.session, options.hosts};
+  if (profiles.size() == 1) {
+    out.files = discover_profile(profiles.front(), discover);
+  } else {
+    // Several files: one host each.
+    for (const auto& p : profiles) {
+      std::error_code ec;
+      if (std::filesystem::is_directory(p, ec))
+        throw InputError(p, "give either one log directory or several *.xplane.pb files");
+      ProfileFiles one = discover_profile(p, DiscoverOptions{});
+      out.files.hosts.insert(out.files.hosts.end(), one.hosts.begin(), one.hosts.end());
+    }
+  }
+  for (const auto& h : out.files.hosts)
+    import_xspace(out.profile, Buffer::open(h.path), h.host, options.import);
+  index_hlo_from_metadata(out.profile);
+  for (const auto& f : out.files.hlo_files) load_hlo_file(out.profile, f);
+  for (const auto& f : hlo_files) {
+    load_hlo_file(out.profile, f);
+    out.files.hlo_files.push_back(f);
+  }
+  finish_import(out.profile);
+}
+
+}  // namespace jaxprof

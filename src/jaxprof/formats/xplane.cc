@@ -1,0 +1,677 @@
+#include "jaxprof/formats/xplane.h"
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <numeric>
+#include <thread>
+#include <unordered_map>
+
+#include "jaxprof/error.h"
+#include "jaxprof/wire/reader.h"
+
+namespace jaxprof {
+
+namespace {
+
+using wire::Field;
+using wire::Reader;
+using wire::WireType;
+
+// Field numbers (xplane.proto).
+namespace xspace {
+constexpr uint32_t kPlanes = 1, kErrors = 2, kWarnings = 3, kHostnames = 4;
+}
+namespace xplane {
+constexpr uint32_t kId = 1, kName = 2, kLines = 3, kEventMetadata = 4, kStatMetadata = 5,
+                   kStats = 6;
+}
+namespace xline {
+constexpr uint32_t kId = 1, kName = 2, kTimestampNs = 3, kEvents = 4, kDisplayName = 11;
+}
+namespace xevent {
+constexpr uint32_t kMetadataId = 1, kOffsetPs = 2, kDurationPs = 3, kStats = 4,
+                   kNumOccurrences = 5;
+}
+namespace xmeta {
+constexpr uint32_t kId = 1, kName = 2, kDisplayName = 4, kStats = 5;
+}
+
+// Events per unit of parallel work.
+constexpr uint32_t kChunkEvents = 16384;
+// Worker-local ids carry this bit until merged into the profile-wide tables.
+constexpr uint32_t kLocalBit = 0x80000000u;
+constexpr int kWorkerShift = 24;
+
+struct Chunk {
+  uint32_t plane;        // index into Profile::planes
+  uint32_t begin;        // offset in the plane bytes of the first event field of the chunk
+  uint32_t end;          // offset in the plane bytes just past the line message
+  uint32_t count;        // events to decode
+  uint32_t first_event;  // destination index in Profile::events
+  int64_t line_base_ps;  // (line timestamp - host base) * 1000
+};
+
+// Per-plane lookups the workers need; read-only once built.
+struct PlaneLookup {
+  std::vector<uint32_t> dense_metadata;  // metadata id -> global index, when ids are small
+  std::unordered_map<int64_t, uint32_t> sparse_metadata;
+  int64_t hlo_op_stat = -1, hlo_module_stat = -1, program_id_stat = -1;
+
+  uint32_t metadata(int64_t id) const {
+    if (id >= 0 && static_cast<uint64_t>(id) < dense_metadata.size()) return dense_metadata[id];
+    auto it = sparse_metadata.find(id);
+    return it == sparse_metadata.end() ? 0 : it->second;
+  }
+};
+
+struct LocalModule {
+  StringId name;  // may itself be worker-local
+  int64_t program_id;
+  bool operator==(const LocalModule&) const = default;
+};
+struct LocalModuleHash {
+  size_t operator()(const LocalModule& m) const {
+    return std::hash<int64_t>()(m.program_id) * 31 + m.name;
+  }
+};
+
+// What one worker interned on its own, to be merged after the parallel phase.
+struct WorkerTables {
+  std::vector<std::string_view> strings;
+  std::unordered_map<std::string_view, uint32_t> string_index;
+  std::vector<LocalModule> modules;
+  std::unordered_map<LocalModule, uint32_t, LocalModuleHash> module_index;
+  uint32_t tag = 0;  // kLocalBit | worker << kWorkerShift
+
+  uint32_t string(std::string_view s) {
+    if (s.empty()) return 0;
+    auto [it, inserted] = string_index.try_emplace(s, static_cast<uint32_t>(strings.size()));
+    if (inserted) strings.push_back(s);
+    return tag | it->second;
+  }
+  uint32_t module(LocalModule m) {
+    if (m.name == 0 && m.program_id < 0) return 0;
+    auto [it, inserted] = module_index.try_emplace(m, static_cast<uint32_t>(modules.size()));
+    if (inserted) modules.push_back(m);
+    return tag | it->second;
+  }
+};
+
+std::string_view text(const Field& f) { return f.bytes; }
+
+// Reads the int64 key and message value of a map<int64, Message> entry.
+void map_entry(std::string_view entry, const uint8_t* origin, int64_t& key,
+               std::string_view& value) {
+  Reader r(entry, origin);
+  Field f;
+  key = 0;
+  value = {};
+  while (r.next(f)) {
+    if (f.number == 1 && f.type == WireType::kVarint) key = f.as_int64();
+    if (f.number == 2 && f.type == WireType::kLen) value = f.bytes;
+  }
+}
+
+// The HLO instruction name from TPU-style metadata names: "%fusion.3 = f32[...] fusion(...)".
+std::string_view hlo_name_from_text(std::string_view name) {
+  if (!name.starts_with('%')) return {};
+  size_t eq = name.find(" = ");
+  if (eq == std::string_view::npos) return {};
+  return name.substr(1, eq - 1);
+}
+
+class XSpaceImporter {
+ public:
+  XSpaceImporter(Profile& p, std::shared_ptr<Buffer> buf, const std::string& host,
+                 const ImportOptions& opt)
+      : p_(p), buf_(std::move(buf)), opt_(opt), origin_(buf_->data()) {
+    host_index_ = static_cast<uint32_t>(p_.hosts.size());
+    p_.hosts.push_back(Host{host, buf_->path(), 0});
+    buffer_index_ = static_cast<uint32_t>(p_.buffers.size());
+    p_.buffers.push_back(buf_);
+  }
+
+  void run() {
+    check_format();
+    std::vector<std::string_view> planes;
+    Reader r(buf_->view(), origin_);
+    Field f;
+    while (r.next(f)) {
+      switch (f.number) {
+        case xspace::kPlanes:
+          wire::expect_type(r, f, WireType::kLen, "XSpace.planes");
+          planes.push_back(f.bytes);
+          break;
+        case xspace::kErrors:
+          if (f.type == WireType::kLen) p_.errors.push_back(buf_->path() + ": " + std::string(f.bytes));
+          break;
+        case xspace::kWarnings:
+          if (f.type == WireType::kLen)
+            p_.warnings.push_back(buf_->path() + ": " + std::string(f.bytes));
+          break;
+        default:
+          break;
+      }
+    }
+    if (planes.empty())
+      throw InputError("", "no XPlanes found: not an XSpace profile (expected *.xplane.pb)", 0);
+
+    for (std::string_view plane : planes) scan_plane(plane);
+    if (opt_.release_pages) buf_->release(0, buf_->size());
+
+    int64_t host_base = std::numeric_limits<int64_t>::max();
+    for (const PendingLine& l : pending_)
+      if (l.events > 0) host_base = std::min(host_base, l.timestamp_ns);
+    if (host_base == std::numeric_limits<int64_t>::max()) host_base = 0;
+    p_.hosts[host_index_].base_ns = host_base;
+
+    layout_events(host_base);
+    decode_events();
+    merge_worker_tables();
+    sort_lines();
+    if (opt_.release_pages) buf_->release(0, buf_->size());
+  }
+
+ private:
+  // A line segment as found in the file (one XLine message); several segments with the same id
+  // in one plane are one timeline.
+  struct PendingLine {
+    uint32_t line;  // index into Profile::lines
+    int64_t timestamp_ns = 0;
+    uint32_t events = 0;
+    std::vector<std::pair<uint32_t, uint32_t>> chunk_starts;  // (offset, event index in segment)
+    uint32_t end = 0;                                          // offset past the segment
+  };
+
+  void check_format() {
+    std::string_view v = buf_->view();
+    size_t i = 0;
+    while (i < v.size() && (v[i] == ' ' || v[i] == '\n' || v[i] == '\r' || v[i] == '\t')) ++i;
+    if (i < v.size() && (v[i] == '{' || v[i] == '['))
+      throw InputError("", "looks like JSON (a Chrome trace?), expected a binary XSpace (*.xplane.pb)", 0);
+    if (v.starts_with("PK\x03\x04"))
+      throw InputError("", "is a zip archive, expected a binary XSpace (*.xplane.pb)", 0);
+    // An XSpace starts with a plane (field 1, length-delimited) or, rarely, another XSpace field.
+    uint8_t first = static_cast<uint8_t>(v[0]);
+    if (first != 0x0a && first != 0x12 && first != 0x1a && first != 0x22)
+      throw InputError("", "not an XSpace profile: unexpected first byte 0x" +
+                               std::string(1, "0123456789abcdef"[first >> 4]) +
+                               std::string(1, "0123456789abcdef"[first & 15]),
+                       0);
+  }
+
+  uint32_t plane_offset(std::string_view plane, std::string_view inner) const {
+    return static_cast<uint32_t>(inner.data() - plane.data());
+  }
+
+  void scan_plane(std::string_view bytes) {
+    uint32_t plane_index = static_cast<uint32_t>(p_.planes.size());
+    Plane& plane = p_.planes.emplace_back();
+    plane.host = host_index_;
+    plane.buffer = buffer_index_;
+    plane.bytes = bytes;
+
+    std::vector<std::string_view> event_meta, stat_meta, stats, lines;
+    Reader r(bytes, origin_);
+    Field f;
+    while (r.next(f)) {
+      switch (f.number) {
+        case xplane::kId:
+          plane.id = f.as_int64();
+          break;
+        case xplane::kName:
+          wire::expect_type(r, f, WireType::kLen, "XPlane.name");
+          plane.name = p_.strings.intern_view(text(f));
+          break;
+        case xplane::kLines:
+          wire::expect_type(r, f, WireType::kLen, "XPlane.lines");
+          lines.push_back(f.bytes);
+          break;
+        case xplane::kEventMetadata:
+          wire::expect_type(r, f, WireType::kLen, "XPlane.event_metadata");
+          event_meta.push_back(f.bytes);
+          break;
+        case xplane::kStatMetadata:
+          wire::expect_type(r, f, WireType::kLen, "XPlane.stat_metadata");
+          stat_meta.push_back(f.bytes);
+          break;
+        case xplane::kStats:
+          wire::expect_type(r, f, WireType::kLen, "XPlane.stats");
+          stats.push_back(f.bytes);
+          break;
+        default:
+          break;
+      }
+    }
+    plane.kind = classify_plane(p_.strings[plane.name]);
+    if (plane.bytes.size() > std::numeric_limits<uint32_t>::max())
+      throw InputError("", "plane larger than 4 GiB is not supported", Reader(bytes, origin_).offset_of(bytes));
+
+    PlaneLookup& lookup = lookups_.emplace_back();
+    // Stat metadata first: event metadata stats and refs need the names.
+    for (std::string_view entry : stat_meta) {
+      int64_t key;
+      std::string_view value;
+      map_entry(entry, origin_, key, value);
+      int64_t id = key;
+      std::string_view name;
+      Reader mr(value, origin_);
+      while (mr.next(f)) {
+        if (f.number == 1 && f.type == WireType::kVarint) id = f.as_int64();
+        if (f.number == 2 && f.type == WireType::kLen) name = f.bytes;
+      }
+      StringId sid = p_.strings.intern_view(name);
+      plane.stat_names[key] = sid;
+      if (name == "hlo_op" && lookup.hlo_op_stat < 0) lookup.hlo_op_stat = key;
+      if (name == "hlo_module" && lookup.hlo_module_stat < 0) lookup.hlo_module_stat = key;
+      if (name == "program_id" && lookup.program_id_stat < 0) lookup.program_id_stat = key;
+    }
+    for (std::string_view s : stats)
+      plane.stats.push_back(decode_stat(s, plane.stat_names, p_.strings, origin_));
+
+    int64_t max_id = -1;
+    std::vector<std::pair<int64_t, uint32_t>> ids;
+    ids.reserve(event_meta.size());
+    for (std::string_view entry : event_meta) {
+      int64_t key;
+      std::string_view value;
+      map_entry(entry, origin_, key, value);
+      uint32_t index = static_cast<uint32_t>(p_.event_metadata.size());
+      EventMetadata& m = p_.event_metadata.emplace_back();
+      m.plane = plane_index;
+      m.id = key;
+      m.bytes = value;
+      Reader mr(value, origin_);
+      while (mr.next(f)) {
+        if (f.type != WireType::kLen) continue;
+        if (f.number == xmeta::kName) m.name = p_.strings.intern_view(f.bytes);
+        if (f.number == xmeta::kDisplayName) m.display_name = p_.strings.intern_view(f.bytes);
+        if (f.number == xmeta::kStats) {
+          Stat s = decode_stat(f.bytes, plane.stat_names, p_.strings, origin_);
+          std::string_view sname = p_.strings[s.name];
+          if (sname == "hlo_op" && s.value.is_text()) m.hlo_op = p_.strings.intern_view(s.value.str);
+          if (sname == "hlo_module" && s.value.is_text())
+            m.hlo_module = p_.strings.intern_view(s.value.str);
+          if (sname == "program_id") m.program_id = s.value.as_int().value_or(-1);
+        }
+      }
+      if (m.hlo_op == 0) {
+        std::string_view from_text = hlo_name_from_text(p_.strings[m.name]);
+        if (!from_text.empty()) m.hlo_op = p_.strings.intern_view(from_text);
+      }
+      ids.emplace_back(key, index);
+      max_id = std::max(max_id, key);
+    }
+    // Metadata ids are normally dense small integers: a vector beats a hash map per event.
+    bool dense = max_id >= 0 && static_cast<uint64_t>(max_id) < 4 * ids.size() + 1024;
+    if (dense) lookup.dense_metadata.assign(max_id + 1, 0);
+    for (auto [key, index] : ids) {
+      if (dense && key >= 0)
+        lookup.dense_metadata[key] = index;
+      else
+        lookup.sparse_metadata[key] = index;
+    }
+
+    std::unordered_map<int64_t, uint32_t> line_by_id;
+    for (std::string_view lbytes : lines) scan_line(plane_index, bytes, lbytes, line_by_id);
+  }
+
+  void scan_line(uint32_t plane_index, std::string_view plane_bytes, std::string_view bytes,
+                 std::unordered_map<int64_t, uint32_t>& line_by_id) {
+    PendingLine pending;
+    int64_t id = 0;
+    std::string_view name, display_name;
+    Reader r(bytes, origin_);
+    Field f;
+    while (r.next(f)) {
+      switch (f.number) {
+        case xline::kId:
+          id = f.as_int64();
+          break;
+        case xline::kName:
+          if (f.type == WireType::kLen) name = f.bytes;
+          break;
+        case xline::kDisplayName:
+          if (f.type == WireType::kLen) display_name = f.bytes;
+          break;
+        case xline::kTimestampNs:
+          pending.timestamp_ns = f.as_int64();
+          break;
+        case xline::kEvents:
+          wire::expect_type(r, f, WireType::kLen, "XLine.events");
+          if (pending.events % kChunkEvents == 0) {
+            uint32_t at = static_cast<uint32_t>(r.field_offset() - (plane_bytes.data() - reinterpret_cast<const char*>(origin_)));
+            pending.chunk_starts.emplace_back(at, pending.events);
+          }
+          if (pending.events == std::numeric_limits<uint32_t>::max() - 1)
+            throw InputError("", "line has too many events", r.field_offset());
+          ++pending.events;
+          break;
+        default:
+          break;
+      }
+    }
+    pending.end = plane_offset(plane_bytes, bytes) + static_cast<uint32_t>(bytes.size());
+
+    auto [it, inserted] = line_by_id.try_emplace(id, static_cast<uint32_t>(p_.lines.size()));
+    if (inserted) {
+      Line& line = p_.lines.emplace_back();
+      line.plane = plane_index;
+      line.id = id;
+      line.name = p_.strings.intern_view(name);
+      line.display_name = p_.strings.intern_view(display_name);
+      line.timestamp_ns = pending.timestamp_ns;
+      p_.planes[plane_index].lines.push_back(it->second);
+    } else {
+      Line& line = p_.lines[it->second];
+      if (line.name == 0) line.name = p_.strings.intern_view(name);
+      if (line.display_name == 0) line.display_name = p_.strings.intern_view(display_name);
+      if (pending.events > 0) line.timestamp_ns = std::min(line.timestamp_ns, pending.timestamp_ns);
+    }
+    pending.line = it->second;
+    pending_.push_back(std::move(pending));
+  }
+
+  void layout_events(int64_t host_base) {
+    // Events of a line are contiguous, lines in the order they were first seen.
+    uint64_t first = p_.events.size();
+    std::vector<uint64_t> line_count(p_.lines.size(), 0);
+    for (const PendingLine& l : pending_) line_count[l.line] += l.events;
+    uint32_t first_line = pending_.empty() ? 0 : pending_.front().line;
+    std::vector<uint64_t> line_first(p_.lines.size(), 0);
+    uint64_t total = first;
+    for (uint32_t li = first_line; li < p_.lines.size(); ++li) {
+      line_first[li] = total;
+      total += line_count[li];
+    }
+    if (total >= std::numeric_limits<uint32_t>::max())
+      throw InputError("", "profile has more than 4 billion events; not supported", 0);
+    for (uint32_t li = first_line; li < p_.lines.size(); ++li) {
+      p_.lines[li].first_event = static_cast<uint32_t>(line_first[li]);
+      p_.lines[li].event_count = static_cast<uint32_t>(line_count[li]);
+    }
+    p_.events.resize(total);
+
+    std::vector<uint64_t> cursor = line_first;
+    for (const PendingLine& l : pending_) {
+      uint32_t plane = p_.lines[l.line].plane;
+      int64_t base_ps = (l.timestamp_ns - host_base) * 1000;
+      for (size_t c = 0; c < l.chunk_starts.size(); ++c) {
+        uint32_t begin_index = l.chunk_starts[c].second;
+        uint32_t end_index = c + 1 < l.chunk_starts.size() ? l.chunk_starts[c + 1].second : l.events;
+        chunks_.push_back(Chunk{plane, l.chunk_starts[c].first, l.end, end_index - begin_index,
+                                static_cast<uint32_t>(cursor[l.line] + begin_index), base_ps});
+      }
+      cursor[l.line] += l.events;
+    }
+  }
+
+  // Returns the absolute offset just past the last event decoded.
+  size_t decode_chunk(const Chunk& c, WorkerTables& w) {
+    const Plane& plane = p_.planes[c.plane];
+    const PlaneLookup& lookup = lookups_[c.plane - first_plane()];
+    const char* pbase = plane.bytes.data();
+    Reader r(std::string_view(pbase + c.begin, c.end - c.begin), origin_);
+    Field f;
+    Events& ev = p_.events;
+    uint32_t e = c.first_event;
+    const uint32_t last = c.first_event + c.count;
+    while (e < last && r.next(f)) {
+      if (f.number != xline::kEvents) continue;
+      ev.raw[e] = static_cast<uint32_t>(r.field_offset() + 1 - (pbase - reinterpret_cast<const char*>(origin_)));
+      // raw points at the length prefix: skip the 1-byte tag (field 4, wire type 2 = 0x22).
+      int64_t metadata_id = 0, offset_ps = 0, duration_ps = 0;
+      StringId hlo_op = 0, hlo_module = 0;
+      int64_t program_id = -1;
+      Reader er(f.bytes, origin_);
+      Field g;
+      while (er.next(g)) {
+        switch (g.number) {
+          case xevent::kMetadataId:
+            metadata_id = g.as_int64();
+            break;
+          case xevent::kOffsetPs:
+            offset_ps = g.as_int64();
+            break;
+          case xevent::kDurationPs:
+            duration_ps = g.as_int64();
+            break;
+          case xevent::kNumOccurrences:
+            break;
+          case xevent::kStats:
+            if (g.type == WireType::kLen) decode_hot_stat(g.bytes, plane, lookup, w, hlo_op, hlo_module, program_id);
+            break;
+          default:
+            break;
+        }
+      }
+      if (duration_ps < 0) throw InputError("", "event with negative duration", r.field_offset());
+      uint32_t mi = lookup.metadata(metadata_id);
+      const EventMetadata& m = p_.event_metadata[mi];
+      ev.start_ps[e] = c.line_base_ps + offset_ps;
+      ev.duration_ps[e] = duration_ps;
+      ev.metadata[e] = mi;
+      ev.hlo_op[e] = hlo_op != 0 ? hlo_op : m.hlo_op;
+      if (hlo_module == 0) hlo_module = m.hlo_module;
+      if (program_id < 0) program_id = m.program_id;
+      ev.module[e] = w.module(LocalModule{hlo_module, program_id});
+      ++e;
+    }
+    if (e != last) throw InputError("", "line ended before its events were read (corrupt file)", r.field_offset());
+    return static_cast<size_t>(r.offset_of(f.bytes)) + f.bytes.size();
+  }
+
+  void decode_hot_stat(std::string_view bytes, const Plane& plane, const PlaneLookup& lookup,
+                       WorkerTables& w, StringId& hlo_op, StringId& hlo_module,
+                       int64_t& program_id) {
+    Reader sr(bytes, origin_);
+    Field g;
+    if (!sr.next(g) || g.number != 1) return;  // metadata_id comes first in serialized stats
+    int64_t id = g.as_int64();
+    int which = id == lookup.hlo_op_stat ? 0 : id == lookup.hlo_module_stat ? 1
+              : id == lookup.program_id_stat ? 2 : -1;
+    if (which < 0) return;
+    while (sr.next(g)) {
+      StringId sid = 0;
+      int64_t number = -1;
+      bool is_text = false;
+      switch (g.number) {
+        case 3:
+        case 4:
+          number = g.as_int64();
+          break;
+        case 5:
+          sid = w.string(g.bytes);
+          is_text = true;
+          break;
+        case 7: {
+          auto it = plane.stat_names.find(g.as_int64());
+          sid = it == plane.stat_names.end() ? 0 : it->second;
+          is_text = true;
+          break;
+        }
+        default:
+          continue;
+      }
+      if (which == 0 && is_text) hlo_op = sid;
+      if (which == 1 && is_text) hlo_module = sid;
+      if (which == 2 && !is_text) program_id = number;
+    }
+  }
+
+  uint32_t first_plane() const { return first_plane_; }
+
+  void decode_events() {
+    unsigned threads = opt_.threads != 0 ? opt_.threads : std::max(1u, std::thread::hardware_concurrency());
+    uint64_t total = 0;
+    for (const Chunk& c : chunks_) total += c.count;
+    if (total < 4 * kChunkEvents) threads = 1;
+    threads = std::min<unsigned>({threads, static_cast<unsigned>(chunks_.size()), 64u});
+    if (threads == 0) threads = 1;
+    workers_.resize(threads);
+    for (unsigned t = 0; t < threads; ++t) workers_[t].tag = kLocalBit | (t << kWorkerShift);
+
+    // Largest chunks first would balance better, but chunks are near-equal by construction.
+    std::atomic<size_t> next{0};
+    std::vector<std::exception_ptr> errors(threads);
+    auto work = [&](unsigned t) {
+      try {
+        for (size_t i; (i = next.fetch_add(1)) < chunks_.size();) {
+          const Chunk& c = chunks_[i];
+          size_t end = decode_chunk(c, workers_[t]);
+          if (opt_.release_pages) {
+            size_t base = p_.planes[c.plane].bytes.data() - reinterpret_cast<const char*>(origin_);
+            buf_->release(base + c.begin, end);
+          }
+        }
+      } catch (...) {
+        errors[t] = std::current_exception();
+        next.store(chunks_.size());
+      }
+    };
+    if (threads == 1) {
+      work(0);
+    } else {
+      std::vector<std::thread> pool;
+      for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work, t);
+      for (auto& th : pool) th.join();
+    }
+    for (auto& e : errors)
+      if (e) std::rethrow_exception(e);
+  }
+
+  void merge_worker_tables() {
+    // Worker-local strings and modules become profile-wide ids; then events are remapped.
+    std::vector<std::vector<StringId>> string_map(workers_.size());
+    std::vector<std::vector<uint32_t>> module_map(workers_.size());
+    auto global_string = [&](StringId id) -> StringId {
+      if (!(id & kLocalBit)) return id;
+      return string_map[(id & ~kLocalBit) >> kWorkerShift][id & ((1u << kWorkerShift) - 1)];
+    };
+    for (size_t t = 0; t < workers_.size(); ++t) {
+      for (std::string_view s : workers_[t].strings) string_map[t].push_back(p_.strings.intern_view(s));
+    }
+    for (size_t t = 0; t < workers_.size(); ++t) {
+      for (const LocalModule& m : workers_[t].modules)
+        module_map[t].push_back(p_.intern_module(ModuleKey{global_string(m.name), m.program_id}));
+    }
+    Events& ev = p_.events;
+    for (const Chunk& c : chunks_) {
+      for (uint32_t e = c.first_event; e < c.first_event + c.count; ++e) {
+        ev.hlo_op[e] = global_string(ev.hlo_op[e]);
+        uint32_t m = ev.module[e];
+        if (m & kLocalBit) ev.module[e] = module_map[(m & ~kLocalBit) >> kWorkerShift][m & ((1u << kWorkerShift) - 1)];
+      }
+    }
+  }
+
+  void sort_lines() {
+    Events& ev = p_.events;
+    for (uint32_t li = first_line_; li < p_.lines.size(); ++li) {
+      const Line& line = p_.lines[li];
+      uint32_t b = line.first_event, n = line.event_count;
+      bool sorted = true;
+      for (uint32_t i = b + 1; i < b + n && sorted; ++i) {
+        sorted = ev.start_ps[i - 1] < ev.start_ps[i] ||
+                 (ev.start_ps[i - 1] == ev.start_ps[i] && ev.duration_ps[i - 1] >= ev.duration_ps[i]);
+      }
+      if (sorted) continue;
+      std::vector<uint32_t> order(n);
+      std::iota(order.begin(), order.end(), b);
+      std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+        if (ev.start_ps[x] != ev.start_ps[y]) return ev.start_ps[x] < ev.start_ps[y];
+        return ev.duration_ps[x] > ev.duration_ps[y];
+      });
+      auto permute = [&](auto& column) {
+        using T = typename std::decay_t<decltype(column)>::value_type;
+        std::vector<T> tmp(n);
+        for (uint32_t i = 0; i < n; ++i) tmp[i] = column[order[i]];
+        std::copy(tmp.begin(), tmp.end(), column.begin() + b);
+      };
+      permute(ev.start_ps);
+      permute(ev.duration_ps);
+      permute(ev.metadata);
+      permute(ev.raw);
+      permute(ev.hlo_op);
+      permute(ev.module);
+    }
+  }
+
+  Profile& p_;
+  std::shared_ptr<Buffer> buf_;
+  ImportOptions opt_;
+  const uint8_t* origin_;
+  uint32_t host_index_ = 0;
+  uint32_t buffer_index_ = 0;
+  uint32_t first_plane_ = static_cast<uint32_t>(p_.planes.size());
+  uint32_t first_line_ = static_cast<uint32_t>(p_.lines.size());
+  std::vector<PlaneLookup> lookups_;
+  std::vector<PendingLine> pending_;
+  std::vector<Chunk> chunks_;
+  std::vector<WorkerTables> workers_;
+};
+
+}  // namespace
+
+void import_xspace(Profile& profile, std::shared_ptr<Buffer> buffer, const std::string& host,
+                   const ImportOptions& options) {
+  std::string path = buffer->path();
+  bool compressed = buffer->compressed();
+  try {
+    XSpaceImporter(profile, std::move(buffer), host, options).run();
+  } catch (const InputError& e) {
+    if (!e.file().empty()) throw;
+    std::string reason = e.reason();
+    if (compressed) reason += " in the decompressed data";
+    throw InputError(path, reason, e.offset());
+  }
+}
+
+void index_hlo_from_metadata(Profile& profile) {
+  for (uint32_t pi = 0; pi < profile.planes.size(); ++pi) {
+    const Plane& plane = profile.planes[pi];
+    if (plane.kind != PlaneKind::kMetadata) continue;
+    for (uint32_t mi = 0; mi < profile.event_metadata.size(); ++mi) {
+      const EventMetadata& m = profile.event_metadata[mi];
+      if (m.plane != pi) continue;
+      for (const Stat& s : profile.metadata_stats(mi)) {
+        if (profile.str(s.name) != "Hlo Proto" || !s.value.is_text()) continue;
+        try {
+          const HloModule& mod = profile.hlo.add(s.value.str, m.id);
+          (void)mod;
+        } catch (const InputError& e) {
+          profile.warnings.push_back(profile.hosts[plane.host].path + ": skipped HloProto of " +
+                                     std::string(profile.str(m.name)) + ": " + e.reason());
+        }
+      }
+    }
+  }
+}
+
+void finish_import(Profile& profile) {
+  if (profile.hosts.empty()) return;
+  int64_t base = std::numeric_limits<int64_t>::max();
+  for (const Host& h : profile.hosts) base = std::min(base, h.base_ns);
+  std::vector<int64_t> shift_ps(profile.hosts.size());
+  for (size_t h = 0; h < profile.hosts.size(); ++h) {
+    shift_ps[h] = (profile.hosts[h].base_ns - base) * 1000;
+    profile.hosts[h].base_ns = base;
+  }
+  for (const Line& line : profile.lines) {
+    int64_t shift = shift_ps[profile.planes[line.plane].host];
+    if (shift == 0) continue;
+    for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e)
+      profile.events.start_ps[e] += shift;
+  }
+  profile.base_ns = base;
+  // Modules known only by program id get their name from the HLO index.
+  for (uint32_t i = 1; i < profile.modules.size(); ++i) {
+    const ModuleKey& m = profile.modules[i];
+    if (m.name != 0 || m.program_id < 0) continue;
+    if (const HloModule* mod = profile.hlo.find(m.program_id, {}))
+      profile.rename_module(i, profile.strings.intern_view(mod->name));
+  }
+}
+
+}  // namespace jaxprof

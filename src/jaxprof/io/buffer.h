@@ -1,0 +1,53 @@
+// The bytes of one input file: memory-mapped when plain, decompressed into memory when gzip.
+// Views handed out by importers point into a Buffer, so a Profile keeps its Buffers alive.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace jaxprof {
+
+class Buffer {
+ public:
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  // Maps `path` read-only; a gzip file (by magic bytes) is decompressed. Throws InputError for a
+  // missing, unreadable, empty or undecompressable file.
+  static std::shared_ptr<Buffer> open(const std::string& path);
+  static std::shared_ptr<Buffer> from_bytes(std::vector<uint8_t> bytes, std::string path);
+
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  std::string_view view() const { return {reinterpret_cast<const char*>(data_), size_}; }
+  const std::string& path() const { return path_; }
+  bool compressed() const { return compressed_; }
+
+  // Tells the kernel we are done with [begin, end) for now: mapped pages leave the resident set
+  // and fault back in from the page cache if touched again. Keeps peak memory near the size of
+  // the model rather than model + file. No-op for decompressed buffers.
+  void release(size_t begin, size_t end) const;
+
+ private:
+  Buffer() = default;
+  std::string path_;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  bool mapped_ = false;
+  bool compressed_ = false;
+  std::vector<uint8_t> owned_;
+};
+
+// Decompresses a gzip (or multi-member gzip) stream. The output is capped at `max_output` bytes
+// so a hostile file cannot exhaust memory. Throws InputError naming `path`.
+std::vector<uint8_t> gunzip(std::string_view compressed, const std::string& path,
+                            size_t max_output);
+
+bool has_gzip_magic(std::string_view bytes);
+
+}  // namespace jaxprof

@@ -1,0 +1,150 @@
+// The one in-memory model every importer fills and every analysis reads.
+//
+// Layout is columnar: events of all planes live in one set of parallel arrays, each line owning a
+// contiguous range sorted by (start, longest first). Times are integer picoseconds relative to
+// the profile's earliest line timestamp (`base_ns`), which keeps int64 exact for days of data.
+// The few stats every analysis needs (hlo_op, module) are resolved into columns at import; the
+// rest are decoded on demand from the original bytes (`event_stats`).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "jaxprof/io/buffer.h"
+#include "jaxprof/model/hlo_index.h"
+#include "jaxprof/model/stat.h"
+#include "jaxprof/model/string_table.h"
+
+namespace jaxprof {
+
+enum class PlaneKind : uint8_t {
+  kHostCpu,      // /host:CPU (host threads; XLA ops on the CPU backend)
+  kGpu,          // /device:GPU:N
+  kTpu,          // /device:TPU:N
+  kOtherDevice,  // /device:CUSTOM:..., other accelerators
+  kMetadata,     // /host:metadata (HloProtos)
+  kOther,        // Task Environment and anything else
+};
+
+const char* plane_kind_name(PlaneKind k);
+PlaneKind classify_plane(std::string_view name);
+
+struct Host {
+  std::string name;
+  std::string path;  // the file it was read from
+  // Event times of this host's planes are relative to this (its earliest line) until
+  // finish_import() moves them onto the profile's common base.
+  int64_t base_ns = 0;
+};
+
+struct Plane {
+  StringId name = 0;
+  int64_t id = 0;
+  uint32_t host = 0;
+  uint32_t buffer = 0;      // index into Profile::buffers
+  std::string_view bytes;   // the serialized XPlane, inside that buffer
+  PlaneKind kind = PlaneKind::kOther;
+  std::vector<Stat> stats;  // plane stats (device capabilities), refs resolved
+  std::unordered_map<int64_t, StringId> stat_names;  // stat metadata id -> name
+  std::vector<uint32_t> lines;                       // indices into Profile::lines
+};
+
+struct Line {
+  uint32_t plane = 0;
+  int64_t id = 0;
+  StringId name = 0;
+  StringId display_name = 0;
+  int64_t timestamp_ns = 0;
+  uint32_t first_event = 0;  // range in Profile::events
+  uint32_t event_count = 0;
+};
+
+struct EventMetadata {
+  uint32_t plane = 0;
+  int64_t id = 0;
+  StringId name = 0;
+  StringId display_name = 0;
+  std::string_view bytes;  // the serialized XEventMetadata (for its stats)
+  StringId hlo_op = 0;     // from its hlo_op stat, or the "%name = ..." HLO text form
+  StringId hlo_module = 0;
+  int64_t program_id = -1;
+};
+
+// An XLA module as events name it: module name plus program id (-1 when the profile has none).
+struct ModuleKey {
+  StringId name = 0;
+  int64_t program_id = -1;
+  bool operator==(const ModuleKey&) const = default;
+};
+
+struct Events {
+  std::vector<int64_t> start_ps;
+  std::vector<int64_t> duration_ps;
+  std::vector<uint32_t> metadata;  // index into Profile::event_metadata
+  std::vector<uint32_t> raw;       // offset in the plane bytes of the XEvent's length prefix
+  std::vector<StringId> hlo_op;    // 0 = none
+  std::vector<uint32_t> module;    // index into Profile::modules, 0 = none
+
+  size_t size() const { return start_ps.size(); }
+  int64_t end_ps(size_t e) const { return start_ps[e] + duration_ps[e]; }
+  void resize(size_t n);
+};
+
+class Profile {
+ public:
+  Profile();
+
+  std::vector<std::shared_ptr<Buffer>> buffers;
+  std::vector<Host> hosts;
+  std::vector<Plane> planes;
+  std::vector<Line> lines;
+  std::vector<EventMetadata> event_metadata;
+  std::vector<ModuleKey> modules;  // [0] is "no module"
+  Events events;
+  StringTable strings;
+  HloIndex hlo;
+  int64_t base_ns = 0;  // absolute time (ns since the epoch) of start_ps == 0
+  std::vector<std::string> errors;    // XSpace errors and warnings, with the file they came from
+  std::vector<std::string> warnings;
+
+  std::string_view str(StringId id) const { return strings[id]; }
+  const Plane& plane_of_line(uint32_t line) const { return planes[lines[line].plane]; }
+
+  // Event naming: the metadata name, and its display name when set (else the name).
+  std::string_view event_name(uint32_t e) const {
+    return strings[event_metadata[events.metadata[e]].name];
+  }
+  std::string_view event_display_name(uint32_t e) const;
+
+  // The event's own stats, decoded from the file on demand (refs resolved).
+  std::vector<Stat> event_stats(uint32_t plane, uint32_t e) const;
+  // The stats of an event metadata entry.
+  std::vector<Stat> metadata_stats(uint32_t metadata) const;
+  // A stat by name: the event's own first, then its metadata's.
+  std::optional<StatValue> event_stat(uint32_t plane, uint32_t e, std::string_view name) const;
+  std::optional<StatValue> plane_stat(uint32_t plane, std::string_view name) const;
+
+  uint32_t intern_module(ModuleKey key);
+  // Names a module known only by program id. Keeps the intern index consistent.
+  void rename_module(uint32_t module, StringId name);
+  std::string module_label(uint32_t module) const;  // "name" or "name(program_id)"
+
+ private:
+  struct ModuleKeyHash {
+    size_t operator()(const ModuleKey& k) const {
+      return std::hash<int64_t>()(k.program_id) * 31 + k.name;
+    }
+  };
+  std::unordered_map<ModuleKey, uint32_t, ModuleKeyHash> module_index_;
+};
+
+// Decodes an XStat message. `stat_names` resolves metadata ids (for the name and for refs).
+Stat decode_stat(std::string_view bytes, const std::unordered_map<int64_t, StringId>& stat_names,
+                 const StringTable& strings, const uint8_t* origin);
+
+}  // namespace jaxprof

@@ -1,0 +1,121 @@
+// Zero-copy protobuf wire-format reader. Length-delimited values are views into the input;
+// nothing is allocated. Malformed input throws InputError with the byte offset (relative to the
+// `origin` given at construction, normally the start of the file).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+#include "jaxprof/error.h"
+
+namespace jaxprof::wire {
+
+enum class WireType : uint8_t {
+  kVarint = 0,
+  kFixed64 = 1,
+  kLen = 2,
+  kStartGroup = 3,
+  kEndGroup = 4,
+  kFixed32 = 5,
+};
+
+// One field. For kVarint/kFixed64/kFixed32 `value` holds the raw bits; for kLen `bytes` holds the
+// payload.
+struct Field {
+  uint32_t number = 0;
+  WireType type = WireType::kVarint;
+  uint64_t value = 0;
+  std::string_view bytes;
+
+  int64_t as_int64() const { return static_cast<int64_t>(value); }
+  double as_double() const {
+    double d;
+    std::memcpy(&d, &value, sizeof d);
+    return d;
+  }
+};
+
+[[noreturn]] void fail(const uint8_t* origin, const uint8_t* at, const char* reason);
+
+// Decodes a varint at p (p < end). Advances p. Throws on a varint longer than 10 bytes or one that
+// runs past end.
+inline uint64_t read_varint(const uint8_t*& p, const uint8_t* end, const uint8_t* origin) {
+  if (p < end && *p < 0x80) return *p++;
+  const uint8_t* start = p;
+  uint64_t result = 0;
+  for (int shift = 0; shift < 70; shift += 7) {
+    if (p >= end) fail(origin, start, "varint runs past the end of its message");
+    uint8_t b = *p++;
+    result |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (b < 0x80) return result;
+  }
+  fail(origin, start, "varint longer than 10 bytes");
+}
+
+class Reader {
+ public:
+  Reader() = default;
+  Reader(std::string_view message, const uint8_t* origin)
+      : p_(reinterpret_cast<const uint8_t*>(message.data())),
+        end_(p_ + message.size()),
+        origin_(origin) {}
+
+  // Reads the next field into f. Returns false at the end of the message.
+  bool next(Field& f) {
+    if (p_ >= end_) return false;
+    field_start_ = p_;
+    uint64_t key = read_varint(p_, end_, origin_);
+    f.number = static_cast<uint32_t>(key >> 3);
+    f.type = static_cast<WireType>(key & 7);
+    if (f.number == 0 || (key >> 3) > 0x1fffffff) fail(origin_, field_start_, "invalid field number");
+    switch (f.type) {
+      case WireType::kVarint:
+        f.value = read_varint(p_, end_, origin_);
+        return true;
+      case WireType::kFixed64:
+        if (end_ - p_ < 8) fail(origin_, field_start_, "fixed64 field runs past the end");
+        std::memcpy(&f.value, p_, 8);
+        p_ += 8;
+        return true;
+      case WireType::kFixed32: {
+        if (end_ - p_ < 4) fail(origin_, field_start_, "fixed32 field runs past the end");
+        uint32_t v;
+        std::memcpy(&v, p_, 4);
+        f.value = v;
+        p_ += 4;
+        return true;
+      }
+      case WireType::kLen: {
+        uint64_t len = read_varint(p_, end_, origin_);
+        if (len > static_cast<uint64_t>(end_ - p_))
+          fail(origin_, field_start_, "length-delimited field is longer than its enclosing message");
+        f.bytes = std::string_view(reinterpret_cast<const char*>(p_), len);
+        p_ += len;
+        return true;
+      }
+      default:
+        fail(origin_, field_start_, "unsupported wire type (groups or garbage)");
+    }
+  }
+
+  // Offset (from origin) of the field most recently returned by next().
+  int64_t field_offset() const { return field_start_ - origin_; }
+  // Offset (from origin) of a view into the input.
+  int64_t offset_of(std::string_view v) const {
+    return reinterpret_cast<const uint8_t*>(v.data()) - origin_;
+  }
+  const uint8_t* origin() const { return origin_; }
+
+ private:
+  const uint8_t* p_ = nullptr;
+  const uint8_t* end_ = nullptr;
+  const uint8_t* origin_ = nullptr;
+  const uint8_t* field_start_ = nullptr;
+};
+
+// Expects field f to have wire type t; throws otherwise (a schema mismatch means a corrupt or
+// foreign file).
+void expect_type(const Reader& r, const Field& f, WireType t, const char* what);
+
+}  // namespace jaxprof::wire
