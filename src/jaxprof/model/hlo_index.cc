@@ -1,0 +1,598 @@
+// Decodes xla.HloProto / HloModuleProto straight from the wire (no libprotobuf). Only the fields the
+// analyses use are read; everything else is skipped. Field numbers are those of XLA's public
+// xla/service/hlo.proto and xla/xla_data.proto.
+#include "jaxprof/model/hlo_index.h"
+
+#include <algorithm>
+#include <string>
+
+#include "jaxprof/error.h"
+#include "jaxprof/wire/reader.h"
+
+namespace jaxprof {
+namespace {
+
+using wire::Field;
+using wire::Reader;
+using wire::WireType;
+
+// A corrupt proto can nest tuple shapes as deep as its size allows; recursion must stay bounded.
+constexpr int kMaxShapeDepth = 64;
+// Iota replica groups are expanded into explicit lists; a corrupt count must not allocate gigabytes.
+constexpr int64_t kMaxIotaDevices = int64_t{1} << 22;
+
+// xla.PrimitiveType numbers (xla_data.proto).
+enum PrimitiveType : int32_t {
+  kPred = 1, kS8 = 2, kS16 = 3, kS32 = 4, kS64 = 5, kU8 = 6, kU16 = 7, kU32 = 8, kU64 = 9,
+  kF16 = 10, kF32 = 11, kF64 = 12, kTuple = 13, kOpaque = 14, kC64 = 15, kBF16 = 16, kToken = 17,
+  kC128 = 18, kF8E5M2 = 19, kF8E4M3FN = 20, kS4 = 21, kU4 = 22, kF8E4M3B11FNUZ = 23,
+  kF8E5M2FNUZ = 24, kF8E4M3FNUZ = 25, kS2 = 26, kU2 = 27, kF8E4M3 = 28, kF8E3M4 = 29, kS1 = 30,
+  kU1 = 31, kF4E2M1FN = 32, kF8E8M0FNU = 33, kBuffer = 34,
+};
+
+struct TypeInfo {
+  const char* name;  // XLA's lowercase short name, as in HLO text
+  int bits;          // storage bits per element; 0 for types without array storage
+};
+
+TypeInfo type_info(int32_t t) {
+  switch (t) {
+    case kPred: return {"pred", 8};
+    case kS8: return {"s8", 8};
+    case kS16: return {"s16", 16};
+    case kS32: return {"s32", 32};
+    case kS64: return {"s64", 64};
+    case kU8: return {"u8", 8};
+    case kU16: return {"u16", 16};
+    case kU32: return {"u32", 32};
+    case kU64: return {"u64", 64};
+    case kF16: return {"f16", 16};
+    case kF32: return {"f32", 32};
+    case kF64: return {"f64", 64};
+    case kTuple: return {"tuple", 0};
+    case kOpaque: return {"opaque", 0};
+    case kC64: return {"c64", 64};
+    case kBF16: return {"bf16", 16};
+    case kToken: return {"token", 0};
+    case kC128: return {"c128", 128};
+    case kF8E5M2: return {"f8e5m2", 8};
+    case kF8E4M3FN: return {"f8e4m3fn", 8};
+    case kS4: return {"s4", 4};
+    case kU4: return {"u4", 4};
+    case kF8E4M3B11FNUZ: return {"f8e4m3b11fnuz", 8};
+    case kF8E5M2FNUZ: return {"f8e5m2fnuz", 8};
+    case kF8E4M3FNUZ: return {"f8e4m3fnuz", 8};
+    case kS2: return {"s2", 2};
+    case kU2: return {"u2", 2};
+    case kF8E4M3: return {"f8e4m3", 8};
+    case kF8E3M4: return {"f8e3m4", 8};
+    case kS1: return {"s1", 1};
+    case kU1: return {"u1", 1};
+    case kF4E2M1FN: return {"f4e2m1fn", 4};
+    case kF8E8M0FNU: return {"f8e8m0fnu", 8};
+    case kBuffer: return {"buffer", 0};
+    default: return {nullptr, 0};
+  }
+}
+
+uint64_t saturating_add(uint64_t a, uint64_t b) {
+  uint64_t r;
+  return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+[[noreturn]] void corrupt(int64_t offset, const std::string& why) {
+  throw InputError("", "corrupt HloProto: " + why, offset);
+}
+
+int64_t offset_in(const Reader& r, std::string_view v) { return r.offset_of(v); }
+
+std::string_view read_string(const Reader& r, const Field& f, const char* what) {
+  wire::expect_type(r, f, WireType::kLen, what);
+  return f.bytes;
+}
+
+uint64_t read_varint_field(const Reader& r, const Field& f, const char* what) {
+  wire::expect_type(r, f, WireType::kVarint, what);
+  return f.value;
+}
+
+// Repeated integer fields arrive packed (proto3's default) or one per field (older writers);
+// both must decode to the same list.
+template <typename T>
+void read_repeated_int(const Reader& r, const Field& f, std::vector<T>& out, const char* what) {
+  if (f.type == WireType::kVarint) {
+    out.push_back(static_cast<T>(f.value));
+    return;
+  }
+  wire::expect_type(r, f, WireType::kLen, what);
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(f.bytes.data());
+  const uint8_t* end = p + f.bytes.size();
+  while (p < end) out.push_back(static_cast<T>(wire::read_varint(p, end, r.origin())));
+}
+
+// ShapeProto: element_type=2, dimensions=3, tuple_shapes=4 (layout=5 and the rest are skipped).
+void read_shape(std::string_view msg, const uint8_t* origin, HloShape& out, int depth) {
+  Reader r(msg, origin);
+  if (depth > kMaxShapeDepth) corrupt(offset_in(r, msg), "shape nested too deeply");
+  Field f;
+  while (r.next(f)) {
+    switch (f.number) {
+      case 2:
+        out.element_type = static_cast<int32_t>(read_varint_field(r, f, "ShapeProto.element_type"));
+        break;
+      case 3:
+        read_repeated_int(r, f, out.dimensions, "ShapeProto.dimensions");
+        break;
+      case 4: {
+        std::string_view sub = read_string(r, f, "ShapeProto.tuple_shapes");
+        out.tuple_shapes.emplace_back();
+        read_shape(sub, origin, out.tuple_shapes.back(), depth + 1);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+}
+
+// OpMetadata: op_type=1, op_name=2, source_file=3, source_line=4, stack_frame_id=15.
+void read_metadata(std::string_view msg, const uint8_t* origin, HloInstruction& out) {
+  Reader r(msg, origin);
+  Field f;
+  while (r.next(f)) {
+    switch (f.number) {
+      case 1: out.op_type = read_string(r, f, "OpMetadata.op_type"); break;
+      case 2: out.op_name = read_string(r, f, "OpMetadata.op_name"); break;
+      case 3: out.source_file = read_string(r, f, "OpMetadata.source_file"); break;
+      case 4:
+        out.source_line = static_cast<int32_t>(read_varint_field(r, f, "OpMetadata.source_line"));
+        break;
+      case 15:
+        out.stack_frame_id =
+            static_cast<int32_t>(read_varint_field(r, f, "OpMetadata.stack_frame_id"));
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+// ReplicaGroup: replica_ids=1.
+std::vector<int64_t> read_replica_group(std::string_view msg, const uint8_t* origin) {
+  std::vector<int64_t> ids;
+  Reader r(msg, origin);
+  Field f;
+  while (r.next(f)) {
+    if (f.number == 1) read_repeated_int(r, f, ids, "ReplicaGroup.replica_ids");
+  }
+  return ids;
+}
+
+struct IotaList {
+  int64_t num_groups = 0;
+  int64_t group_size = 0;
+  std::vector<int64_t> reshape_dims;
+  std::vector<int64_t> transpose_perm;
+};
+
+// IotaReplicaGroupListProto: num_replica_groups=1, num_devices_per_group=2, iota_reshape_dims=3,
+// iota_transpose_perm=4.
+IotaList read_iota(std::string_view msg, const uint8_t* origin) {
+  IotaList out;
+  Reader r(msg, origin);
+  Field f;
+  while (r.next(f)) {
+    switch (f.number) {
+      case 1:
+        out.num_groups = static_cast<int64_t>(read_varint_field(r, f, "IotaReplicaGroupList.num"));
+        break;
+      case 2:
+        out.group_size = static_cast<int64_t>(read_varint_field(r, f, "IotaReplicaGroupList.size"));
+        break;
+      case 3:
+        read_repeated_int(r, f, out.reshape_dims, "IotaReplicaGroupList.iota_reshape_dims");
+        break;
+      case 4:
+        read_repeated_int(r, f, out.transpose_perm, "IotaReplicaGroupList.iota_transpose_perm");
+        break;
+      default:
+        break;
+    }
+  }
+  return out;
+}
+
+// XLA's iota device list: fill an array of shape reshape_dims with 0..N-1, transpose it by
+// transpose_perm (output dim i is input dim perm[i]), read it back row-major and cut it into
+// num_groups groups of group_size. Returns nothing for lists that are not self-consistent.
+std::vector<std::vector<int64_t>> expand_iota(const IotaList& iota) {
+  if (iota.num_groups <= 0 || iota.group_size <= 0) return {};
+  if (iota.num_groups > kMaxIotaDevices / iota.group_size) return {};
+  const int64_t total = iota.num_groups * iota.group_size;
+
+  std::vector<int64_t> dims = iota.reshape_dims;
+  if (dims.empty()) dims.push_back(total);
+  int64_t product = 1;
+  for (int64_t d : dims) {
+    if (d <= 0 || d > total || product > total / d) return {};
+    product *= d;
+  }
+  if (product != total) return {};
+
+  const size_t rank = dims.size();
+  std::vector<int64_t> perm = iota.transpose_perm;
+  if (perm.empty()) {
+    for (size_t i = 0; i < rank; ++i) perm.push_back(static_cast<int64_t>(i));
+  }
+  if (perm.size() != rank) return {};
+  std::vector<bool> seen(rank, false);
+  for (int64_t p : perm) {
+    if (p < 0 || static_cast<size_t>(p) >= rank || seen[p]) return {};
+    seen[p] = true;
+  }
+
+  // Row-major strides of the source (reshaped iota) array; the value at a source index is its
+  // linear offset, so the transposed array's element is the dot product with these strides.
+  std::vector<int64_t> src_stride(rank);
+  int64_t s = 1;
+  for (size_t i = rank; i-- > 0;) {
+    src_stride[i] = s;
+    s *= dims[i];
+  }
+  std::vector<int64_t> out_dims(rank), out_stride(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    out_dims[i] = dims[perm[i]];
+    out_stride[i] = src_stride[perm[i]];
+  }
+
+  std::vector<std::vector<int64_t>> groups(iota.num_groups);
+  std::vector<int64_t> idx(rank, 0);  // odometer over the transposed array, row-major
+  int64_t value = 0;
+  for (int64_t n = 0; n < total; ++n) {
+    groups[n / iota.group_size].push_back(value);
+    for (size_t i = rank; i-- > 0;) {
+      if (++idx[i] < out_dims[i]) {
+        value += out_stride[i];
+        break;
+      }
+      value -= (out_dims[i] - 1) * out_stride[i];
+      idx[i] = 0;
+    }
+  }
+  return groups;
+}
+
+// CollectiveDeviceListProto: replica_groups=1, iota_replica_group_list=2.
+void read_device_list(std::string_view msg, const uint8_t* origin,
+                      std::vector<std::vector<int64_t>>& explicit_groups,
+                      std::vector<std::vector<int64_t>>& iota_groups) {
+  Reader r(msg, origin);
+  Field f;
+  while (r.next(f)) {
+    if (f.number == 1) {
+      explicit_groups.push_back(
+          read_replica_group(read_string(r, f, "CollectiveDeviceList.replica_groups"), origin));
+    } else if (f.number == 2) {
+      iota_groups = expand_iota(
+          read_iota(read_string(r, f, "CollectiveDeviceList.iota_replica_group_list"), origin));
+    }
+  }
+}
+
+// HloInstructionProto: name=1, opcode=2, shape=3, metadata=7, id=35, operand_ids=36,
+// called_computation_ids=38, replica_groups=49 (deprecated form), collective_device_list=87.
+void read_instruction(std::string_view msg, const uint8_t* origin, HloInstruction& out) {
+  std::vector<std::vector<int64_t>> legacy_groups, explicit_groups, iota_groups;
+  Reader r(msg, origin);
+  Field f;
+  while (r.next(f)) {
+    switch (f.number) {
+      case 1: out.name = read_string(r, f, "HloInstructionProto.name"); break;
+      case 2: out.opcode = read_string(r, f, "HloInstructionProto.opcode"); break;
+      case 3: read_shape(read_string(r, f, "HloInstructionProto.shape"), origin, out.shape, 0); break;
+      case 7: read_metadata(read_string(r, f, "HloInstructionProto.metadata"), origin, out); break;
+      case 35: out.id = static_cast<int64_t>(read_varint_field(r, f, "HloInstructionProto.id")); break;
+      case 36: read_repeated_int(r, f, out.operand_ids, "HloInstructionProto.operand_ids"); break;
+      case 38:
+        read_repeated_int(r, f, out.called_computation_ids,
+                          "HloInstructionProto.called_computation_ids");
+        break;
+      case 49:
+        legacy_groups.push_back(
+            read_replica_group(read_string(r, f, "HloInstructionProto.replica_groups"), origin));
+        break;
+      case 87:
+        read_device_list(read_string(r, f, "HloInstructionProto.collective_device_list"), origin,
+                         explicit_groups, iota_groups);
+        break;
+      default:
+        break;
+    }
+  }
+  // Newer XLA writes collective_device_list (explicit or iota); older writes replica_groups. When
+  // both are present they describe the same groups, so prefer the newer field.
+  if (!explicit_groups.empty()) {
+    out.replica_groups = std::move(explicit_groups);
+  } else if (!iota_groups.empty()) {
+    out.replica_groups = std::move(iota_groups);
+  } else {
+    out.replica_groups = std::move(legacy_groups);
+  }
+}
+
+// HloComputationProto: name=1, instructions=2, id=5.
+void read_computation(std::string_view msg, const uint8_t* origin, HloModule& m) {
+  HloComputation comp;
+  const auto comp_index = static_cast<uint32_t>(m.computations.size());
+  Reader r(msg, origin);
+  Field f;
+  while (r.next(f)) {
+    switch (f.number) {
+      case 1: comp.name = read_string(r, f, "HloComputationProto.name"); break;
+      case 2: {
+        std::string_view sub = read_string(r, f, "HloComputationProto.instructions");
+        comp.instructions.push_back(static_cast<uint32_t>(m.instructions.size()));
+        HloInstruction& instr = m.instructions.emplace_back();
+        instr.computation = comp_index;
+        read_instruction(sub, origin, instr);
+        break;
+      }
+      case 5: comp.id = static_cast<int64_t>(read_varint_field(r, f, "HloComputationProto.id")); break;
+      default:
+        break;
+    }
+  }
+  m.computations.push_back(std::move(comp));
+}
+
+// StackFrameIndexProto, kept flat until the whole module is read (its arrays may arrive in any
+// order, even split over several occurrences of the field).
+struct FrameIndex {
+  struct Location {
+    int32_t file = 0, function = 0, line = 0, column = 0;
+  };
+  struct Frame {
+    int32_t location = 0, parent = 0;
+  };
+  std::vector<std::string_view> files, functions;
+  std::vector<Location> locations;
+  std::vector<Frame> frames;
+};
+
+// file_names=1, function_names=2, file_locations=3 (file_name_id=1, function_name_id=2, line=3,
+// column=4), stack_frames=4 (file_location_id=1, parent_frame_id=2).
+void read_frame_index(std::string_view msg, const uint8_t* origin, FrameIndex& out) {
+  Reader r(msg, origin);
+  Field f;
+  while (r.next(f)) {
+    switch (f.number) {
+      case 1: out.files.push_back(read_string(r, f, "StackFrameIndex.file_names")); break;
+      case 2: out.functions.push_back(read_string(r, f, "StackFrameIndex.function_names")); break;
+      case 3: {
+        Reader sub(read_string(r, f, "StackFrameIndex.file_locations"), origin);
+        FrameIndex::Location& loc = out.locations.emplace_back();
+        Field g;
+        while (sub.next(g)) {
+          int32_t* dst = g.number == 1   ? &loc.file
+                         : g.number == 2 ? &loc.function
+                         : g.number == 3 ? &loc.line
+                         : g.number == 4 ? &loc.column
+                                         : nullptr;
+          if (dst) *dst = static_cast<int32_t>(read_varint_field(sub, g, "FileLocation field"));
+        }
+        break;
+      }
+      case 4: {
+        Reader sub(read_string(r, f, "StackFrameIndex.stack_frames"), origin);
+        FrameIndex::Frame& frame = out.frames.emplace_back();
+        Field g;
+        while (sub.next(g)) {
+          if (g.number == 1) {
+            frame.location = static_cast<int32_t>(read_varint_field(sub, g, "StackFrame field"));
+          } else if (g.number == 2) {
+            frame.parent = static_cast<int32_t>(read_varint_field(sub, g, "StackFrame field"));
+          }
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+}
+
+// 1-based lookup; a dangling id resolves to the empty value rather than failing the whole module,
+// because the rest of the module is still useful.
+template <typename T>
+const T* at_1based(const std::vector<T>& v, int64_t id) {
+  return id >= 1 && static_cast<uint64_t>(id) <= v.size() ? &v[id - 1] : nullptr;
+}
+
+void resolve_frames(const FrameIndex& idx, HloModule& m) {
+  m.stack_frames.reserve(idx.frames.size());
+  for (const FrameIndex::Frame& fr : idx.frames) {
+    HloStackFrame& out = m.stack_frames.emplace_back();
+    if (at_1based(idx.frames, fr.parent)) out.parent = fr.parent;
+    const FrameIndex::Location* loc = at_1based(idx.locations, fr.location);
+    if (!loc) continue;
+    if (const auto* file = at_1based(idx.files, loc->file)) out.file = *file;
+    if (const auto* fn = at_1based(idx.functions, loc->function)) out.function = *fn;
+    out.line = loc->line;
+    out.column = loc->column;
+  }
+}
+
+// HloModuleProto: name=1, computations=3, id=5, entry_computation_id=6, stack_frame_index=17.
+// Called once per occurrence of the message, so repeated occurrences merge as protobuf's would.
+void read_module(std::string_view msg, const uint8_t* origin, HloModule& m, FrameIndex& frames) {
+  Reader r(msg, origin);
+  Field f;
+  while (r.next(f)) {
+    switch (f.number) {
+      case 1: m.name = read_string(r, f, "HloModuleProto.name"); break;
+      case 3: read_computation(read_string(r, f, "HloModuleProto.computations"), origin, m); break;
+      case 5: m.module_id = static_cast<int64_t>(read_varint_field(r, f, "HloModuleProto.id")); break;
+      case 6:
+        m.entry_computation_id =
+            static_cast<int64_t>(read_varint_field(r, f, "HloModuleProto.entry_computation_id"));
+        break;
+      case 17:
+        read_frame_index(read_string(r, f, "HloModuleProto.stack_frame_index"), origin, frames);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+void finish_module(const FrameIndex& frames, HloModule& m) {
+  // Every compiled module has at least its entry computation; bytes that parse as protobuf but
+  // carry none are not an HLO module (most likely garbage).
+  if (m.computations.empty()) corrupt(-1, "HloModuleProto has no computations");
+  resolve_frames(frames, m);
+
+  m.instruction_by_name.reserve(m.instructions.size());
+  m.instruction_by_id.reserve(m.instructions.size());
+  for (uint32_t i = 0; i < m.instructions.size(); ++i) {
+    // emplace keeps the first on duplicates (XLA names and ids are unique within a module).
+    m.instruction_by_name.emplace(m.instructions[i].name, i);
+    m.instruction_by_id.emplace(m.instructions[i].id, i);
+  }
+  m.computation_by_id.reserve(m.computations.size());
+  for (uint32_t i = 0; i < m.computations.size(); ++i) {
+    m.computation_by_id.emplace(m.computations[i].id, i);
+  }
+}
+
+}  // namespace
+
+uint64_t HloShape::byte_size() const {
+  if (element_type == kTuple || element_type == kBuffer) {
+    uint64_t sum = 0;
+    for (const HloShape& s : tuple_shapes) sum = saturating_add(sum, s.byte_size());
+    return sum;
+  }
+  const int bits = type_info(element_type).bits;
+  if (bits == 0) return 0;
+  uint64_t elements = 1;
+  for (int64_t d : dimensions) {
+    if (d <= 0) return 0;  // 0 is a valid (empty) dimension; negative only in corrupt input
+    if (__builtin_mul_overflow(elements, static_cast<uint64_t>(d), &elements)) return UINT64_MAX;
+  }
+  uint64_t bytes;
+  if (bits % 8 == 0) {
+    if (__builtin_mul_overflow(elements, static_cast<uint64_t>(bits / 8), &bytes)) return UINT64_MAX;
+    return bytes;
+  }
+  // Sub-byte types are packed; an array rounds up to whole bytes.
+  uint64_t total_bits;
+  if (__builtin_mul_overflow(elements, static_cast<uint64_t>(bits), &total_bits)) return UINT64_MAX;
+  return total_bits / 8 + (total_bits % 8 != 0);
+}
+
+std::string HloShape::to_string() const {
+  std::string out;
+  if (element_type == kTuple || element_type == kBuffer) {
+    out += element_type == kBuffer ? "b(" : "(";
+    for (size_t i = 0; i < tuple_shapes.size(); ++i) {
+      if (i) out += ", ";
+      out += tuple_shapes[i].to_string();
+    }
+    out += ')';
+    return out;
+  }
+  const char* name = type_info(element_type).name;
+  if (name) {
+    out += name;
+  } else {
+    out += "type" + std::to_string(element_type);
+  }
+  out += '[';
+  for (size_t i = 0; i < dimensions.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(dimensions[i]);
+  }
+  out += ']';
+  return out;
+}
+
+const HloInstruction* HloModule::find(std::string_view instruction_name) const {
+  auto it = instruction_by_name.find(instruction_name);
+  return it == instruction_by_name.end() ? nullptr : &instructions[it->second];
+}
+
+std::string HloModule::source_line(const HloInstruction& instr) const {
+  std::string_view file = instr.source_file;
+  int32_t line = instr.source_line;
+  // Some producers leave source_file empty and only set the frame; its innermost frame is the same
+  // place.
+  if (file.empty()) {
+    if (const HloStackFrame* frame = at_1based(stack_frames, instr.stack_frame_id)) {
+      file = frame->file;
+      line = frame->line;
+    }
+  }
+  if (file.empty()) return {};
+  std::string out(file);
+  out += ':';
+  out += std::to_string(line);
+  return out;
+}
+
+std::vector<const HloStackFrame*> HloModule::stack(const HloInstruction& instr) const {
+  std::vector<const HloStackFrame*> out;
+  int64_t id = instr.stack_frame_id;
+  // A corrupt index can loop; no real chain is longer than the number of frames.
+  while (const HloStackFrame* frame = at_1based(stack_frames, id)) {
+    if (out.size() >= stack_frames.size()) break;
+    out.push_back(frame);
+    id = frame->parent;
+  }
+  return out;
+}
+
+const HloModule& HloIndex::add(std::string_view serialized, int64_t program_id, bool bare_module) {
+  if (program_id != kUnknownProgramId) {
+    // Multi-host profiles repeat the same program's proto; one copy is enough.
+    auto it = by_program_id_.find(program_id);
+    if (it != by_program_id_.end()) return *it->second;
+  }
+  auto module = std::make_unique<HloModule>();
+  FrameIndex frames;
+  const auto* origin = reinterpret_cast<const uint8_t*>(serialized.data());
+  if (bare_module) {
+    read_module(serialized, origin, *module, frames);
+  } else {
+    // HloProto: hlo_module=1 (buffer_assignment=3 is skipped).
+    Reader r(serialized, origin);
+    Field f;
+    bool found = false;
+    while (r.next(f)) {
+      if (f.number != 1) continue;
+      read_module(read_string(r, f, "HloProto.hlo_module"), origin, *module, frames);
+      found = true;
+    }
+    if (!found) corrupt(-1, "HloProto has no hlo_module");
+  }
+  finish_module(frames, *module);
+  module->program_id = program_id;
+
+  const HloModule* m = module.get();
+  modules_.push_back(std::move(module));
+  if (program_id != kUnknownProgramId) by_program_id_.emplace(program_id, m);
+  by_name_.emplace(m->name, m);
+  return *m;
+}
+
+const HloModule* HloIndex::find(int64_t program_id, std::string_view module_name) const {
+  if (program_id != kUnknownProgramId) {
+    auto it = by_program_id_.find(program_id);
+    if (it != by_program_id_.end()) return it->second;
+  }
+  if (module_name.empty()) return nullptr;
+  auto [first, last] = by_name_.equal_range(module_name);
+  if (first == last || std::next(first) != last) return nullptr;  // unknown or ambiguous
+  return first->second;
+}
+
+}  // namespace jaxprof
