@@ -229,6 +229,7 @@ class Event:
     hlo_op: Optional[str]
     hlo_module: Optional[str]
     program_id: Optional[int]
+    device_ordinal: Optional[int] = None
     self_ps: int = 0
 
     @property
@@ -356,6 +357,7 @@ def _make_event(xline, ev, order, base_ns, stats: _PlaneStats, need_stats=True) 
         hlo_op=None if hlo_op is None else _as_text(hlo_op),
         hlo_module=None if hlo_module is None else _as_text(hlo_module),
         program_id=_as_int(st.get("program_id")),
+        device_ordinal=_as_int(st.get("device_ordinal")),
     )
 
 
@@ -429,8 +431,31 @@ def analyze_spaces(named_spaces: Sequence[Tuple[str, Any]]) -> List[DeviceResult
     base = _base_ns([s for _, s in named_spaces])
     results: List[DeviceResult] = []
     for host, space in named_spaces:
-        results.extend(_analyze_space(host, space, base))
+        found = _analyze_space(host, space, base)
+        _name_modules_by_program_id(space, found)
+        results.extend(found)
     return results
+
+
+def _name_modules_by_program_id(space, results: List["DeviceResult"]) -> None:
+    """Events with a program_id but no hlo_module stat (TPU ops) take the module name from the
+    /host:metadata entry whose id is that program id (as uint64); the entry is named
+    "<module>(<program id>)"."""
+    names: Dict[int, str] = {}
+    for plane in space.planes:
+        if plane.name != "/host:metadata":
+            continue
+        for key, md in plane.event_metadata.items():
+            name = md.name
+            if name.endswith(")") and "(" in name:
+                name = name[:name.rindex("(")]
+            names.setdefault(key % (1 << 64), name)
+    for r in results:
+        for e in r.events:
+            if e.hlo_module is None and e.program_id is not None:
+                found = names.get(e.program_id % (1 << 64))
+                if found:
+                    e.hlo_module = found
 
 
 def _analyze_space(host: str, space, base: int) -> List[DeviceResult]:
@@ -459,25 +484,29 @@ def _analyze_space(host: str, space, base: int) -> List[DeviceResult]:
             out.append(_device_result(plane.name, host, dev_events))
         return out
 
-    # CPU backend: /host:CPU is the device, its counted events carry hlo_op.
+    # CPU backend: /host:CPU serves every CPU device; its counted events carry hlo_op, and
+    # their device_ordinal stat says which device ran them ("/device:CPU:N"; without the stat
+    # the plane itself is the device). Self time is taken among one device's events per line.
     for plane in space.planes:
         if plane.name != "/host:CPU":
             continue
         stats = _PlaneStats(plane)
-        dev_events = []
+        by_device: Dict[Optional[int], List[Event]] = {}
         for _, xlines in _merged_lines(plane):
-            line_events = []
+            per_device: Dict[Optional[int], List[Event]] = {}
             k = 0
             for xl in xlines:
                 for ev in xl.events:
                     e = _make_event(xl, ev, k, base, stats)
                     k += 1
                     if e.hlo_op is not None:
-                        line_events.append(e)
-            compute_self_times(line_events)
-            dev_events.extend(line_events)
-        if dev_events:
-            out.append(_device_result(plane.name, host, dev_events))
+                        per_device.setdefault(e.device_ordinal, []).append(e)
+            for ordinal, line_events in per_device.items():
+                compute_self_times(line_events)
+                by_device.setdefault(ordinal, []).extend(line_events)
+        for ordinal in sorted(by_device, key=lambda o: -1 if o is None else o):
+            name = plane.name if ordinal is None else f"/device:CPU:{ordinal}"
+            out.append(_device_result(name, host, by_device[ordinal]))
     return out
 
 
@@ -530,7 +559,11 @@ def group_key(e: Event, group_by: str) -> Tuple[Tuple, str, Dict[str, Any]]:
     if group_by == "name":
         return (e.display,), e.display, {}
     if group_by == "hlo-op":
-        name = e.hlo_op if e.hlo_op is not None else e.display
+        # TPU op events name the instruction in HLO text: "%fusion.3 = f32[8] fusion(...)".
+        from_text = None
+        if e.kernel.startswith("%") and " = " in e.kernel:
+            from_text = e.kernel[1:e.kernel.index(" = ")]
+        name = e.hlo_op if e.hlo_op is not None else from_text if from_text else e.display
         module = e.hlo_module if e.hlo_module is not None else ""
         return (module, name), name, {"module": module}
     if group_by == "module":

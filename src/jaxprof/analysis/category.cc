@@ -54,8 +54,14 @@ const char* category_name(OpCategory c) {
   return "other";
 }
 
-OpCategory categorize(std::string_view opcode, std::string_view name) {
+OpCategory categorize(std::string_view opcode, std::string_view name, std::string_view op_name) {
   std::string n = lower(name);
+  // The last JAX primitive of the op path: "jit(f)/transpose/dot_general" -> "dot_general".
+  std::string_view primitive = op_name.substr(op_name.rfind('/') + 1);
+  if (opcode == "fusion" || opcode == "custom-call" || opcode.empty()) {
+    if (primitive == "dot_general") return OpCategory::kGemm;
+    if (primitive == "conv_general_dilated") return OpCategory::kConvolution;
+  }
   if (contains_any(n, {"attention", "flash", "fmha", "mha_", "_attn", "splash"}))
     return OpCategory::kAttention;
   if (!opcode.empty()) {

@@ -10,7 +10,9 @@ enum class OpCategory { kGemm, kConvolution, kAttention, kElementwise, kCollecti
 
 const char* category_name(OpCategory c);
 
-// `opcode` may be empty (unknown). `custom_call_target` helps for custom-call ops.
-OpCategory categorize(std::string_view opcode, std::string_view op_or_kernel_name);
+// `opcode` may be empty (unknown); then the op or kernel name decides. `op_name` (the JAX op
+// path, e.g. "jit(f)/dot_general") says what a fusion or custom call computes.
+OpCategory categorize(std::string_view opcode, std::string_view op_or_kernel_name,
+                      std::string_view op_name = {});
 
 }  // namespace jaxprof

@@ -24,11 +24,13 @@ class EventFilter {
   explicit EventFilter(const EventFilterSpec& spec);
 
   bool keeps_device(std::string_view plane_name) const;
-  bool keeps(std::string_view display_name, int64_t duration_ps) const {
-    if (duration_ps < spec_.min_duration_ps) return false;
+  bool keeps_name(std::string_view display_name) const {
     if (!spec_.prefix.empty() && !display_name.starts_with(spec_.prefix)) return false;
     if (match_ && !RE2::PartialMatch(display_name, *match_)) return false;
     return true;
+  }
+  bool keeps(std::string_view display_name, int64_t duration_ps) const {
+    return duration_ps >= spec_.min_duration_ps && keeps_name(display_name);
   }
   const EventFilterSpec& spec() const { return spec_; }
   bool filters_names() const { return !spec_.prefix.empty() || match_ != nullptr; }

@@ -53,7 +53,7 @@ ProfileInfo compute_info(const Profile& p) {
   // Modules: those events name, plus those only the HLO index knows.
   std::vector<uint64_t> module_events(p.modules.size(), 0);
   for (uint32_t m : p.events.module) ++module_events[m];
-  std::map<std::pair<std::string, int64_t>, ModuleInfo> modules;
+  std::map<std::pair<std::string, ProgramId>, ModuleInfo> modules;
   for (uint32_t m = 1; m < p.modules.size(); ++m) {
     const ModuleKey& k = p.modules[m];
     ModuleInfo& info = modules[{std::string(p.str(k.name)), k.program_id}];
@@ -62,9 +62,10 @@ ProfileInfo compute_info(const Profile& p) {
     info.events += module_events[m];
   }
   for (const auto& mod : p.hlo.modules()) {
-    ModuleInfo& info = modules[{std::string(mod->name), mod->program_id}];
+    ProgramId id = mod->program_id == -1 ? kNoProgram : static_cast<ProgramId>(mod->program_id);
+    ModuleInfo& info = modules[{std::string(mod->name), id}];
     info.name = std::string(mod->name);
-    info.program_id = mod->program_id;
+    info.program_id = id;
     info.has_hlo = true;
     info.instructions = mod->instructions.size();
   }

@@ -29,7 +29,7 @@ struct PlaneInfo {
 
 struct ModuleInfo {
   std::string name;
-  int64_t program_id = -1;
+  ProgramId program_id = kNoProgram;
   uint64_t events = 0;        // events attributed to it
   size_t instructions = 0;    // from the HLO index, 0 when unknown
   bool has_hlo = false;

@@ -111,7 +111,7 @@ struct Grouper {
 
 struct GroupInfo {
   std::string name, module, opcode, op_name, source;
-  int64_t program_id = -1;
+  ProgramId program_id = kNoProgram;
 };
 
 GroupInfo describe(const Profile& p, GroupBy by, uint64_t key, uint32_t e, uint32_t plane) {
@@ -124,8 +124,7 @@ GroupInfo describe(const Profile& p, GroupBy by, uint64_t key, uint32_t e, uint3
       g.name = std::string(p.str(static_cast<StringId>(key)));
       return g;
     case GroupBy::kModule:
-      g.name = ev.module[e] == 0 ? "(no module)" : std::string(p.str(mk.name));
-      if (g.name.empty()) g.name = "(unnamed module)";
+      g.name = mk.name == 0 ? "(no module)" : std::string(p.str(mk.name));
       g.program_id = mk.program_id;
       return g;
     case GroupBy::kHloOp:
@@ -136,7 +135,7 @@ GroupInfo describe(const Profile& p, GroupBy by, uint64_t key, uint32_t e, uint3
   g.module = std::string(p.str(mk.name));
   g.program_id = mk.program_id;
   if (ev.hlo_op[e] == 0) return g;
-  if (const HloModule* mod = p.hlo.find(mk.program_id, p.str(mk.name))) {
+  if (const HloModule* mod = p.hlo.find(hlo_program_key(mk.program_id), p.str(mk.name))) {
     if (const HloInstruction* instr = mod->find(g.name)) {
       g.opcode = std::string(instr->opcode);
       g.op_name = std::string(instr->op_name);
@@ -221,7 +220,7 @@ OpsResult compute_ops(const Profile& p, const OpsOptions& options) {
         }
         uint32_t mi = ev.metadata[e];
         if (filter.filters_names()) {
-          if (name_ok[mi] < 0) name_ok[mi] = filter.keeps(p.event_display_name(e), 0) ? 1 : 0;
+          if (name_ok[mi] < 0) name_ok[mi] = filter.keeps_name(p.event_display_name(e)) ? 1 : 0;
           if (!name_ok[mi]) continue;
         }
         if (d < options.filter.min_duration_ps) continue;
@@ -253,7 +252,8 @@ OpsResult compute_ops(const Profile& p, const OpsOptions& options) {
         GroupInfo info = describe(p, GroupBy::kHloOp, key, acc.first_event, dev.plane);
         std::string_view name = info.name;
         std::string kernel(p.event_name(acc.first_event));
-        OpCategory c = categorize(info.opcode, info.opcode.empty() ? std::string_view(kernel) : name);
+        OpCategory c = categorize(info.opcode, info.opcode.empty() ? std::string_view(kernel) : name,
+                                  info.op_name);
         by_category[static_cast<int>(c)].merge(acc);
       }
       for (auto& [c, acc] : by_category) {
@@ -275,8 +275,9 @@ OpsResult compute_ops(const Profile& p, const OpsOptions& options) {
         g.source = std::move(info.source);
         if (options.group_by == GroupBy::kHloOp) {
           std::string kernel(p.event_name(acc.first_event));
-          g.category = category_name(categorize(g.opcode, g.opcode.empty() ? std::string_view(kernel)
-                                                                           : std::string_view(g.name)));
+          g.category = category_name(categorize(
+              g.opcode, g.opcode.empty() ? std::string_view(kernel) : std::string_view(g.name),
+              g.op_name));
         }
         finish(g, acc, out.busy_ps);
       }

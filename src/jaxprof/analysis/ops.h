@@ -27,7 +27,7 @@ struct OpsOptions {
 struct OpGroup {
   std::string name;
   std::string module;       // hlo-op and module grouping
-  int64_t program_id = -1;  // module grouping; -1 = unknown
+  ProgramId program_id = kNoProgram;  // module grouping
   uint64_t count = 0;
   int64_t total_ps = 0;
   int64_t self_ps = 0;

@@ -67,12 +67,12 @@ struct PlaneLookup {
 
 struct LocalModule {
   StringId name;  // may itself be worker-local
-  int64_t program_id;
+  ProgramId program_id;
   bool operator==(const LocalModule&) const = default;
 };
 struct LocalModuleHash {
   size_t operator()(const LocalModule& m) const {
-    return std::hash<int64_t>()(m.program_id) * 31 + m.name;
+    return std::hash<uint64_t>()(m.program_id) * 31 + m.name;
   }
 };
 
@@ -91,7 +91,7 @@ struct WorkerTables {
     return tag | it->second;
   }
   uint32_t module(LocalModule m) {
-    if (m.name == 0 && m.program_id < 0) return 0;
+    if (m.name == 0 && m.program_id == kNoProgram) return 0;
     auto [it, inserted] = module_index.try_emplace(m, static_cast<uint32_t>(modules.size()));
     if (inserted) modules.push_back(m);
     return tag | it->second;
@@ -293,7 +293,8 @@ class XSpaceImporter {
           if (sname == "hlo_op" && s.value.is_text()) m.hlo_op = p_.strings.intern_view(s.value.str);
           if (sname == "hlo_module" && s.value.is_text())
             m.hlo_module = p_.strings.intern_view(s.value.str);
-          if (sname == "program_id") m.program_id = s.value.as_int().value_or(-1);
+          if (sname == "program_id" && s.value.as_int())
+            m.program_id = static_cast<ProgramId>(*s.value.as_int());
         }
       }
       if (m.hlo_op == 0) {
@@ -423,7 +424,7 @@ class XSpaceImporter {
       // raw points at the length prefix: skip the 1-byte tag (field 4, wire type 2 = 0x22).
       int64_t metadata_id = 0, offset_ps = 0, duration_ps = 0;
       StringId hlo_op = 0, hlo_module = 0;
-      int64_t program_id = -1;
+      ProgramId program_id = kNoProgram;
       Reader er(f.bytes, origin_);
       Field g;
       while (er.next(g)) {
@@ -454,7 +455,7 @@ class XSpaceImporter {
       ev.metadata[e] = mi;
       ev.hlo_op[e] = hlo_op != 0 ? hlo_op : m.hlo_op;
       if (hlo_module == 0) hlo_module = m.hlo_module;
-      if (program_id < 0) program_id = m.program_id;
+      if (program_id == kNoProgram) program_id = m.program_id;
       ev.module[e] = w.module(LocalModule{hlo_module, program_id});
       ++e;
     }
@@ -464,7 +465,7 @@ class XSpaceImporter {
 
   void decode_hot_stat(std::string_view bytes, const Plane& plane, const PlaneLookup& lookup,
                        WorkerTables& w, StringId& hlo_op, StringId& hlo_module,
-                       int64_t& program_id) {
+                       ProgramId& program_id) {
     Reader sr(bytes, origin_);
     Field g;
     if (!sr.next(g) || g.number != 1) return;  // metadata_id comes first in serialized stats
@@ -474,12 +475,12 @@ class XSpaceImporter {
     if (which < 0) return;
     while (sr.next(g)) {
       StringId sid = 0;
-      int64_t number = -1;
+      uint64_t number = 0;
       bool is_text = false;
       switch (g.number) {
         case 3:
         case 4:
-          number = g.as_int64();
+          number = g.value;
           break;
         case 5:
           sid = w.string(g.bytes);
@@ -668,8 +669,8 @@ void finish_import(Profile& profile) {
   // Modules known only by program id get their name from the HLO index.
   for (uint32_t i = 1; i < profile.modules.size(); ++i) {
     const ModuleKey& m = profile.modules[i];
-    if (m.name != 0 || m.program_id < 0) continue;
-    if (const HloModule* mod = profile.hlo.find(m.program_id, {}))
+    if (m.name != 0 || m.program_id == kNoProgram) continue;
+    if (const HloModule* mod = profile.hlo.find(hlo_program_key(m.program_id), {}))
       profile.rename_module(i, profile.strings.intern_view(mod->name));
   }
 }

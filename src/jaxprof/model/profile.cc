@@ -152,7 +152,7 @@ std::optional<StatValue> Profile::plane_stat(uint32_t plane, std::string_view na
 }
 
 uint32_t Profile::intern_module(ModuleKey key) {
-  if (key.name == 0 && key.program_id < 0) return 0;
+  if (key.name == 0 && key.program_id == kNoProgram) return 0;
   auto [it, inserted] = module_index_.try_emplace(key, static_cast<uint32_t>(modules.size()));
   if (inserted) modules.push_back(key);
   return it->second;
@@ -161,7 +161,7 @@ uint32_t Profile::intern_module(ModuleKey key) {
 std::string Profile::module_label(uint32_t module) const {
   const ModuleKey& k = modules[module];
   if (module == 0) return "";
-  if (k.program_id < 0) return std::string(strings[k.name]);
+  if (k.program_id == kNoProgram) return std::string(strings[k.name]);
   return fmt::format("{}({})", strings[k.name], k.program_id);
 }
 

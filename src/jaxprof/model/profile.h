@@ -31,6 +31,14 @@ enum class PlaneKind : uint8_t {
   kOther,        // Task Environment and anything else
 };
 
+// XLA program ids are unsigned 64-bit (TPU ids use the top bit); this marks "none".
+using ProgramId = uint64_t;
+inline constexpr ProgramId kNoProgram = UINT64_MAX;
+// For HloIndex lookups, which key by int64 with -1 for unknown.
+inline int64_t hlo_program_key(ProgramId id) {
+  return id == kNoProgram ? -1 : static_cast<int64_t>(id);
+}
+
 const char* plane_kind_name(PlaneKind k);
 PlaneKind classify_plane(std::string_view name);
 
@@ -72,13 +80,13 @@ struct EventMetadata {
   std::string_view bytes;  // the serialized XEventMetadata (for its stats)
   StringId hlo_op = 0;     // from its hlo_op stat, or the "%name = ..." HLO text form
   StringId hlo_module = 0;
-  int64_t program_id = -1;
+  ProgramId program_id = kNoProgram;
 };
 
-// An XLA module as events name it: module name plus program id (-1 when the profile has none).
+// An XLA module as events name it: module name plus program id.
 struct ModuleKey {
   StringId name = 0;
-  int64_t program_id = -1;
+  ProgramId program_id = kNoProgram;
   bool operator==(const ModuleKey&) const = default;
 };
 
@@ -137,7 +145,7 @@ class Profile {
  private:
   struct ModuleKeyHash {
     size_t operator()(const ModuleKey& k) const {
-      return std::hash<int64_t>()(k.program_id) * 31 + k.name;
+      return std::hash<uint64_t>()(k.program_id) * 31 + k.name;
     }
   };
   std::unordered_map<ModuleKey, uint32_t, ModuleKeyHash> module_index_;

@@ -37,7 +37,7 @@ std::string json(const ProfileInfo& info) {
     const ModuleInfo& m = info.modules[i];
     out += fmt::format("{}{{\"name\": {}, \"program_id\": {}, \"events\": {}, \"hlo\": {}, \"instructions\": {}}}",
                        i ? ", " : "", json_string(m.name),
-                       m.program_id < 0 ? std::string("null") : std::to_string(m.program_id), m.events,
+                       m.program_id == kNoProgram ? std::string("null") : std::to_string(m.program_id), m.events,
                        m.has_hlo ? "true" : "false", m.instructions);
   }
   out += "], \"errors\": [";
@@ -99,7 +99,7 @@ std::string table(const ProfileInfo& info, bool all_lines) {
   if (!info.modules.empty()) {
     Table t({"module", "program_id", "events", "hlo instructions"}, {false, true, true, true});
     for (const ModuleInfo& m : info.modules)
-      t.add({m.name, m.program_id < 0 ? "" : std::to_string(m.program_id), std::to_string(m.events),
+      t.add({m.name, m.program_id == kNoProgram ? "" : std::to_string(m.program_id), std::to_string(m.events),
              m.has_hlo ? std::to_string(m.instructions) : "-"});
     out += "modules\n" + t.render(60);
   }

@@ -32,8 +32,7 @@ std::string json(const OpsResult& r) {
           ps_to_ns(g.std_ps), number(g.share));
       if (shows_module(r.group_by)) out += ", \"module\": " + json_string(g.module);
       if (r.group_by == GroupBy::kModule)
-        out += ", \"program_id\": " + (g.program_id < 0 ? std::string("null")
-                                                         : std::to_string(g.program_id));
+        out += ", \"program_id\": " + (g.program_id == kNoProgram ? std::string("null") : std::to_string(g.program_id));
       if (shows_hlo(r.group_by)) {
         out += ", \"opcode\": " + json_string(g.opcode) + ", \"op_name\": " + json_string(g.op_name) +
                ", \"source\": " + json_string(g.source) + ", \"category\": " +
@@ -61,7 +60,7 @@ std::string csv(const OpsResult& r) {
       out += csv_field(d.device) + "," + csv_field(d.host) + "," + csv_field(g.name);
       if (shows_module(r.group_by)) out += "," + csv_field(g.module);
       if (r.group_by == GroupBy::kModule)
-        out += "," + (g.program_id < 0 ? std::string() : std::to_string(g.program_id));
+        out += "," + (g.program_id == kNoProgram ? std::string() : std::to_string(g.program_id));
       out += fmt::format(",{},{},{},{},{},{},{},{}", g.count, ps_to_ns_exact(g.total_ps),
                          ps_to_ns_exact(g.self_ps), ps_to_ns(g.mean_ps), ps_to_ns_exact(g.min_ps),
                          ps_to_ns_exact(g.max_ps), ps_to_ns(g.std_ps), number(g.share));
@@ -105,7 +104,7 @@ std::string table(const OpsResult& r) {
       std::vector<std::string> row = {g.name};
       if (shows_hlo(r.group_by)) row.insert(row.end(), {g.opcode, g.module});
       if (r.group_by == GroupBy::kModule)
-        row.push_back(g.program_id < 0 ? "" : std::to_string(g.program_id));
+        row.push_back(g.program_id == kNoProgram ? "" : std::to_string(g.program_id));
       row.insert(row.end(),
                  {std::to_string(g.count), human_duration(static_cast<double>(g.total_ps)),
                   human_duration(static_cast<double>(g.self_ps)), human_duration(g.mean_ps),
