@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what jaxprof needs to build and test (Debian packages, PyPI packages) when missing, then
+# builds the release binary into build/. Safe to run again: it only installs what is absent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+debian_packages=(cmake ninja-build g++ pkg-config libre2-dev libfmt-dev libcli11-dev libgtest-dev
+                 libgmock-dev zlib1g-dev libprotobuf-dev protobuf-compiler libbenchmark-dev time)
+missing=()
+for p in "${debian_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing Debian packages: ${missing[*]}" >&2
+  sudo_cmd=()
+  [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ "${JAXPROF_WITH_PYTHON_DEPS:-0}" = 1 ]; then
+  # Test-only Python packages: pytest runs the suite, protobuf is the independent reference
+  # decoder, jax captures fresh profiles.
+  python3 - <<'PY' || python3 -m pip install -q --disable-pip-version-check pytest protobuf jax numpy
+import importlib.util, sys
+sys.exit(0 if all(importlib.util.find_spec(m) for m in ("pytest", "google.protobuf", "jax", "numpy")) else 1)
+PY
+fi
+
+build_dir=${JAXPROF_BUILD_DIR:-build}
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release ${JAXPROF_CMAKE_ARGS:-} >/dev/null
+cmake --build "$build_dir" >&2
