@@ -57,6 +57,15 @@ struct PlaneLookup {
   std::vector<uint32_t> dense_metadata;  // metadata id -> global index, when ids are small
   std::unordered_map<int64_t, uint32_t> sparse_metadata;
   int64_t hlo_op_stat = -1, hlo_module_stat = -1, program_id_stat = -1;
+  // Stat metadata id -> name, for refs; ids are dense small integers in practice.
+  std::vector<StringId> dense_stat_names;
+  const std::unordered_map<int64_t, StringId>* stat_names = nullptr;
+
+  StringId stat_name(int64_t id) const {
+    if (id >= 0 && static_cast<uint64_t>(id) < dense_stat_names.size()) return dense_stat_names[id];
+    auto it = stat_names->find(id);
+    return it == stat_names->end() ? 0 : it->second;
+  }
 
   uint32_t metadata(int64_t id) const {
     if (id >= 0 && static_cast<uint64_t>(id) < dense_metadata.size()) return dense_metadata[id];
@@ -92,6 +101,14 @@ struct WorkerTables {
   }
   uint32_t module(LocalModule m) {
     if (m.name == 0 && m.program_id == kNoProgram) return 0;
+    if (m == last_module) return last_module_id;  // neighbouring events share their module
+    last_module = m;
+    last_module_id = module_slow(m);
+    return last_module_id;
+  }
+  LocalModule last_module{0, kNoProgram};
+  uint32_t last_module_id = 0;
+  uint32_t module_slow(LocalModule m) {
     auto [it, inserted] = module_index.try_emplace(m, static_cast<uint32_t>(modules.size()));
     if (inserted) modules.push_back(m);
     return tag | it->second;
@@ -158,7 +175,7 @@ class XSpaceImporter {
       throw InputError("", "no XPlanes found: not an XSpace profile (expected *.xplane.pb)", 0);
 
     for (std::string_view plane : planes) scan_plane(plane);
-    if (opt_.release_pages) buf_->release(0, buf_->size());
+    scan_lines();
 
     int64_t host_base = std::numeric_limits<int64_t>::max();
     for (const PendingLine& l : pending_)
@@ -166,6 +183,8 @@ class XSpaceImporter {
     if (host_base == std::numeric_limits<int64_t>::max()) host_base = 0;
     p_.hosts[host_index_].base_ns = host_base;
 
+    // Planes no longer move: the lookups may point at their maps now.
+    for (size_t i = 0; i < lookups_.size(); ++i) lookups_[i].stat_names = &p_.planes[first_plane_ + i].stat_names;
     layout_events(host_base);
     decode_events();
     merge_worker_tables();
@@ -269,6 +288,11 @@ class XSpaceImporter {
     }
     for (std::string_view s : stats)
       plane.stats.push_back(decode_stat(s, plane.stat_names, p_.strings, origin_));
+    for (auto [id, name] : plane.stat_names) {
+      if (id < 0 || static_cast<uint64_t>(id) >= 4 * plane.stat_names.size() + 1024) continue;
+      if (lookup.dense_stat_names.size() <= static_cast<uint64_t>(id)) lookup.dense_stat_names.resize(id + 1, 0);
+      lookup.dense_stat_names[id] = name;
+    }
 
     int64_t max_id = -1;
     std::vector<std::pair<int64_t, uint32_t>> ids;
@@ -314,64 +338,136 @@ class XSpaceImporter {
         lookup.sparse_metadata[key] = index;
     }
 
-    std::unordered_map<int64_t, uint32_t> line_by_id;
-    for (std::string_view lbytes : lines) scan_line(plane_index, bytes, lbytes, line_by_id);
+    for (std::string_view lbytes : lines) raw_lines_.push_back(RawLine{plane_index, lbytes});
   }
 
-  void scan_line(uint32_t plane_index, std::string_view plane_bytes, std::string_view bytes,
-                 std::unordered_map<int64_t, uint32_t>& line_by_id) {
+  // Reads one XLine's header fields and counts its events, remembering where every
+  // kChunkEvents-th event starts. Touches no shared state: lines are counted in parallel.
+  struct CountedLine {
     PendingLine pending;
     int64_t id = 0;
     std::string_view name, display_name;
-    Reader r(bytes, origin_);
-    Field f;
-    while (r.next(f)) {
+  };
+  CountedLine count_line(std::string_view plane_bytes, std::string_view bytes) const {
+    CountedLine out;
+    PendingLine& pending = out.pending;
+    const uint8_t* const pbase = reinterpret_cast<const uint8_t*>(plane_bytes.data());
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(bytes.data());
+    const uint8_t* const end = p + bytes.size();
+    uint32_t events = 0;
+    while (p < end) {
+      // Runs of events (tag 0x22) are the bulk: count them with a tight loop.
+      while (p < end && *p == 0x22) {
+        if (events % kChunkEvents == 0) pending.chunk_starts.emplace_back(static_cast<uint32_t>(p - pbase), events);
+        const uint8_t* field = p++;
+        uint64_t len = wire::read_varint(p, end, origin_);
+        if (len > static_cast<uint64_t>(end - p)) wire::fail(origin_, field, "event is longer than its line");
+        p += len;
+        if (++events == std::numeric_limits<uint32_t>::max())
+          wire::fail(origin_, field, "line has too many events");
+      }
+      if (p >= end) break;
+      Reader r(std::string_view(reinterpret_cast<const char*>(p), end - p), origin_);
+      Field f;
+      r.next(f);
       switch (f.number) {
         case xline::kId:
-          id = f.as_int64();
+          out.id = f.as_int64();
           break;
         case xline::kName:
-          if (f.type == WireType::kLen) name = f.bytes;
+          if (f.type == WireType::kLen) out.name = f.bytes;
           break;
         case xline::kDisplayName:
-          if (f.type == WireType::kLen) display_name = f.bytes;
+          if (f.type == WireType::kLen) out.display_name = f.bytes;
           break;
         case xline::kTimestampNs:
           pending.timestamp_ns = f.as_int64();
           break;
         case xline::kEvents:
           wire::expect_type(r, f, WireType::kLen, "XLine.events");
-          if (pending.events % kChunkEvents == 0) {
-            uint32_t at = static_cast<uint32_t>(r.field_offset() - (plane_bytes.data() - reinterpret_cast<const char*>(origin_)));
-            pending.chunk_starts.emplace_back(at, pending.events);
-          }
-          if (pending.events == std::numeric_limits<uint32_t>::max() - 1)
-            throw InputError("", "line has too many events", r.field_offset());
-          ++pending.events;
-          break;
+          wire::fail(origin_, p, "XLine.events with an unusual encoding");
         default:
           break;
       }
+      p = skip_field(p, end);
     }
-    pending.end = plane_offset(plane_bytes, bytes) + static_cast<uint32_t>(bytes.size());
+    pending.events = events;
+    pending.end = static_cast<uint32_t>(end - pbase);
+    return out;
+  }
 
-    auto [it, inserted] = line_by_id.try_emplace(id, static_cast<uint32_t>(p_.lines.size()));
+  void register_line(uint32_t plane_index, CountedLine counted,
+                     std::unordered_map<int64_t, uint32_t>& line_by_id) {
+    PendingLine& pending = counted.pending;
+    auto [it, inserted] = line_by_id.try_emplace(counted.id, static_cast<uint32_t>(p_.lines.size()));
     if (inserted) {
       Line& line = p_.lines.emplace_back();
       line.plane = plane_index;
-      line.id = id;
-      line.name = p_.strings.intern_view(name);
-      line.display_name = p_.strings.intern_view(display_name);
+      line.id = counted.id;
+      line.name = p_.strings.intern_view(counted.name);
+      line.display_name = p_.strings.intern_view(counted.display_name);
       line.timestamp_ns = pending.timestamp_ns;
       p_.planes[plane_index].lines.push_back(it->second);
     } else {
       Line& line = p_.lines[it->second];
-      if (line.name == 0) line.name = p_.strings.intern_view(name);
-      if (line.display_name == 0) line.display_name = p_.strings.intern_view(display_name);
+      if (line.name == 0) line.name = p_.strings.intern_view(counted.name);
+      if (line.display_name == 0) line.display_name = p_.strings.intern_view(counted.display_name);
       if (pending.events > 0) line.timestamp_ns = std::min(line.timestamp_ns, pending.timestamp_ns);
     }
     pending.line = it->second;
     pending_.push_back(std::move(pending));
+  }
+
+  // Counts the events of every line (in parallel), then registers the lines in file order.
+  void scan_lines() {
+    std::vector<CountedLine> counted(raw_lines_.size());
+    parallel_for(raw_lines_.size(), [&](size_t i) {
+      const RawLine& l = raw_lines_[i];
+      counted[i] = count_line(p_.planes[l.plane].bytes, l.bytes);
+    });
+    std::unordered_map<int64_t, uint32_t> line_by_id;
+    uint32_t plane = UINT32_MAX;
+    for (size_t i = 0; i < raw_lines_.size(); ++i) {
+      if (raw_lines_[i].plane != plane) {
+        line_by_id.clear();
+        plane = raw_lines_[i].plane;
+      }
+      register_line(plane, std::move(counted[i]), line_by_id);
+    }
+  }
+
+  unsigned thread_count(size_t work_items) const {
+    unsigned threads = opt_.threads != 0 ? opt_.threads : std::max(1u, std::thread::hardware_concurrency());
+    return std::max<unsigned>(1, std::min<size_t>({threads, work_items, 64}));
+  }
+
+  // Runs fn(i, worker) for i in [0, n) on up to thread_count(n) threads (fn(i) also works);
+  // rethrows the first exception.
+  template <typename Fn>
+  void parallel_for(size_t n, Fn&& fn) const {
+    unsigned threads = thread_count(n);
+    std::atomic<size_t> next{0};
+    std::vector<std::exception_ptr> errors(threads);
+    auto work = [&](unsigned t) {
+      try {
+        for (size_t i; (i = next.fetch_add(1)) < n;) {
+          if constexpr (std::is_invocable_v<Fn, size_t, unsigned>) fn(i, t);
+          else fn(i);
+        }
+      } catch (...) {
+        errors[t] = std::current_exception();
+        next.store(n);
+      }
+    };
+    if (threads == 1) {
+      work(0);
+    } else {
+      std::vector<std::thread> pool;
+      for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work, t);
+      for (auto& th : pool) th.join();
+    }
+    for (auto& e : errors)
+      if (e) std::rethrow_exception(e);
   }
 
   void layout_events(int64_t host_base) {
@@ -392,7 +488,7 @@ class XSpaceImporter {
       p_.lines[li].first_event = static_cast<uint32_t>(line_first[li]);
       p_.lines[li].event_count = static_cast<uint32_t>(line_count[li]);
     }
-    p_.events.resize(total);
+    p_.events.resize(total, /*uninitialised=*/true);
 
     std::vector<uint64_t> cursor = line_first;
     for (const PendingLine& l : pending_) {
@@ -412,46 +508,74 @@ class XSpaceImporter {
   size_t decode_chunk(const Chunk& c, WorkerTables& w) {
     const Plane& plane = p_.planes[c.plane];
     const PlaneLookup& lookup = lookups_[c.plane - first_plane()];
-    const char* pbase = plane.bytes.data();
-    Reader r(std::string_view(pbase + c.begin, c.end - c.begin), origin_);
-    Field f;
+    const uint8_t* pbase = reinterpret_cast<const uint8_t*>(plane.bytes.data());
+    const uint8_t* p = pbase + c.begin;
+    const uint8_t* const line_end = pbase + c.end;
     Events& ev = p_.events;
     uint32_t e = c.first_event;
     const uint32_t last = c.first_event + c.count;
-    while (e < last && r.next(f)) {
-      if (f.number != xline::kEvents) continue;
-      ev.raw[e] = static_cast<uint32_t>(r.field_offset() + 1 - (pbase - reinterpret_cast<const char*>(origin_)));
-      // raw points at the length prefix: skip the 1-byte tag (field 4, wire type 2 = 0x22).
-      int64_t metadata_id = 0, offset_ps = 0, duration_ps = 0;
+    while (e < last && p < line_end) {
+      const uint8_t* field = p;
+      // The hot path: XLine fields other than events are rare here; anything but a one-byte
+      // events tag goes through the general reader.
+      if (*p != 0x22) {
+        Reader r(std::string_view(reinterpret_cast<const char*>(p), line_end - p), origin_);
+        Field f;
+        r.next(f);
+        if (f.number == xline::kEvents) fail_at(field, "XLine.events with an unusual encoding");
+        p = skip_field(field, line_end);
+        continue;
+      }
+      ++p;
+      ev.raw[e] = static_cast<uint32_t>(p - pbase);
+      uint64_t len = wire::read_varint(p, line_end, origin_);
+      if (len > static_cast<uint64_t>(line_end - p)) fail_at(field, "event is longer than its line");
+      const uint8_t* q = p;
+      const uint8_t* const event_end = p + len;
+      p = event_end;
+
+      uint64_t metadata_id = 0, offset_ps = 0, duration_ps = 0;
       StringId hlo_op = 0, hlo_module = 0;
       ProgramId program_id = kNoProgram;
-      Reader er(f.bytes, origin_);
-      Field g;
-      while (er.next(g)) {
-        switch (g.number) {
-          case xevent::kMetadataId:
-            metadata_id = g.as_int64();
+      while (q < event_end) {
+        uint8_t key = *q++;
+        switch (key) {
+          case 0x08:  // metadata_id
+            metadata_id = wire::read_varint(q, event_end, origin_);
             break;
-          case xevent::kOffsetPs:
-            offset_ps = g.as_int64();
+          case 0x10:  // offset_ps
+            offset_ps = wire::read_varint(q, event_end, origin_);
             break;
-          case xevent::kDurationPs:
-            duration_ps = g.as_int64();
+          case 0x18:  // duration_ps
+            duration_ps = wire::read_varint(q, event_end, origin_);
             break;
-          case xevent::kNumOccurrences:
+          case 0x28:  // num_occurrences (aggregated events; no offset)
+            wire::read_varint(q, event_end, origin_);
             break;
-          case xevent::kStats:
-            if (g.type == WireType::kLen) decode_hot_stat(g.bytes, plane, lookup, w, hlo_op, hlo_module, program_id);
+          case 0x22: {  // stats
+            uint64_t slen = wire::read_varint(q, event_end, origin_);
+            if (slen > static_cast<uint64_t>(event_end - q)) fail_at(q, "stat is longer than its event");
+            // A serialized XStat starts with its metadata id; only three ids matter here.
+            if (slen >= 2 && q[0] == 0x08) {
+              const uint8_t* sq = q + 1;
+              int64_t id = static_cast<int64_t>(wire::read_varint(sq, q + slen, origin_));
+              if (id == lookup.hlo_op_stat || id == lookup.hlo_module_stat || id == lookup.program_id_stat)
+                decode_hot_stat(std::string_view(reinterpret_cast<const char*>(q), slen), lookup, w,
+                                hlo_op, hlo_module, program_id);
+            }
+            q += slen;
             break;
+          }
           default:
+            q = skip_field(q - 1, event_end);
             break;
         }
       }
-      if (duration_ps < 0) throw InputError("", "event with negative duration", r.field_offset());
-      uint32_t mi = lookup.metadata(metadata_id);
+      if (static_cast<int64_t>(duration_ps) < 0) fail_at(field, "event with negative duration");
+      uint32_t mi = lookup.metadata(static_cast<int64_t>(metadata_id));
       const EventMetadata& m = p_.event_metadata[mi];
-      ev.start_ps[e] = c.line_base_ps + offset_ps;
-      ev.duration_ps[e] = duration_ps;
+      ev.start_ps[e] = c.line_base_ps + static_cast<int64_t>(offset_ps);
+      ev.duration_ps[e] = static_cast<int64_t>(duration_ps);
       ev.metadata[e] = mi;
       ev.hlo_op[e] = hlo_op != 0 ? hlo_op : m.hlo_op;
       if (hlo_module == 0) hlo_module = m.hlo_module;
@@ -459,13 +583,35 @@ class XSpaceImporter {
       ev.module[e] = w.module(LocalModule{hlo_module, program_id});
       ++e;
     }
-    if (e != last) throw InputError("", "line ended before its events were read (corrupt file)", r.field_offset());
-    return static_cast<size_t>(r.offset_of(f.bytes)) + f.bytes.size();
+    if (e != last) fail_at(p, "line ended before its events were read (corrupt file)");
+    return static_cast<size_t>(p - origin_);
   }
 
-  void decode_hot_stat(std::string_view bytes, const Plane& plane, const PlaneLookup& lookup,
-                       WorkerTables& w, StringId& hlo_op, StringId& hlo_module,
-                       ProgramId& program_id) {
+  [[noreturn]] void fail_at(const uint8_t* at, const char* reason) const {
+    wire::fail(origin_, at, reason);
+  }
+
+  // Skips the field starting at p (its tag included); returns the position after it.
+  const uint8_t* skip_field(const uint8_t* p, const uint8_t* end) const {
+    Reader r(std::string_view(reinterpret_cast<const char*>(p), end - p), origin_);
+    Field f;
+    r.next(f);
+    switch (f.type) {
+      case WireType::kLen:
+        return reinterpret_cast<const uint8_t*>(f.bytes.data()) + f.bytes.size();
+      default: {
+        // Re-read the tag and value lengths: varint, fixed32 or fixed64.
+        const uint8_t* q = p;
+        wire::read_varint(q, end, origin_);
+        if (f.type == WireType::kVarint) wire::read_varint(q, end, origin_);
+        else q += f.type == WireType::kFixed64 ? 8 : 4;
+        return q;
+      }
+    }
+  }
+
+  void decode_hot_stat(std::string_view bytes, const PlaneLookup& lookup, WorkerTables& w,
+                       StringId& hlo_op, StringId& hlo_module, ProgramId& program_id) {
     Reader sr(bytes, origin_);
     Field g;
     if (!sr.next(g) || g.number != 1) return;  // metadata_id comes first in serialized stats
@@ -486,12 +632,10 @@ class XSpaceImporter {
           sid = w.string(g.bytes);
           is_text = true;
           break;
-        case 7: {
-          auto it = plane.stat_names.find(g.as_int64());
-          sid = it == plane.stat_names.end() ? 0 : it->second;
+        case 7:
+          sid = lookup.stat_name(g.as_int64());
           is_text = true;
           break;
-        }
         default:
           continue;
       }
@@ -504,42 +648,35 @@ class XSpaceImporter {
   uint32_t first_plane() const { return first_plane_; }
 
   void decode_events() {
-    unsigned threads = opt_.threads != 0 ? opt_.threads : std::max(1u, std::thread::hardware_concurrency());
-    uint64_t total = 0;
-    for (const Chunk& c : chunks_) total += c.count;
-    if (total < 4 * kChunkEvents) threads = 1;
-    threads = std::min<unsigned>({threads, static_cast<unsigned>(chunks_.size()), 64u});
-    if (threads == 0) threads = 1;
+    unsigned threads = thread_count(chunks_.size());
     workers_.resize(threads);
     for (unsigned t = 0; t < threads; ++t) workers_[t].tag = kLocalBit | (t << kWorkerShift);
-
-    // Largest chunks first would balance better, but chunks are near-equal by construction.
-    std::atomic<size_t> next{0};
-    std::vector<std::exception_ptr> errors(threads);
-    auto work = [&](unsigned t) {
-      try {
-        for (size_t i; (i = next.fetch_add(1)) < chunks_.size();) {
-          const Chunk& c = chunks_[i];
-          size_t end = decode_chunk(c, workers_[t]);
-          if (opt_.release_pages) {
-            size_t base = p_.planes[c.plane].bytes.data() - reinterpret_cast<const char*>(origin_);
-            buf_->release(base + c.begin, end);
-          }
-        }
-      } catch (...) {
-        errors[t] = std::current_exception();
-        next.store(chunks_.size());
-      }
+    // Decoded bytes go back to the kernel in batches: each release interrupts the other threads
+    // (a TLB shootdown), so not once per chunk.
+    constexpr size_t kReleaseBatch = size_t{8} << 20;
+    struct Released {
+      std::vector<std::pair<size_t, size_t>> ranges;
+      size_t bytes = 0;
     };
-    if (threads == 1) {
-      work(0);
-    } else {
-      std::vector<std::thread> pool;
-      for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work, t);
-      for (auto& th : pool) th.join();
-    }
-    for (auto& e : errors)
-      if (e) std::rethrow_exception(e);
+    std::vector<Released> released(threads);
+    auto flush = [&](Released& r) {
+      for (auto [b, e] : r.ranges) buf_->release(b, e);
+      r.ranges.clear();
+      r.bytes = 0;
+    };
+    parallel_for(chunks_.size(), [&](size_t i, unsigned t) {
+      const Chunk& c = chunks_[i];
+      size_t end = decode_chunk(c, workers_[t]);
+      if (!opt_.release_pages) return;
+      Released& r = released[t];
+      size_t begin = static_cast<size_t>(p_.planes[c.plane].bytes.data() -
+                                         reinterpret_cast<const char*>(origin_)) + c.begin;
+      if (!r.ranges.empty() && r.ranges.back().second >= begin) r.ranges.back().second = end;
+      else r.ranges.emplace_back(begin, end);
+      r.bytes += end - begin;
+      if (r.bytes >= kReleaseBatch) flush(r);
+    });
+    for (Released& r : released) flush(r);
   }
 
   void merge_worker_tables() {
@@ -585,7 +722,7 @@ class XSpaceImporter {
         return ev.duration_ps[x] > ev.duration_ps[y];
       });
       auto permute = [&](auto& column) {
-        using T = typename std::decay_t<decltype(column)>::value_type;
+        using T = typename std::decay_t<decltype(column)>::value_type;  // Column<T>
         std::vector<T> tmp(n);
         for (uint32_t i = 0; i < n; ++i) tmp[i] = column[order[i]];
         std::copy(tmp.begin(), tmp.end(), column.begin() + b);
@@ -608,6 +745,11 @@ class XSpaceImporter {
   uint32_t first_plane_ = static_cast<uint32_t>(p_.planes.size());
   uint32_t first_line_ = static_cast<uint32_t>(p_.lines.size());
   std::vector<PlaneLookup> lookups_;
+  struct RawLine {
+    uint32_t plane;
+    std::string_view bytes;
+  };
+  std::vector<RawLine> raw_lines_;
   std::vector<PendingLine> pending_;
   std::vector<Chunk> chunks_;
   std::vector<WorkerTables> workers_;

@@ -33,13 +33,13 @@ PlaneKind classify_plane(std::string_view name) {
   return PlaneKind::kOther;
 }
 
-void Events::resize(size_t n) {
-  start_ps.resize(n);
-  duration_ps.resize(n);
-  metadata.resize(n);
-  raw.resize(n);
-  hlo_op.resize(n);
-  module.resize(n);
+void Events::resize(size_t n, bool uninitialised) {
+  start_ps.resize(n, !uninitialised);
+  duration_ps.resize(n, !uninitialised);
+  metadata.resize(n, !uninitialised);
+  raw.resize(n, !uninitialised);
+  hlo_op.resize(n, !uninitialised);
+  module.resize(n, !uninitialised);
 }
 
 Profile::Profile() {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "jaxprof/io/buffer.h"
+#include "jaxprof/model/column.h"
 #include "jaxprof/model/hlo_index.h"
 #include "jaxprof/model/stat.h"
 #include "jaxprof/model/string_table.h"
@@ -91,16 +92,17 @@ struct ModuleKey {
 };
 
 struct Events {
-  std::vector<int64_t> start_ps;
-  std::vector<int64_t> duration_ps;
-  std::vector<uint32_t> metadata;  // index into Profile::event_metadata
-  std::vector<uint32_t> raw;       // offset in the plane bytes of the XEvent's length prefix
-  std::vector<StringId> hlo_op;    // 0 = none
-  std::vector<uint32_t> module;    // index into Profile::modules, 0 = none
+  Column<int64_t> start_ps;
+  Column<int64_t> duration_ps;
+  Column<uint32_t> metadata;  // index into Profile::event_metadata
+  Column<uint32_t> raw;       // offset in the plane bytes of the XEvent's length prefix
+  Column<StringId> hlo_op;    // 0 = none
+  Column<uint32_t> module;    // index into Profile::modules, 0 = none
 
   size_t size() const { return start_ps.size(); }
   int64_t end_ps(size_t e) const { return start_ps[e] + duration_ps[e]; }
-  void resize(size_t n);
+  // New events are zero unless `uninitialised` (for importers that write every slot).
+  void resize(size_t n, bool uninitialised = false);
 };
 
 class Profile {
