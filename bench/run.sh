@@ -136,7 +136,7 @@ export XPROF_RS=$VENV/bin/xprof-rs
 ENV_TXT=$BENCH_DIR/logs/environment.txt
 {
   echo "date:      $(date -u '+%Y-%m-%d %H:%M UTC')"
-  echo "commit:    $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo none)"
+  echo "commit:    $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo none) (-dirty: uncommitted changes were built)"
   echo "cpu:       $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores"
   echo "memory:    $(free -g | awk '/^Mem:/ {print $2 " GiB"}')"
   echo "kernel:    $(uname -r)"
@@ -173,7 +173,7 @@ measure() {
   else
     log "$key: $label (check run + peak RSS)"
     local rc=0
-    timeout "$CMD_TIMEOUT" /usr/bin/time -f '%M' -o "$base.rss" "$@" >"$base.out" 2>"$base.err" || rc=$?
+    timeout "$CMD_TIMEOUT" /usr/bin/time -f '%M %e' -o "$base.rss" "$@" >"$base.out" 2>"$base.err" || rc=$?
     if ((rc != 0)); then
       status=failed
       reason="exit $rc: $(grep -v -E '^[IWE][0-9]{4} |^WARNING: All log messages|^Command exited' "$base.err" |
@@ -183,10 +183,14 @@ measure() {
     elif [[ ! -s "$base.out" ]]; then
       status=failed; reason="printed nothing"
     else
-      rss=$(grep -E '^[0-9]+$' "$base.rss" | tail -n 1)
-      log "$key: $label (hyperfine, $runs runs)"
+      rss=$(awk '/^[0-9]+ [0-9.]+$/ {r = $1} END {print r}' "$base.rss")
       json=$base.hyperfine.json
-      if ! hyperfine -N --style basic --warmup "$warmup" --runs "$runs" --export-json "$json" \
+      if ((runs == 1 && warmup == 0)); then
+        # A single cold run: the check run is the measurement.
+        awk -v label="$label" '/^[0-9]+ [0-9.]+$/ {t = $2}
+          END {printf "{\"results\": [{\"command\": \"%s\", \"mean\": %s, \"stddev\": null, \"times\": [%s]}]}\n", label, t, t}' \
+          "$base.rss" >"$json"
+      elif log "$key: $label (hyperfine, $runs runs)"; ! hyperfine -N --style basic --warmup "$warmup" --runs "$runs" --export-json "$json" \
              --command-name "$label" "$(quote "$@")" >"$base.hyperfine.txt" 2>&1; then
         status=failed; reason="hyperfine failed: $(tail -n 2 "$base.hyperfine.txt" | tr '\n' ' ')"
       fi

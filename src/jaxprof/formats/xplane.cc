@@ -273,11 +273,10 @@ class XSpaceImporter {
       int64_t key;
       std::string_view value;
       map_entry(entry, origin_, key, value);
-      int64_t id = key;
+      // Stats refer to the map key (the entry's own id field repeats it).
       std::string_view name;
       Reader mr(value, origin_);
       while (mr.next(f)) {
-        if (f.number == 1 && f.type == WireType::kVarint) id = f.as_int64();
         if (f.number == 2 && f.type == WireType::kLen) name = f.bytes;
       }
       StringId sid = p_.strings.intern_view(name);
