@@ -12,8 +12,7 @@ InputError InputError::with_file(const std::string& file) const {
   return InputError(file, reason_, offset_);
 }
 
-std::string InputError::format(const std::string& file, const std::string& reason,
-                               int64_t offset) {
+std::string InputError::format(const std::string& file, const std::string& reason, int64_t offset) {
   std::string out = file.empty() ? std::string("<input>") : file;
   out += ": ";
   out += reason;

@@ -207,8 +207,8 @@ TEST(HloIndexFixtures, ProgramIdIsTheEventMetadataId) {
       const HloModule* m = l->index.find(b.map_key, "");
       ASSERT_NE(m, nullptr) << name;
       EXPECT_EQ(m->program_id, b.map_key);
-      std::string expected = std::string(m->name) + "(" +
-                             std::to_string(static_cast<uint64_t>(b.map_key)) + ")";
+      std::string expected =
+          std::string(m->name) + "(" + std::to_string(static_cast<uint64_t>(b.map_key)) + ")";
       EXPECT_EQ(b.event_name, expected) << name;
     }
   }
@@ -216,9 +216,9 @@ TEST(HloIndexFixtures, ProgramIdIsTheEventMetadataId) {
 
 TEST(HloIndexFixtures, GemmModules) {
   LOAD_OR_SKIP(l, "mi300x_jax_gemm.xplane.pb");
-  EXPECT_EQ(name_counts(l->index), (std::map<std::string, int>{{"jit_broadcast_in_dim", 9},
-                                                               {"jit_convert_element_type", 1},
-                                                               {"jit_dot", 6}}));
+  EXPECT_EQ(name_counts(l->index),
+            (std::map<std::string, int>{
+                {"jit_broadcast_in_dim", 9}, {"jit_convert_element_type", 1}, {"jit_dot", 6}}));
   // On GPU the module's own id is the program id.
   for (const auto& m : l->index.modules()) EXPECT_EQ(m->module_id, m->program_id);
   Totals t = totals(l->index);
@@ -417,8 +417,7 @@ TEST(HloIndexFixtures, TpuFingerprintsAndIotaReplicaGroups) {
   const HloInstruction& ar = must_find(*psum, "all-reduce");
   EXPECT_EQ(ar.opcode, "all-reduce");
   // collective_device_list { iota_replica_group_list { 4 groups of 2, [2,4] transposed (1,0) } }
-  EXPECT_EQ(ar.replica_groups,
-            (std::vector<std::vector<int64_t>>{{0, 4}, {1, 5}, {2, 6}, {3, 7}}));
+  EXPECT_EQ(ar.replica_groups, (std::vector<std::vector<int64_t>>{{0, 4}, {1, 5}, {2, 6}, {3, 7}}));
   EXPECT_EQ(ar.called_computation_ids, std::vector<int64_t>{13});
   EXPECT_EQ(computation_name(*psum, 13), "region_0.3.clone");
   EXPECT_EQ(ar.shape.to_string(), "f32[5,1024,1024,256]");
@@ -436,8 +435,7 @@ TEST(HloIndexFixtures, TpuFingerprintsAndIotaReplicaGroups) {
   EXPECT_EQ(stack.back()->line, 153);
 
   const HloInstruction& copy = must_find(*f, "copy-start");
-  EXPECT_EQ(copy.shape.to_string(),
-            "(f32[5,1024,1024,256], f32[5,1024,1024,256], u32[])");
+  EXPECT_EQ(copy.shape.to_string(), "(f32[5,1024,1024,256], f32[5,1024,1024,256], u32[])");
   EXPECT_EQ(copy.shape.byte_size(), 10737418244u);
   const HloInstruction& add = must_find(*f, "add.3");
   auto add_stack = f->stack(add);
@@ -554,11 +552,23 @@ TEST(HloIndexWire, PackedAndUnpackedRepeatedIntsAgree) {
 
 TEST(HloIndexWire, UnknownFieldsOfEveryWireTypeAreSkipped) {
   Msg md;
-  md.bytes(1, "MatMul").fixed64(9, 1).bytes(2, "jit(f)/dot").bytes(3, "f.py").varint(4, 12)
-      .varint(15, 0).bytes(16, "sched");
+  md.bytes(1, "MatMul")
+      .fixed64(9, 1)
+      .bytes(2, "jit(f)/dot")
+      .bytes(3, "f.py")
+      .varint(4, 12)
+      .varint(15, 0)
+      .bytes(16, "sched");
   Msg instr;
-  instr.fixed32(500, 7).bytes(1, "dot.1").varint(9, 3).bytes(2, "dot").fixed64(80, 42)
-      .msg(3, shape(16, {2, 2})).msg(7, md).bytes(43, "{\"backend\":1}").varint(35, 1);
+  instr.fixed32(500, 7)
+      .bytes(1, "dot.1")
+      .varint(9, 3)
+      .bytes(2, "dot")
+      .fixed64(80, 42)
+      .msg(3, shape(16, {2, 2}))
+      .msg(7, md)
+      .bytes(43, "{\"backend\":1}")
+      .varint(35, 1);
   Msg extra;
   extra.bytes(2, "entry").fixed32(1000, 1).bytes(19, "frontend attrs");
   Msg proto = hlo_proto(module_with(instr, extra));
@@ -626,8 +636,7 @@ TEST(HloIndexWire, ReplicaGroupForms) {
   EXPECT_EQ(groups_of(iota(2, 4, {8}, {})), (Groups{{0, 1, 2, 3}, {4, 5, 6, 7}}));
   EXPECT_EQ(groups_of(iota(2, 4, {4, 2}, {1, 0})), (Groups{{0, 2, 4, 6}, {1, 3, 5, 7}}));
   // Rank 3: [2,2,2] transposed (2,0,1): element (i,j,k) = 4j + 2k + i.
-  EXPECT_EQ(groups_of(iota(4, 2, {2, 2, 2}, {2, 0, 1})),
-            (Groups{{0, 2}, {4, 6}, {1, 3}, {5, 7}}));
+  EXPECT_EQ(groups_of(iota(4, 2, {2, 2, 2}, {2, 0, 1})), (Groups{{0, 2}, {4, 6}, {1, 3}, {5, 7}}));
   // Iota and legacy in one instruction: the device list wins.
   Msg both = iota(1, 2, {}, {});
   both.msg(49, Msg{}.packed(1, {0, 1}));
@@ -650,25 +659,25 @@ TEST(HloIndexShape, ByteSizesAndText) {
   };
   EXPECT_EQ(s(1, {10}).byte_size(), 10u);  // pred
   EXPECT_EQ(s(1, {10}).to_string(), "pred[10]");
-  EXPECT_EQ(s(2, {3}).byte_size(), 3u);    // s8
-  EXPECT_EQ(s(19, {3}).byte_size(), 3u);   // f8e5m2
+  EXPECT_EQ(s(2, {3}).byte_size(), 3u);   // s8
+  EXPECT_EQ(s(19, {3}).byte_size(), 3u);  // f8e5m2
   EXPECT_EQ(s(25, {3}).to_string(), "f8e4m3fnuz[3]");
-  EXPECT_EQ(s(7, {3}).byte_size(), 6u);    // u16
+  EXPECT_EQ(s(7, {3}).byte_size(), 6u);  // u16
   EXPECT_EQ(s(10, {3}).to_string(), "f16[3]");
-  EXPECT_EQ(s(8, {3}).byte_size(), 12u);   // u32
+  EXPECT_EQ(s(8, {3}).byte_size(), 12u);      // u32
   EXPECT_EQ(s(12, {2, 2}).byte_size(), 32u);  // f64
-  EXPECT_EQ(s(15, {2}).byte_size(), 16u);  // c64
-  EXPECT_EQ(s(18, {2}).byte_size(), 32u);  // c128
+  EXPECT_EQ(s(15, {2}).byte_size(), 16u);     // c64
+  EXPECT_EQ(s(18, {2}).byte_size(), 32u);     // c128
   EXPECT_EQ(s(18, {2}).to_string(), "c128[2]");
-  EXPECT_EQ(s(21, {3}).byte_size(), 2u);   // s4: packed, rounded up per array
+  EXPECT_EQ(s(21, {3}).byte_size(), 2u);     // s4: packed, rounded up per array
   EXPECT_EQ(s(22, {4, 2}).byte_size(), 4u);  // u4
   EXPECT_EQ(s(21, {3}).to_string(), "s4[3]");
-  EXPECT_EQ(s(11, {}).byte_size(), 4u);    // scalar
+  EXPECT_EQ(s(11, {}).byte_size(), 4u);  // scalar
   EXPECT_EQ(s(11, {}).to_string(), "f32[]");
   EXPECT_EQ(s(11, {0, 5}).byte_size(), 0u);
-  EXPECT_EQ(s(17, {}).byte_size(), 0u);    // token
+  EXPECT_EQ(s(17, {}).byte_size(), 0u);  // token
   EXPECT_EQ(s(17, {}).to_string(), "token[]");
-  EXPECT_EQ(s(14, {}).byte_size(), 0u);    // opaque
+  EXPECT_EQ(s(14, {}).byte_size(), 0u);  // opaque
   EXPECT_EQ(s(14, {}).to_string(), "opaque[]");
   EXPECT_EQ(s(11, {1ll << 40, 1ll << 40}).byte_size(), UINT64_MAX);  // saturates
 

@@ -16,6 +16,8 @@ inline std::string source_dir() {
 inline std::string fixture(const std::string& name) {
   return source_dir() + "/../shared/fixtures/" + name;
 }
-inline std::string test_data(const std::string& name) { return source_dir() + "/tests/data/" + name; }
+inline std::string test_data(const std::string& name) {
+  return source_dir() + "/tests/data/" + name;
+}
 
 }  // namespace jaxprof::testing

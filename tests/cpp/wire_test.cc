@@ -1,8 +1,8 @@
-#include "jaxprof/wire/reader.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
+
+#include "jaxprof/wire/reader.h"
 
 namespace jaxprof {
 namespace {
@@ -15,8 +15,8 @@ std::string bytes(std::initializer_list<int> b) {
 
 TEST(Wire, ReadsEveryWireType) {
   // field 1 varint 300, field 2 fixed64, field 3 "hi", field 4 fixed32 7
-  std::string m = bytes({0x08, 0xac, 0x02, 0x11, 1, 0, 0, 0, 0, 0, 0, 0, 0x1a, 2, 'h', 'i', 0x25, 7,
-                         0, 0, 0});
+  std::string m =
+      bytes({0x08, 0xac, 0x02, 0x11, 1, 0, 0, 0, 0, 0, 0, 0, 0x1a, 2, 'h', 'i', 0x25, 7, 0, 0, 0});
   wire::Reader r(m, reinterpret_cast<const uint8_t*>(m.data()));
   wire::Field f;
   ASSERT_TRUE(r.next(f));
@@ -55,8 +55,8 @@ void expect_error_at(const std::string& m, int64_t offset, const std::string& wo
 
 TEST(Wire, MalformedInputReportsOffsets) {
   expect_error_at(bytes({0x08}), 1, "varint runs past");
-  expect_error_at(bytes({0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}), 1,
-                  "longer than 10");
+  expect_error_at(bytes({0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}),
+                  1, "longer than 10");
   // A length far beyond the message (an "absurd length").
   expect_error_at(bytes({0x08, 1, 0x12, 0xff, 0xff, 0xff, 0xff, 0x0f, 'x'}), 2, "longer than");
   expect_error_at(bytes({0x0b}), 0, "wire type");

@@ -1,7 +1,5 @@
 // The XSpace importer on real profiles: counts and totals checked against values derived
 // independently (a separate Python wire walk over the same files), and every kind of bad input.
-#include "jaxprof/formats/xplane.h"
-
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -10,6 +8,7 @@
 
 #include "jaxprof/error.h"
 #include "jaxprof/formats/load.h"
+#include "jaxprof/formats/xplane.h"
 #include "test_paths.h"
 
 namespace jaxprof {
@@ -64,22 +63,31 @@ TEST_P(RealProfiles, EventCountsAndDurationTotalsMatch) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Fixtures, RealProfiles,
-    ::testing::Values(
-        Expected{"mi300x_jax_conv.xplane.pb", 3650,
-                 {{"/device:GPU:0", 60, 4000165000}, {"/device:GPU:7", 25, 3502165000},
-                  {"/host:CPU", 3415, 1911823171000}}},
-        Expected{"mi300x_jax_elementwise.xplane.pb", 4623,
-                 {{"/device:GPU:0", 75, 3880724000}, {"/host:CPU", 4548, 87851583000}}},
-        Expected{"mi300x_jax_gemm.xplane.pb", 3782,
-                 {{"/device:GPU:0", 54, 3475484000}, {"/host:CPU", 3728, 86504493000}}},
-        Expected{"tf_v100_8gpu_training.xplane.pb", 23128,
-                 {{"/device:GPU:1", 19, 33792000}, {"/device:GPU:4", 3875, 187186936000},
-                  {"/device:GPU:6", 3880, 194691821000}, {"/host:CPU", 15354, 188061510000}}},
-        Expected{"tpu_4chip_inference.xplane.pb", 26723,
-                 {{"/device:TPU:0", 2317, 355224870336580}, {"/device:TPU:3", 1712, 157622183379178},
-                  {"/host:CPU", 19270, 1060759394595000}}}));
+INSTANTIATE_TEST_SUITE_P(Fixtures, RealProfiles,
+                         ::testing::Values(Expected{"mi300x_jax_conv.xplane.pb",
+                                                    3650,
+                                                    {{"/device:GPU:0", 60, 4000165000},
+                                                     {"/device:GPU:7", 25, 3502165000},
+                                                     {"/host:CPU", 3415, 1911823171000}}},
+                                           Expected{"mi300x_jax_elementwise.xplane.pb",
+                                                    4623,
+                                                    {{"/device:GPU:0", 75, 3880724000},
+                                                     {"/host:CPU", 4548, 87851583000}}},
+                                           Expected{"mi300x_jax_gemm.xplane.pb",
+                                                    3782,
+                                                    {{"/device:GPU:0", 54, 3475484000},
+                                                     {"/host:CPU", 3728, 86504493000}}},
+                                           Expected{"tf_v100_8gpu_training.xplane.pb",
+                                                    23128,
+                                                    {{"/device:GPU:1", 19, 33792000},
+                                                     {"/device:GPU:4", 3875, 187186936000},
+                                                     {"/device:GPU:6", 3880, 194691821000},
+                                                     {"/host:CPU", 15354, 188061510000}}},
+                                           Expected{"tpu_4chip_inference.xplane.pb",
+                                                    26723,
+                                                    {{"/device:TPU:0", 2317, 355224870336580},
+                                                     {"/device:TPU:3", 1712, 157622183379178},
+                                                     {"/host:CPU", 19270, 1060759394595000}}}));
 
 TEST(XSpaceImport, LinesAreSortedAndRelativeToTheEarliestLine) {
   LoadedProfile lp = load(fixture("xplane/mi300x_jax_gemm.xplane.pb"));
@@ -163,8 +171,9 @@ TEST(XSpaceImport, LogDirectoryFindsSessionAndHost) {
 
 TEST(XSpaceImport, SeveralFilesBecomeSeveralHostsOnOneClock) {
   LoadedProfile lp;
-  load_profile({fixture("xplane/mi300x_jax_gemm.xplane.pb"), fixture("xplane/mi300x_jax_conv.xplane.pb")},
-               {}, lp);
+  load_profile(
+      {fixture("xplane/mi300x_jax_gemm.xplane.pb"), fixture("xplane/mi300x_jax_conv.xplane.pb")},
+      {}, lp);
   ASSERT_EQ(lp.profile.hosts.size(), 2u);
   EXPECT_EQ(lp.profile.hosts[0].name, "mi300x_jax_gemm");
   EXPECT_EQ(lp.profile.hosts[1].name, "mi300x_jax_conv");
@@ -213,8 +222,8 @@ TEST(BadInput, EveryTruncationIsRefusedOrConsistent) {
   // Cutting a protobuf mid-field must fail; cutting exactly at a plane boundary is a valid (but
   // smaller) XSpace. Either way: no crash, no hang.
   int refused = 0;
-  for (size_t cut : {size_t{1}, size_t{2}, size_t{100}, whole.size() / 3, whole.size() / 2,
-                     whole.size() - 1}) {
+  for (size_t cut :
+       {size_t{1}, size_t{2}, size_t{100}, whole.size() / 3, whole.size() / 2, whole.size() - 1}) {
     std::string path = temp_file("cut.xplane.pb", whole.substr(0, cut));
     try {
       load(path);
@@ -236,8 +245,9 @@ TEST(BadInput, WrongFormats) {
   noise[0] = 0x7f;
   expect_input_error(temp_file("noise.xplane.pb", noise), "not an XSpace");
   // Starts like a plane but claims an absurd length.
-  expect_input_error(temp_file("absurd.xplane.pb", std::string("\x0a\xff\xff\xff\xff\x0f", 6) + "xx"),
-                     "longer than");
+  expect_input_error(
+      temp_file("absurd.xplane.pb", std::string("\x0a\xff\xff\xff\xff\x0f", 6) + "xx"),
+      "longer than");
 }
 
 TEST(BadInput, TruncatedAndCorruptGzip) {

@@ -1,12 +1,12 @@
 // jaxprof: where does a JAX program's time go? Thin CLI over the library: parse flags, load,
 // analyse, render. Exit codes: 0 success, 2 bad input or usage, 1 internal error.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 #include "jaxprof/analysis/info.h"
 #include "jaxprof/analysis/ops.h"
@@ -86,8 +86,9 @@ int main(int argc, char** argv) {
 
   CommonOptions info_opts;
   bool all_lines = false;
-  auto* info = app.add_subcommand("info", "Hosts, devices (with capabilities), lines, event counts, "
-                                          "time span and modules of a profile");
+  auto* info = app.add_subcommand("info",
+                                  "Hosts, devices (with capabilities), lines, event counts, "
+                                  "time span and modules of a profile");
   add_common(info, info_opts);
   info->add_flag("--all-lines", all_lines, "List every line (default: 12 per plane)");
 

@@ -23,11 +23,18 @@ std::string lower(std::string_view s) {
 }
 
 bool is_collective_opcode(std::string_view op) {
-  static constexpr std::array<std::string_view, 12> kOps = {
-      "all-reduce",          "all-gather",        "reduce-scatter",      "all-to-all",
-      "collective-permute",  "collective-broadcast", "all-reduce-start", "all-reduce-done",
-      "all-gather-start",    "all-gather-done",   "collective-permute-start",
-      "collective-permute-done"};
+  static constexpr std::array<std::string_view, 12> kOps = {"all-reduce",
+                                                            "all-gather",
+                                                            "reduce-scatter",
+                                                            "all-to-all",
+                                                            "collective-permute",
+                                                            "collective-broadcast",
+                                                            "all-reduce-start",
+                                                            "all-reduce-done",
+                                                            "all-gather-start",
+                                                            "all-gather-done",
+                                                            "collective-permute-start",
+                                                            "collective-permute-done"};
   return std::find(kOps.begin(), kOps.end(), op) != kOps.end() || op.starts_with("send") ||
          op.starts_with("recv") || op == "ragged-all-to-all";
 }
@@ -74,7 +81,8 @@ OpCategory categorize(std::string_view opcode, std::string_view name, std::strin
     if (opcode == "fusion") {
       // Fusion names say what XLA fused around: gemm_fusion, convolution fusions, etc.
       if (contains_any(n, {"gemm", "dot", "matmul", "cublas"})) return OpCategory::kGemm;
-      if (contains_any(n, {"convolution", "conv_", "_conv", "cudnn"})) return OpCategory::kConvolution;
+      if (contains_any(n, {"convolution", "conv_", "_conv", "cudnn"}))
+        return OpCategory::kConvolution;
       return OpCategory::kElementwise;
     }
     if (opcode == "custom-call") {
@@ -83,10 +91,10 @@ OpCategory categorize(std::string_view opcode, std::string_view name, std::strin
       return OpCategory::kOther;
     }
     static constexpr std::array<std::string_view, 24> kElementwise = {
-        "add",      "subtract", "multiply", "divide",   "maximum", "minimum", "exponential",
-        "log",      "tanh",     "negate",   "convert",  "select",  "compare", "broadcast",
-        "reduce",   "transpose", "reshape", "sqrt",     "rsqrt",   "power",   "abs",
-        "logistic", "iota",     "concatenate"};
+        "add",         "subtract",  "multiply", "divide",    "maximum", "minimum",
+        "exponential", "log",       "tanh",     "negate",    "convert", "select",
+        "compare",     "broadcast", "reduce",   "transpose", "reshape", "sqrt",
+        "rsqrt",       "power",     "abs",      "logistic",  "iota",    "concatenate"};
     if (std::find(kElementwise.begin(), kElementwise.end(), opcode) != kElementwise.end())
       return OpCategory::kElementwise;
     return OpCategory::kOther;

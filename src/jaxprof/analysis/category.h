@@ -6,7 +6,15 @@
 
 namespace jaxprof {
 
-enum class OpCategory { kGemm, kConvolution, kAttention, kElementwise, kCollective, kMemcpy, kOther };
+enum class OpCategory {
+  kGemm,
+  kConvolution,
+  kAttention,
+  kElementwise,
+  kCollective,
+  kMemcpy,
+  kOther
+};
 
 const char* category_name(OpCategory c);
 

@@ -1,12 +1,12 @@
 // Event selection shared by every analysis: name prefix, RE2 regex, minimum duration, device.
 #pragma once
 
+#include <re2/re2.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
-
-#include <re2/re2.h>
 
 namespace jaxprof {
 

@@ -30,8 +30,8 @@ struct PlaneInfo {
 struct ModuleInfo {
   std::string name;
   ProgramId program_id = kNoProgram;
-  uint64_t events = 0;        // events attributed to it
-  size_t instructions = 0;    // from the HLO index, 0 when unknown
+  uint64_t events = 0;      // events attributed to it
+  size_t instructions = 0;  // from the HLO index, 0 when unknown
   bool has_hlo = false;
 };
 

@@ -7,10 +7,11 @@ namespace jaxprof {
 void merge_intervals(std::vector<Interval>& v) {
   std::erase_if(v, [](const Interval& i) { return i.end <= i.begin; });
   if (v.empty()) return;
-  bool sorted = std::is_sorted(v.begin(), v.end(),
-                               [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  bool sorted = std::is_sorted(
+      v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
   if (!sorted)
-    std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+    std::sort(v.begin(), v.end(),
+              [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
   size_t out = 0;
   for (size_t i = 1; i < v.size(); ++i) {
     if (v[i].begin <= v[out].end) {

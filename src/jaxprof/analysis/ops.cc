@@ -1,11 +1,11 @@
 #include "jaxprof/analysis/ops.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <unordered_map>
-
-#include <fmt/format.h>
 
 #include "jaxprof/analysis/category.h"
 #include "jaxprof/analysis/device_events.h"
@@ -31,8 +31,8 @@ const char* group_by_name(GroupBy g) {
 }
 
 bool parse_group_by(std::string_view text, GroupBy& out) {
-  for (GroupBy g : {GroupBy::kHloOp, GroupBy::kKernel, GroupBy::kModule, GroupBy::kName,
-                    GroupBy::kCategory}) {
+  for (GroupBy g :
+       {GroupBy::kHloOp, GroupBy::kKernel, GroupBy::kModule, GroupBy::kName, GroupBy::kCategory}) {
     if (text == group_by_name(g)) {
       out = g;
       return true;
@@ -171,8 +171,8 @@ OpsResult compute_ops(const Profile& p, const OpsOptions& options) {
   OpsResult result;
   result.group_by = options.group_by;
   Grouper grouper{p, options.group_by};
-  uint64_t budget = options.filter.max_events ? options.filter.max_events
-                                              : std::numeric_limits<uint64_t>::max();
+  uint64_t budget =
+      options.filter.max_events ? options.filter.max_events : std::numeric_limits<uint64_t>::max();
   bool capped = false;
 
   // Name filters depend only on the event metadata: decide once per metadata entry.
@@ -252,8 +252,8 @@ OpsResult compute_ops(const Profile& p, const OpsOptions& options) {
         GroupInfo info = describe(p, GroupBy::kHloOp, key, acc.first_event, dev.plane);
         std::string_view name = info.name;
         std::string kernel(p.event_name(acc.first_event));
-        OpCategory c = categorize(info.opcode, info.opcode.empty() ? std::string_view(kernel) : name,
-                                  info.op_name);
+        OpCategory c = categorize(
+            info.opcode, info.opcode.empty() ? std::string_view(kernel) : name, info.op_name);
         by_category[static_cast<int>(c)].merge(acc);
       }
       for (auto& [c, acc] : by_category) {
@@ -291,9 +291,9 @@ OpsResult compute_ops(const Profile& p, const OpsOptions& options) {
     result.devices.push_back(std::move(out));
   }
   if (capped)
-    result.warnings.push_back(fmt::format(
-        "stopped at --max-events {}: later events are not counted in the groups",
-        options.filter.max_events));
+    result.warnings.push_back(
+        fmt::format("stopped at --max-events {}: later events are not counted in the groups",
+                    options.filter.max_events));
   return result;
 }
 

@@ -26,7 +26,7 @@ struct OpsOptions {
 
 struct OpGroup {
   std::string name;
-  std::string module;       // hlo-op and module grouping
+  std::string module;                 // hlo-op and module grouping
   ProgramId program_id = kNoProgram;  // module grouping
   uint64_t count = 0;
   int64_t total_ps = 0;

@@ -10,8 +10,8 @@ namespace {
 struct Open {
   uint32_t index;
   int64_t begin, end;
-  int64_t covered = 0;     // union length of nested intervals seen so far
-  int64_t cover_end;       // end of that union (children arrive in start order)
+  int64_t covered = 0;  // union length of nested intervals seen so far
+  int64_t cover_end;    // end of that union (children arrive in start order)
 };
 
 }  // namespace

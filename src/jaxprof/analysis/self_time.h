@@ -17,7 +17,8 @@ inline constexpr int64_t kNestingTolerancePs = 1000;
 // union is taken, so self time is never negative. When `participates` is given, only events with
 // participates[i - first] != 0 count as children (and get a self time; others get 0).
 void compute_self_times(const Events& events, uint32_t first, uint32_t count,
-                        std::vector<int64_t>& self, const std::vector<uint8_t>* participates = nullptr,
+                        std::vector<int64_t>& self,
+                        const std::vector<uint8_t>* participates = nullptr,
                         int64_t tolerance_ps = kNestingTolerancePs);
 
 }  // namespace jaxprof

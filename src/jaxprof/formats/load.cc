@@ -47,8 +47,9 @@ void load_profile(const std::vector<std::string>& paths, const LoadOptions& opti
     (is_hlo_file_name(name) ? hlo_files : profiles).push_back(p);
   }
   if (profiles.empty())
-    throw InputError(paths.front(), "only HLO files given; pass a profile (*.xplane.pb or a log "
-                                    "directory) too");
+    throw InputError(paths.front(),
+                     "only HLO files given; pass a profile (*.xplane.pb or a log "
+                     "directory) too");
 
   DiscoverOptions discover{options.session, options.hosts};
   if (profiles.size() == 1) {

@@ -30,8 +30,7 @@ namespace xline {
 constexpr uint32_t kId = 1, kName = 2, kTimestampNs = 3, kEvents = 4, kDisplayName = 11;
 }
 namespace xevent {
-constexpr uint32_t kMetadataId = 1, kOffsetPs = 2, kDurationPs = 3, kStats = 4,
-                   kNumOccurrences = 5;
+constexpr uint32_t kMetadataId = 1, kOffsetPs = 2, kDurationPs = 3, kStats = 4, kNumOccurrences = 5;
 }
 namespace xmeta {
 constexpr uint32_t kId = 1, kName = 2, kDisplayName = 4, kStats = 5;
@@ -115,8 +114,6 @@ struct WorkerTables {
   }
 };
 
-std::string_view text(const Field& f) { return f.bytes; }
-
 // Reads the int64 key and message value of a map<int64, Message> entry.
 void map_entry(std::string_view entry, const uint8_t* origin, int64_t& key,
                std::string_view& value) {
@@ -161,7 +158,8 @@ class XSpaceImporter {
           planes.push_back(f.bytes);
           break;
         case xspace::kErrors:
-          if (f.type == WireType::kLen) p_.errors.push_back(buf_->path() + ": " + std::string(f.bytes));
+          if (f.type == WireType::kLen)
+            p_.errors.push_back(buf_->path() + ": " + std::string(f.bytes));
           break;
         case xspace::kWarnings:
           if (f.type == WireType::kLen)
@@ -184,7 +182,8 @@ class XSpaceImporter {
     p_.hosts[host_index_].base_ns = host_base;
 
     // Planes no longer move: the lookups may point at their maps now.
-    for (size_t i = 0; i < lookups_.size(); ++i) lookups_[i].stat_names = &p_.planes[first_plane_ + i].stat_names;
+    for (size_t i = 0; i < lookups_.size(); ++i)
+      lookups_[i].stat_names = &p_.planes[first_plane_ + i].stat_names;
     layout_events(host_base);
     decode_events();
     merge_worker_tables();
@@ -200,7 +199,7 @@ class XSpaceImporter {
     int64_t timestamp_ns = 0;
     uint32_t events = 0;
     std::vector<std::pair<uint32_t, uint32_t>> chunk_starts;  // (offset, event index in segment)
-    uint32_t end = 0;                                          // offset past the segment
+    uint32_t end = 0;                                         // offset past the segment
   };
 
   void check_format() {
@@ -208,20 +207,18 @@ class XSpaceImporter {
     size_t i = 0;
     while (i < v.size() && (v[i] == ' ' || v[i] == '\n' || v[i] == '\r' || v[i] == '\t')) ++i;
     if (i < v.size() && (v[i] == '{' || v[i] == '['))
-      throw InputError("", "looks like JSON (a Chrome trace?), expected a binary XSpace (*.xplane.pb)", 0);
+      throw InputError(
+          "", "looks like JSON (a Chrome trace?), expected a binary XSpace (*.xplane.pb)", 0);
     if (v.starts_with("PK\x03\x04"))
       throw InputError("", "is a zip archive, expected a binary XSpace (*.xplane.pb)", 0);
     // An XSpace starts with a plane (field 1, length-delimited) or, rarely, another XSpace field.
     uint8_t first = static_cast<uint8_t>(v[0]);
     if (first != 0x0a && first != 0x12 && first != 0x1a && first != 0x22)
-      throw InputError("", "not an XSpace profile: unexpected first byte 0x" +
-                               std::string(1, "0123456789abcdef"[first >> 4]) +
-                               std::string(1, "0123456789abcdef"[first & 15]),
+      throw InputError("",
+                       "not an XSpace profile: unexpected first byte 0x" +
+                           std::string(1, "0123456789abcdef"[first >> 4]) +
+                           std::string(1, "0123456789abcdef"[first & 15]),
                        0);
-  }
-
-  uint32_t plane_offset(std::string_view plane, std::string_view inner) const {
-    return static_cast<uint32_t>(inner.data() - plane.data());
   }
 
   void scan_plane(std::string_view bytes) {
@@ -241,7 +238,7 @@ class XSpaceImporter {
           break;
         case xplane::kName:
           wire::expect_type(r, f, WireType::kLen, "XPlane.name");
-          plane.name = p_.strings.intern_view(text(f));
+          plane.name = p_.strings.intern_view(f.bytes);
           break;
         case xplane::kLines:
           wire::expect_type(r, f, WireType::kLen, "XPlane.lines");
@@ -265,7 +262,8 @@ class XSpaceImporter {
     }
     plane.kind = classify_plane(p_.strings[plane.name]);
     if (plane.bytes.size() > std::numeric_limits<uint32_t>::max())
-      throw InputError("", "plane larger than 4 GiB is not supported", Reader(bytes, origin_).offset_of(bytes));
+      throw InputError("", "plane larger than 4 GiB is not supported",
+                       Reader(bytes, origin_).offset_of(bytes));
 
     PlaneLookup& lookup = lookups_.emplace_back();
     // Stat metadata first: event metadata stats and refs need the names.
@@ -289,7 +287,8 @@ class XSpaceImporter {
       plane.stats.push_back(decode_stat(s, plane.stat_names, p_.strings, origin_));
     for (auto [id, name] : plane.stat_names) {
       if (id < 0 || static_cast<uint64_t>(id) >= 4 * plane.stat_names.size() + 1024) continue;
-      if (lookup.dense_stat_names.size() <= static_cast<uint64_t>(id)) lookup.dense_stat_names.resize(id + 1, 0);
+      if (lookup.dense_stat_names.size() <= static_cast<uint64_t>(id))
+        lookup.dense_stat_names.resize(id + 1, 0);
       lookup.dense_stat_names[id] = name;
     }
 
@@ -313,7 +312,8 @@ class XSpaceImporter {
         if (f.number == xmeta::kStats) {
           Stat s = decode_stat(f.bytes, plane.stat_names, p_.strings, origin_);
           std::string_view sname = p_.strings[s.name];
-          if (sname == "hlo_op" && s.value.is_text()) m.hlo_op = p_.strings.intern_view(s.value.str);
+          if (sname == "hlo_op" && s.value.is_text())
+            m.hlo_op = p_.strings.intern_view(s.value.str);
           if (sname == "hlo_module" && s.value.is_text())
             m.hlo_module = p_.strings.intern_view(s.value.str);
           if (sname == "program_id" && s.value.as_int())
@@ -357,10 +357,12 @@ class XSpaceImporter {
     while (p < end) {
       // Runs of events (tag 0x22) are the bulk: count them with a tight loop.
       while (p < end && *p == 0x22) {
-        if (events % kChunkEvents == 0) pending.chunk_starts.emplace_back(static_cast<uint32_t>(p - pbase), events);
+        if (events % kChunkEvents == 0)
+          pending.chunk_starts.emplace_back(static_cast<uint32_t>(p - pbase), events);
         const uint8_t* field = p++;
         uint64_t len = wire::read_varint(p, end, origin_);
-        if (len > static_cast<uint64_t>(end - p)) wire::fail(origin_, field, "event is longer than its line");
+        if (len > static_cast<uint64_t>(end - p))
+          wire::fail(origin_, field, "event is longer than its line");
         p += len;
         if (++events == std::numeric_limits<uint32_t>::max())
           wire::fail(origin_, field, "line has too many events");
@@ -398,7 +400,8 @@ class XSpaceImporter {
   void register_line(uint32_t plane_index, CountedLine counted,
                      std::unordered_map<int64_t, uint32_t>& line_by_id) {
     PendingLine& pending = counted.pending;
-    auto [it, inserted] = line_by_id.try_emplace(counted.id, static_cast<uint32_t>(p_.lines.size()));
+    auto [it, inserted] =
+        line_by_id.try_emplace(counted.id, static_cast<uint32_t>(p_.lines.size()));
     if (inserted) {
       Line& line = p_.lines.emplace_back();
       line.plane = plane_index;
@@ -436,7 +439,8 @@ class XSpaceImporter {
   }
 
   unsigned thread_count(size_t work_items) const {
-    unsigned threads = opt_.threads != 0 ? opt_.threads : std::max(1u, std::thread::hardware_concurrency());
+    unsigned threads =
+        opt_.threads != 0 ? opt_.threads : std::max(1u, std::thread::hardware_concurrency());
     return std::max<unsigned>(1, std::min<size_t>({threads, work_items, 64}));
   }
 
@@ -450,8 +454,10 @@ class XSpaceImporter {
     auto work = [&](unsigned t) {
       try {
         for (size_t i; (i = next.fetch_add(1)) < n;) {
-          if constexpr (std::is_invocable_v<Fn, size_t, unsigned>) fn(i, t);
-          else fn(i);
+          if constexpr (std::is_invocable_v<Fn, size_t, unsigned>)
+            fn(i, t);
+          else
+            fn(i);
         }
       } catch (...) {
         errors[t] = std::current_exception();
@@ -495,7 +501,8 @@ class XSpaceImporter {
       int64_t base_ps = (l.timestamp_ns - host_base) * 1000;
       for (size_t c = 0; c < l.chunk_starts.size(); ++c) {
         uint32_t begin_index = l.chunk_starts[c].second;
-        uint32_t end_index = c + 1 < l.chunk_starts.size() ? l.chunk_starts[c + 1].second : l.events;
+        uint32_t end_index =
+            c + 1 < l.chunk_starts.size() ? l.chunk_starts[c + 1].second : l.events;
         chunks_.push_back(Chunk{plane, l.chunk_starts[c].first, l.end, end_index - begin_index,
                                 static_cast<uint32_t>(cursor[l.line] + begin_index), base_ps});
       }
@@ -528,7 +535,8 @@ class XSpaceImporter {
       ++p;
       ev.raw[e] = static_cast<uint32_t>(p - pbase);
       uint64_t len = wire::read_varint(p, line_end, origin_);
-      if (len > static_cast<uint64_t>(line_end - p)) fail_at(field, "event is longer than its line");
+      if (len > static_cast<uint64_t>(line_end - p))
+        fail_at(field, "event is longer than its line");
       const uint8_t* q = p;
       const uint8_t* const event_end = p + len;
       p = event_end;
@@ -553,12 +561,14 @@ class XSpaceImporter {
             break;
           case 0x22: {  // stats
             uint64_t slen = wire::read_varint(q, event_end, origin_);
-            if (slen > static_cast<uint64_t>(event_end - q)) fail_at(q, "stat is longer than its event");
+            if (slen > static_cast<uint64_t>(event_end - q))
+              fail_at(q, "stat is longer than its event");
             // A serialized XStat starts with its metadata id; only three ids matter here.
             if (slen >= 2 && q[0] == 0x08) {
               const uint8_t* sq = q + 1;
               int64_t id = static_cast<int64_t>(wire::read_varint(sq, q + slen, origin_));
-              if (id == lookup.hlo_op_stat || id == lookup.hlo_module_stat || id == lookup.program_id_stat)
+              if (id == lookup.hlo_op_stat || id == lookup.hlo_module_stat ||
+                  id == lookup.program_id_stat)
                 decode_hot_stat(std::string_view(reinterpret_cast<const char*>(q), slen), lookup, w,
                                 hlo_op, hlo_module, program_id);
             }
@@ -602,8 +612,10 @@ class XSpaceImporter {
         // Re-read the tag and value lengths: varint, fixed32 or fixed64.
         const uint8_t* q = p;
         wire::read_varint(q, end, origin_);
-        if (f.type == WireType::kVarint) wire::read_varint(q, end, origin_);
-        else q += f.type == WireType::kFixed64 ? 8 : 4;
+        if (f.type == WireType::kVarint)
+          wire::read_varint(q, end, origin_);
+        else
+          q += f.type == WireType::kFixed64 ? 8 : 4;
         return q;
       }
     }
@@ -615,8 +627,10 @@ class XSpaceImporter {
     Field g;
     if (!sr.next(g) || g.number != 1) return;  // metadata_id comes first in serialized stats
     int64_t id = g.as_int64();
-    int which = id == lookup.hlo_op_stat ? 0 : id == lookup.hlo_module_stat ? 1
-              : id == lookup.program_id_stat ? 2 : -1;
+    int which = id == lookup.hlo_op_stat       ? 0
+                : id == lookup.hlo_module_stat ? 1
+                : id == lookup.program_id_stat ? 2
+                                               : -1;
     if (which < 0) return;
     while (sr.next(g)) {
       StringId sid = 0;
@@ -669,9 +683,12 @@ class XSpaceImporter {
       if (!opt_.release_pages) return;
       Released& r = released[t];
       size_t begin = static_cast<size_t>(p_.planes[c.plane].bytes.data() -
-                                         reinterpret_cast<const char*>(origin_)) + c.begin;
-      if (!r.ranges.empty() && r.ranges.back().second >= begin) r.ranges.back().second = end;
-      else r.ranges.emplace_back(begin, end);
+                                         reinterpret_cast<const char*>(origin_)) +
+                     c.begin;
+      if (!r.ranges.empty() && r.ranges.back().second >= begin)
+        r.ranges.back().second = end;
+      else
+        r.ranges.emplace_back(begin, end);
       r.bytes += end - begin;
       if (r.bytes >= kReleaseBatch) flush(r);
     });
@@ -687,7 +704,8 @@ class XSpaceImporter {
       return string_map[(id & ~kLocalBit) >> kWorkerShift][id & ((1u << kWorkerShift) - 1)];
     };
     for (size_t t = 0; t < workers_.size(); ++t) {
-      for (std::string_view s : workers_[t].strings) string_map[t].push_back(p_.strings.intern_view(s));
+      for (std::string_view s : workers_[t].strings)
+        string_map[t].push_back(p_.strings.intern_view(s));
     }
     for (size_t t = 0; t < workers_.size(); ++t) {
       for (const LocalModule& m : workers_[t].modules)
@@ -698,7 +716,9 @@ class XSpaceImporter {
       for (uint32_t e = c.first_event; e < c.first_event + c.count; ++e) {
         ev.hlo_op[e] = global_string(ev.hlo_op[e]);
         uint32_t m = ev.module[e];
-        if (m & kLocalBit) ev.module[e] = module_map[(m & ~kLocalBit) >> kWorkerShift][m & ((1u << kWorkerShift) - 1)];
+        if (m & kLocalBit)
+          ev.module[e] =
+              module_map[(m & ~kLocalBit) >> kWorkerShift][m & ((1u << kWorkerShift) - 1)];
       }
     }
   }
@@ -710,8 +730,9 @@ class XSpaceImporter {
       uint32_t b = line.first_event, n = line.event_count;
       bool sorted = true;
       for (uint32_t i = b + 1; i < b + n && sorted; ++i) {
-        sorted = ev.start_ps[i - 1] < ev.start_ps[i] ||
-                 (ev.start_ps[i - 1] == ev.start_ps[i] && ev.duration_ps[i - 1] >= ev.duration_ps[i]);
+        sorted =
+            ev.start_ps[i - 1] < ev.start_ps[i] ||
+            (ev.start_ps[i - 1] == ev.start_ps[i] && ev.duration_ps[i - 1] >= ev.duration_ps[i]);
       }
       if (sorted) continue;
       std::vector<uint32_t> order(n);

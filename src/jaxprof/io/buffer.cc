@@ -139,7 +139,8 @@ std::vector<uint8_t> gunzip(std::string_view compressed, const std::string& path
                        static_cast<int64_t>(compressed.size()));
     }
     if (rc != Z_OK && rc != Z_BUF_ERROR) {
-      throw InputError(path, std::string("corrupt gzip data: ") + (zs.msg ? zs.msg : "inflate error"),
+      throw InputError(path,
+                       std::string("corrupt gzip data: ") + (zs.msg ? zs.msg : "inflate error"),
                        static_cast<int64_t>(compressed.size() - in_left));
     }
     if (in_left == 0 && zs.avail_out > 0 && rc == Z_OK) {

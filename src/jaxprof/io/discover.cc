@@ -13,7 +13,8 @@ namespace jaxprof {
 namespace {
 
 bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 std::string join(const std::vector<std::string>& items) {
@@ -35,8 +36,10 @@ void scan_run_dir(const fs::path& dir, ProfileFiles& out) {
   std::sort(entries.begin(), entries.end());
   for (const auto& p : entries) {
     std::string name = p.filename().string();
-    if (is_xspace_file_name(name)) out.hosts.push_back({host_from_file_name(name), p.string()});
-    else if (is_hlo_file_name(name)) out.hlo_files.push_back(p.string());
+    if (is_xspace_file_name(name))
+      out.hosts.push_back({host_from_file_name(name), p.string()});
+    else if (is_hlo_file_name(name))
+      out.hlo_files.push_back(p.string());
   }
 }
 
@@ -81,8 +84,8 @@ ProfileFiles discover_profile(const std::string& path, const DiscoverOptions& op
     if (out.session.empty()) out.session = p.parent_path().filename().string();
     out.sessions.push_back(out.session);
     if (!options.session.empty() && options.session != out.session)
-      throw InputError(path, "is the run directory of session " + out.session + ", not " +
-                                 options.session);
+      throw InputError(
+          path, "is the run directory of session " + out.session + ", not " + options.session);
     scan_run_dir(p, out);
   } else {
     // A log dir has plugins/profile/<session>/; accept plugins/profile itself too.
@@ -95,8 +98,9 @@ ProfileFiles discover_profile(const std::string& path, const DiscoverOptions& op
     }
     std::sort(sessions.begin(), sessions.end());
     if (sessions.empty())
-      throw InputError(path, "no profile found: expected *.xplane.pb files, a run directory, or a "
-                             "log directory with plugins/profile/<session>/");
+      throw InputError(path,
+                       "no profile found: expected *.xplane.pb files, a run directory, or a "
+                       "log directory with plugins/profile/<session>/");
     out.sessions = sessions;
     if (options.session.empty()) {
       out.session = sessions.back();

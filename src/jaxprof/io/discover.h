@@ -14,8 +14,8 @@ struct HostFile {
 };
 
 struct ProfileFiles {
-  std::string session;               // empty for a single file
-  std::vector<std::string> sessions; // every session found (for messages and `info`)
+  std::string session;                // empty for a single file
+  std::vector<std::string> sessions;  // every session found (for messages and `info`)
   std::vector<HostFile> hosts;
   std::vector<std::string> hlo_files;  // *.hlo.pb / *.hlo_proto.pb beside the profile
 };

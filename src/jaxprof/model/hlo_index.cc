@@ -1,5 +1,5 @@
-// Decodes xla.HloProto / HloModuleProto straight from the wire (no libprotobuf). Only the fields the
-// analyses use are read; everything else is skipped. Field numbers are those of XLA's public
+// Decodes xla.HloProto / HloModuleProto straight from the wire (no libprotobuf). Only the fields
+// the analyses use are read; everything else is skipped. Field numbers are those of XLA's public
 // xla/service/hlo.proto and xla/xla_data.proto.
 #include "jaxprof/model/hlo_index.h"
 
@@ -18,16 +18,46 @@ using wire::WireType;
 
 // A corrupt proto can nest tuple shapes as deep as its size allows; recursion must stay bounded.
 constexpr int kMaxShapeDepth = 64;
-// Iota replica groups are expanded into explicit lists; a corrupt count must not allocate gigabytes.
+// Iota replica groups are expanded into explicit lists; a corrupt count must not allocate
+// gigabytes.
 constexpr int64_t kMaxIotaDevices = int64_t{1} << 22;
 
 // xla.PrimitiveType numbers (xla_data.proto).
 enum PrimitiveType : int32_t {
-  kPred = 1, kS8 = 2, kS16 = 3, kS32 = 4, kS64 = 5, kU8 = 6, kU16 = 7, kU32 = 8, kU64 = 9,
-  kF16 = 10, kF32 = 11, kF64 = 12, kTuple = 13, kOpaque = 14, kC64 = 15, kBF16 = 16, kToken = 17,
-  kC128 = 18, kF8E5M2 = 19, kF8E4M3FN = 20, kS4 = 21, kU4 = 22, kF8E4M3B11FNUZ = 23,
-  kF8E5M2FNUZ = 24, kF8E4M3FNUZ = 25, kS2 = 26, kU2 = 27, kF8E4M3 = 28, kF8E3M4 = 29, kS1 = 30,
-  kU1 = 31, kF4E2M1FN = 32, kF8E8M0FNU = 33, kBuffer = 34,
+  kPred = 1,
+  kS8 = 2,
+  kS16 = 3,
+  kS32 = 4,
+  kS64 = 5,
+  kU8 = 6,
+  kU16 = 7,
+  kU32 = 8,
+  kU64 = 9,
+  kF16 = 10,
+  kF32 = 11,
+  kF64 = 12,
+  kTuple = 13,
+  kOpaque = 14,
+  kC64 = 15,
+  kBF16 = 16,
+  kToken = 17,
+  kC128 = 18,
+  kF8E5M2 = 19,
+  kF8E4M3FN = 20,
+  kS4 = 21,
+  kU4 = 22,
+  kF8E4M3B11FNUZ = 23,
+  kF8E5M2FNUZ = 24,
+  kF8E4M3FNUZ = 25,
+  kS2 = 26,
+  kU2 = 27,
+  kF8E4M3 = 28,
+  kF8E3M4 = 29,
+  kS1 = 30,
+  kU1 = 31,
+  kF4E2M1FN = 32,
+  kF8E8M0FNU = 33,
+  kBuffer = 34,
 };
 
 struct TypeInfo {
@@ -37,41 +67,76 @@ struct TypeInfo {
 
 TypeInfo type_info(int32_t t) {
   switch (t) {
-    case kPred: return {"pred", 8};
-    case kS8: return {"s8", 8};
-    case kS16: return {"s16", 16};
-    case kS32: return {"s32", 32};
-    case kS64: return {"s64", 64};
-    case kU8: return {"u8", 8};
-    case kU16: return {"u16", 16};
-    case kU32: return {"u32", 32};
-    case kU64: return {"u64", 64};
-    case kF16: return {"f16", 16};
-    case kF32: return {"f32", 32};
-    case kF64: return {"f64", 64};
-    case kTuple: return {"tuple", 0};
-    case kOpaque: return {"opaque", 0};
-    case kC64: return {"c64", 64};
-    case kBF16: return {"bf16", 16};
-    case kToken: return {"token", 0};
-    case kC128: return {"c128", 128};
-    case kF8E5M2: return {"f8e5m2", 8};
-    case kF8E4M3FN: return {"f8e4m3fn", 8};
-    case kS4: return {"s4", 4};
-    case kU4: return {"u4", 4};
-    case kF8E4M3B11FNUZ: return {"f8e4m3b11fnuz", 8};
-    case kF8E5M2FNUZ: return {"f8e5m2fnuz", 8};
-    case kF8E4M3FNUZ: return {"f8e4m3fnuz", 8};
-    case kS2: return {"s2", 2};
-    case kU2: return {"u2", 2};
-    case kF8E4M3: return {"f8e4m3", 8};
-    case kF8E3M4: return {"f8e3m4", 8};
-    case kS1: return {"s1", 1};
-    case kU1: return {"u1", 1};
-    case kF4E2M1FN: return {"f4e2m1fn", 4};
-    case kF8E8M0FNU: return {"f8e8m0fnu", 8};
-    case kBuffer: return {"buffer", 0};
-    default: return {nullptr, 0};
+    case kPred:
+      return {"pred", 8};
+    case kS8:
+      return {"s8", 8};
+    case kS16:
+      return {"s16", 16};
+    case kS32:
+      return {"s32", 32};
+    case kS64:
+      return {"s64", 64};
+    case kU8:
+      return {"u8", 8};
+    case kU16:
+      return {"u16", 16};
+    case kU32:
+      return {"u32", 32};
+    case kU64:
+      return {"u64", 64};
+    case kF16:
+      return {"f16", 16};
+    case kF32:
+      return {"f32", 32};
+    case kF64:
+      return {"f64", 64};
+    case kTuple:
+      return {"tuple", 0};
+    case kOpaque:
+      return {"opaque", 0};
+    case kC64:
+      return {"c64", 64};
+    case kBF16:
+      return {"bf16", 16};
+    case kToken:
+      return {"token", 0};
+    case kC128:
+      return {"c128", 128};
+    case kF8E5M2:
+      return {"f8e5m2", 8};
+    case kF8E4M3FN:
+      return {"f8e4m3fn", 8};
+    case kS4:
+      return {"s4", 4};
+    case kU4:
+      return {"u4", 4};
+    case kF8E4M3B11FNUZ:
+      return {"f8e4m3b11fnuz", 8};
+    case kF8E5M2FNUZ:
+      return {"f8e5m2fnuz", 8};
+    case kF8E4M3FNUZ:
+      return {"f8e4m3fnuz", 8};
+    case kS2:
+      return {"s2", 2};
+    case kU2:
+      return {"u2", 2};
+    case kF8E4M3:
+      return {"f8e4m3", 8};
+    case kF8E3M4:
+      return {"f8e3m4", 8};
+    case kS1:
+      return {"s1", 1};
+    case kU1:
+      return {"u1", 1};
+    case kF4E2M1FN:
+      return {"f4e2m1fn", 4};
+    case kF8E8M0FNU:
+      return {"f8e8m0fnu", 8};
+    case kBuffer:
+      return {"buffer", 0};
+    default:
+      return {nullptr, 0};
   }
 }
 
@@ -141,9 +206,15 @@ void read_metadata(std::string_view msg, const uint8_t* origin, HloInstruction& 
   Field f;
   while (r.next(f)) {
     switch (f.number) {
-      case 1: out.op_type = read_string(r, f, "OpMetadata.op_type"); break;
-      case 2: out.op_name = read_string(r, f, "OpMetadata.op_name"); break;
-      case 3: out.source_file = read_string(r, f, "OpMetadata.source_file"); break;
+      case 1:
+        out.op_type = read_string(r, f, "OpMetadata.op_type");
+        break;
+      case 2:
+        out.op_name = read_string(r, f, "OpMetadata.op_name");
+        break;
+      case 3:
+        out.source_file = read_string(r, f, "OpMetadata.source_file");
+        break;
       case 4:
         out.source_line = static_cast<int32_t>(read_varint_field(r, f, "OpMetadata.source_line"));
         break;
@@ -287,12 +358,24 @@ void read_instruction(std::string_view msg, const uint8_t* origin, HloInstructio
   Field f;
   while (r.next(f)) {
     switch (f.number) {
-      case 1: out.name = read_string(r, f, "HloInstructionProto.name"); break;
-      case 2: out.opcode = read_string(r, f, "HloInstructionProto.opcode"); break;
-      case 3: read_shape(read_string(r, f, "HloInstructionProto.shape"), origin, out.shape, 0); break;
-      case 7: read_metadata(read_string(r, f, "HloInstructionProto.metadata"), origin, out); break;
-      case 35: out.id = static_cast<int64_t>(read_varint_field(r, f, "HloInstructionProto.id")); break;
-      case 36: read_repeated_int(r, f, out.operand_ids, "HloInstructionProto.operand_ids"); break;
+      case 1:
+        out.name = read_string(r, f, "HloInstructionProto.name");
+        break;
+      case 2:
+        out.opcode = read_string(r, f, "HloInstructionProto.opcode");
+        break;
+      case 3:
+        read_shape(read_string(r, f, "HloInstructionProto.shape"), origin, out.shape, 0);
+        break;
+      case 7:
+        read_metadata(read_string(r, f, "HloInstructionProto.metadata"), origin, out);
+        break;
+      case 35:
+        out.id = static_cast<int64_t>(read_varint_field(r, f, "HloInstructionProto.id"));
+        break;
+      case 36:
+        read_repeated_int(r, f, out.operand_ids, "HloInstructionProto.operand_ids");
+        break;
       case 38:
         read_repeated_int(r, f, out.called_computation_ids,
                           "HloInstructionProto.called_computation_ids");
@@ -328,7 +411,9 @@ void read_computation(std::string_view msg, const uint8_t* origin, HloModule& m)
   Field f;
   while (r.next(f)) {
     switch (f.number) {
-      case 1: comp.name = read_string(r, f, "HloComputationProto.name"); break;
+      case 1:
+        comp.name = read_string(r, f, "HloComputationProto.name");
+        break;
       case 2: {
         std::string_view sub = read_string(r, f, "HloComputationProto.instructions");
         comp.instructions.push_back(static_cast<uint32_t>(m.instructions.size()));
@@ -337,7 +422,9 @@ void read_computation(std::string_view msg, const uint8_t* origin, HloModule& m)
         read_instruction(sub, origin, instr);
         break;
       }
-      case 5: comp.id = static_cast<int64_t>(read_varint_field(r, f, "HloComputationProto.id")); break;
+      case 5:
+        comp.id = static_cast<int64_t>(read_varint_field(r, f, "HloComputationProto.id"));
+        break;
       default:
         break;
     }
@@ -366,8 +453,12 @@ void read_frame_index(std::string_view msg, const uint8_t* origin, FrameIndex& o
   Field f;
   while (r.next(f)) {
     switch (f.number) {
-      case 1: out.files.push_back(read_string(r, f, "StackFrameIndex.file_names")); break;
-      case 2: out.functions.push_back(read_string(r, f, "StackFrameIndex.function_names")); break;
+      case 1:
+        out.files.push_back(read_string(r, f, "StackFrameIndex.file_names"));
+        break;
+      case 2:
+        out.functions.push_back(read_string(r, f, "StackFrameIndex.function_names"));
+        break;
       case 3: {
         Reader sub(read_string(r, f, "StackFrameIndex.file_locations"), origin);
         FrameIndex::Location& loc = out.locations.emplace_back();
@@ -429,9 +520,15 @@ void read_module(std::string_view msg, const uint8_t* origin, HloModule& m, Fram
   Field f;
   while (r.next(f)) {
     switch (f.number) {
-      case 1: m.name = read_string(r, f, "HloModuleProto.name"); break;
-      case 3: read_computation(read_string(r, f, "HloModuleProto.computations"), origin, m); break;
-      case 5: m.module_id = static_cast<int64_t>(read_varint_field(r, f, "HloModuleProto.id")); break;
+      case 1:
+        m.name = read_string(r, f, "HloModuleProto.name");
+        break;
+      case 3:
+        read_computation(read_string(r, f, "HloModuleProto.computations"), origin, m);
+        break;
+      case 5:
+        m.module_id = static_cast<int64_t>(read_varint_field(r, f, "HloModuleProto.id"));
+        break;
       case 6:
         m.entry_computation_id =
             static_cast<int64_t>(read_varint_field(r, f, "HloModuleProto.entry_computation_id"));
@@ -481,7 +578,8 @@ uint64_t HloShape::byte_size() const {
   }
   uint64_t bytes;
   if (bits % 8 == 0) {
-    if (__builtin_mul_overflow(elements, static_cast<uint64_t>(bits / 8), &bytes)) return UINT64_MAX;
+    if (__builtin_mul_overflow(elements, static_cast<uint64_t>(bits / 8), &bytes))
+      return UINT64_MAX;
     return bytes;
   }
   // Sub-byte types are packed; an array rounds up to whole bytes.

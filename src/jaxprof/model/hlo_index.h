@@ -85,10 +85,10 @@ class HloIndex {
   // fingerprints carried as int64 bit patterns).
   static constexpr int64_t kUnknownProgramId = -1;
 
-  // Decodes a serialized xla.HloProto (or a bare HloModuleProto when `bare_module` is true) and adds
-  // it. `program_id` == kUnknownProgramId means unknown (then only name lookups find it); adding a
-  // program id that is already indexed returns the module already there. Throws InputError on a
-  // corrupt proto (with an empty file name: the caller names the file).
+  // Decodes a serialized xla.HloProto (or a bare HloModuleProto when `bare_module` is true) and
+  // adds it. `program_id` == kUnknownProgramId means unknown (then only name lookups find it);
+  // adding a program id that is already indexed returns the module already there. Throws InputError
+  // on a corrupt proto (with an empty file name: the caller names the file).
   const HloModule& add(std::string_view serialized, int64_t program_id, bool bare_module = false);
 
   // By program id first (exact), else by module name when exactly one module has that name.

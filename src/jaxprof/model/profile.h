@@ -55,8 +55,8 @@ struct Plane {
   StringId name = 0;
   int64_t id = 0;
   uint32_t host = 0;
-  uint32_t buffer = 0;      // index into Profile::buffers
-  std::string_view bytes;   // the serialized XPlane, inside that buffer
+  uint32_t buffer = 0;     // index into Profile::buffers
+  std::string_view bytes;  // the serialized XPlane, inside that buffer
   PlaneKind kind = PlaneKind::kOther;
   std::vector<Stat> stats;  // plane stats (device capabilities), refs resolved
   std::unordered_map<int64_t, StringId> stat_names;  // stat metadata id -> name
@@ -118,8 +118,8 @@ class Profile {
   Events events;
   StringTable strings;
   HloIndex hlo;
-  int64_t base_ns = 0;  // absolute time (ns since the epoch) of start_ps == 0
-  std::vector<std::string> errors;    // XSpace errors and warnings, with the file they came from
+  int64_t base_ns = 0;              // absolute time (ns since the epoch) of start_ps == 0
+  std::vector<std::string> errors;  // XSpace errors and warnings, with the file they came from
   std::vector<std::string> warnings;
 
   std::string_view str(StringId id) const { return strings[id]; }

@@ -1,8 +1,8 @@
 #include "jaxprof/model/stat.h"
 
-#include <charconv>
-
 #include <fmt/format.h>
+
+#include <charconv>
 
 namespace jaxprof {
 

@@ -11,39 +11,44 @@ namespace {
 std::string json(const ProfileInfo& info) {
   std::string out = "{\"hosts\": [";
   for (size_t i = 0; i < info.hosts.size(); ++i)
-    out += fmt::format("{}{{\"host\": {}, \"file\": {}}}", i ? ", " : "", json_string(info.hosts[i]),
-                       json_string(info.files[i]));
-  out += fmt::format("], \"events\": {}, \"base_ns\": {}, \"span_ns\": {}, \"planes\": [", info.events,
-                     info.base_ns, ps_to_ns_exact(info.last_ps - info.first_ps));
+    out += fmt::format("{}{{\"host\": {}, \"file\": {}}}", i ? ", " : "",
+                       json_string(info.hosts[i]), json_string(info.files[i]));
+  out += fmt::format("], \"events\": {}, \"base_ns\": {}, \"span_ns\": {}, \"planes\": [",
+                     info.events, info.base_ns, ps_to_ns_exact(info.last_ps - info.first_ps));
   for (size_t pi = 0; pi < info.planes.size(); ++pi) {
     const PlaneInfo& p = info.planes[pi];
-    out += fmt::format("{}{{\"name\": {}, \"kind\": {}, \"host\": {}, \"id\": {}, \"events\": {}, \"stats\": {{",
-                       pi ? ", " : "", json_string(p.name), json_string(p.kind), json_string(p.host),
-                       p.id, p.events);
+    out += fmt::format(
+        "{}{{\"name\": {}, \"kind\": {}, \"host\": {}, \"id\": {}, \"events\": {}, \"stats\": {{",
+        pi ? ", " : "", json_string(p.name), json_string(p.kind), json_string(p.host), p.id,
+        p.events);
     for (size_t i = 0; i < p.stats.size(); ++i)
       out += fmt::format("{}{}: {}", i ? ", " : "", json_string(p.stats[i].first),
                          json_string(p.stats[i].second));
     out += "}, \"lines\": [";
     for (size_t li = 0; li < p.lines.size(); ++li) {
       const LineInfo& l = p.lines[li];
-      out += fmt::format("{}{{\"name\": {}, \"id\": {}, \"events\": {}, \"first_ns\": {}, \"last_ns\": {}}}",
-                         li ? ", " : "", json_string(l.name), l.id, l.events,
-                         ps_to_ns_exact(l.first_ps), ps_to_ns_exact(l.last_ps));
+      out += fmt::format(
+          "{}{{\"name\": {}, \"id\": {}, \"events\": {}, \"first_ns\": {}, \"last_ns\": {}}}",
+          li ? ", " : "", json_string(l.name), l.id, l.events, ps_to_ns_exact(l.first_ps),
+          ps_to_ns_exact(l.last_ps));
     }
     out += "]}";
   }
   out += "], \"modules\": [";
   for (size_t i = 0; i < info.modules.size(); ++i) {
     const ModuleInfo& m = info.modules[i];
-    out += fmt::format("{}{{\"name\": {}, \"program_id\": {}, \"events\": {}, \"hlo\": {}, \"instructions\": {}}}",
-                       i ? ", " : "", json_string(m.name),
-                       m.program_id == kNoProgram ? std::string("null") : std::to_string(m.program_id), m.events,
-                       m.has_hlo ? "true" : "false", m.instructions);
+    out += fmt::format(
+        "{}{{\"name\": {}, \"program_id\": {}, \"events\": {}, \"hlo\": {}, \"instructions\": {}}}",
+        i ? ", " : "", json_string(m.name),
+        m.program_id == kNoProgram ? std::string("null") : std::to_string(m.program_id), m.events,
+        m.has_hlo ? "true" : "false", m.instructions);
   }
   out += "], \"errors\": [";
-  for (size_t i = 0; i < info.errors.size(); ++i) out += (i ? ", " : "") + json_string(info.errors[i]);
+  for (size_t i = 0; i < info.errors.size(); ++i)
+    out += (i ? ", " : "") + json_string(info.errors[i]);
   out += "], \"warnings\": [";
-  for (size_t i = 0; i < info.warnings.size(); ++i) out += (i ? ", " : "") + json_string(info.warnings[i]);
+  for (size_t i = 0; i < info.warnings.size(); ++i)
+    out += (i ? ", " : "") + json_string(info.warnings[i]);
   out += "]}\n";
   return out;
 }
@@ -65,8 +70,8 @@ std::string table(const ProfileInfo& info, bool all_lines) {
   out += fmt::format("{} events over {}\n\n", info.events,
                      human_duration(static_cast<double>(info.last_ps - info.first_ps)));
   for (const PlaneInfo& p : info.planes) {
-    out += fmt::format("{}  [{}]  {} lines, {} events{}\n", p.name, p.kind, p.lines.size(), p.events,
-                       info.hosts.size() > 1 ? "  host " + p.host : "");
+    out += fmt::format("{}  [{}]  {} lines, {} events{}\n", p.name, p.kind, p.lines.size(),
+                       p.events, info.hosts.size() > 1 ? "  host " + p.host : "");
     if (!p.stats.empty()) {
       std::string caps;
       for (const auto& [k, v] : p.stats) {
@@ -93,14 +98,15 @@ std::string table(const ProfileInfo& info, bool all_lines) {
       }
     }
     if (p.lines.size() > limit)
-      out += fmt::format("    ... {} more lines (--all-lines lists them)\n", p.lines.size() - limit);
+      out +=
+          fmt::format("    ... {} more lines (--all-lines lists them)\n", p.lines.size() - limit);
     out += "\n";
   }
   if (!info.modules.empty()) {
     Table t({"module", "program_id", "events", "hlo instructions"}, {false, true, true, true});
     for (const ModuleInfo& m : info.modules)
-      t.add({m.name, m.program_id == kNoProgram ? "" : std::to_string(m.program_id), std::to_string(m.events),
-             m.has_hlo ? std::to_string(m.instructions) : "-"});
+      t.add({m.name, m.program_id == kNoProgram ? "" : std::to_string(m.program_id),
+             std::to_string(m.events), m.has_hlo ? std::to_string(m.instructions) : "-"});
     out += "modules\n" + t.render(60);
   }
   for (const auto& e : info.errors) out += "profile error: " + e + "\n";

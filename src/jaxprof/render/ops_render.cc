@@ -32,18 +32,20 @@ std::string json(const OpsResult& r) {
           ps_to_ns(g.std_ps), number(g.share));
       if (shows_module(r.group_by)) out += ", \"module\": " + json_string(g.module);
       if (r.group_by == GroupBy::kModule)
-        out += ", \"program_id\": " + (g.program_id == kNoProgram ? std::string("null") : std::to_string(g.program_id));
+        out += ", \"program_id\": " +
+               (g.program_id == kNoProgram ? std::string("null") : std::to_string(g.program_id));
       if (shows_hlo(r.group_by)) {
-        out += ", \"opcode\": " + json_string(g.opcode) + ", \"op_name\": " + json_string(g.op_name) +
-               ", \"source\": " + json_string(g.source) + ", \"category\": " +
-               json_string(g.category);
+        out +=
+            ", \"opcode\": " + json_string(g.opcode) + ", \"op_name\": " + json_string(g.op_name) +
+            ", \"source\": " + json_string(g.source) + ", \"category\": " + json_string(g.category);
       }
       out += "}";
     }
     out += "]}";
   }
   out += "], \"warnings\": [";
-  for (size_t i = 0; i < r.warnings.size(); ++i) out += (i ? ", " : "") + json_string(r.warnings[i]);
+  for (size_t i = 0; i < r.warnings.size(); ++i)
+    out += (i ? ", " : "") + json_string(r.warnings[i]);
   out += "]}\n";
   return out;
 }
@@ -116,7 +118,8 @@ std::string table(const OpsResult& r) {
     }
     out += t.render(60) + "\n";
   }
-  if (r.devices.empty()) out += "no device op events found (try `jaxprof info` to see what the profile holds)\n";
+  if (r.devices.empty())
+    out += "no device op events found (try `jaxprof info` to see what the profile holds)\n";
   return out;
 }
 

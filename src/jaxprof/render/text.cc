@@ -1,16 +1,20 @@
 #include "jaxprof/render/text.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace jaxprof {
 
 bool parse_output_format(std::string_view text, OutputFormat& out) {
-  if (text == "table") out = OutputFormat::kTable;
-  else if (text == "json") out = OutputFormat::kJson;
-  else if (text == "csv") out = OutputFormat::kCsv;
-  else return false;
+  if (text == "table")
+    out = OutputFormat::kTable;
+  else if (text == "json")
+    out = OutputFormat::kJson;
+  else if (text == "csv")
+    out = OutputFormat::kCsv;
+  else
+    return false;
   return true;
 }
 

@@ -1,8 +1,8 @@
 #include "jaxprof/render/units.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace jaxprof {
 

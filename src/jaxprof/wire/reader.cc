@@ -10,8 +10,8 @@ void fail(const uint8_t* origin, const uint8_t* at, const char* reason) {
 
 void expect_type(const Reader& r, const Field& f, WireType t, const char* what) {
   if (f.type == t) return;
-  static const char* names[] = {"varint", "fixed64", "length-delimited", "start-group",
-                                "end-group", "fixed32", "invalid", "invalid"};
+  static const char* names[] = {"varint",    "fixed64", "length-delimited", "start-group",
+                                "end-group", "fixed32", "invalid",          "invalid"};
   throw InputError("",
                    std::string("corrupt protobuf: ") + what + " has wire type " +
                        names[static_cast<int>(f.type) & 7] + ", expected " +

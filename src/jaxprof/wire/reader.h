@@ -68,7 +68,8 @@ class Reader {
     uint64_t key = read_varint(p_, end_, origin_);
     f.number = static_cast<uint32_t>(key >> 3);
     f.type = static_cast<WireType>(key & 7);
-    if (f.number == 0 || (key >> 3) > 0x1fffffff) fail(origin_, field_start_, "invalid field number");
+    if (f.number == 0 || (key >> 3) > 0x1fffffff)
+      fail(origin_, field_start_, "invalid field number");
     switch (f.type) {
       case WireType::kVarint:
         f.value = read_varint(p_, end_, origin_);
@@ -89,7 +90,8 @@ class Reader {
       case WireType::kLen: {
         uint64_t len = read_varint(p_, end_, origin_);
         if (len > static_cast<uint64_t>(end_ - p_))
-          fail(origin_, field_start_, "length-delimited field is longer than its enclosing message");
+          fail(origin_, field_start_,
+               "length-delimited field is longer than its enclosing message");
         f.bytes = std::string_view(reinterpret_cast<const char*>(p_), len);
         p_ += len;
         return true;
