@@ -13,9 +13,8 @@ InputError InputError::with_file(const std::string& file) const {
 }
 
 std::string InputError::format(const std::string& file, const std::string& reason, int64_t offset) {
-  std::string out = file.empty() ? std::string("<input>") : file;
-  out += ": ";
-  out += reason;
+  // Option errors name no file; input errors always do.
+  std::string out = file.empty() ? reason : file + ": " + reason;
   if (offset >= 0) {
     out += " (at byte offset ";
     out += std::to_string(offset);

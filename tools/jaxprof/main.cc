@@ -117,6 +117,10 @@ int main(int argc, char** argv) {
   ops->add_option("--max-events", max_events,
                   "Stop counting after N selected events, with a warning (0 = no cap)");
 
+  if (argc == 1) {
+    std::fputs(app.help().c_str(), stderr);
+    return kExitBadInput;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
