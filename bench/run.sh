@@ -136,7 +136,9 @@ export XPROF_RS=$VENV/bin/xprof-rs
 ENV_TXT=$BENCH_DIR/logs/environment.txt
 {
   echo "date:      $(date -u '+%Y-%m-%d %H:%M UTC')"
-  echo "commit:    $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo none) (-dirty: uncommitted changes were built)"
+  rev=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo none)
+  [[ "$rev" == *-dirty ]] && rev+=" (uncommitted changes were built)"
+  echo "commit:    $rev"
   echo "cpu:       $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores"
   echo "memory:    $(free -g | awk '/^Mem:/ {print $2 " GiB"}')"
   echo "kernel:    $(uname -r)"
