@@ -39,6 +39,7 @@ LoadedProfile load(const std::string& path, unsigned threads = 0) {
   LoadOptions o;
   o.import.threads = threads;
   load_profile({path}, o, out);
+  out.profile.require_all_lines();
   return out;
 }
 
@@ -174,6 +175,7 @@ TEST(XSpaceImport, SeveralFilesBecomeSeveralHostsOnOneClock) {
   load_profile(
       {fixture("xplane/mi300x_jax_gemm.xplane.pb"), fixture("xplane/mi300x_jax_conv.xplane.pb")},
       {}, lp);
+  lp.profile.require_all_lines();
   ASSERT_EQ(lp.profile.hosts.size(), 2u);
   EXPECT_EQ(lp.profile.hosts[0].name, "mi300x_jax_gemm");
   EXPECT_EQ(lp.profile.hosts[1].name, "mi300x_jax_conv");

@@ -32,6 +32,7 @@ std::vector<DeviceLines> op_devices(const Profile& profile) {
   for (uint32_t pi = 0; pi < profile.planes.size(); ++pi) {
     const Plane& plane = profile.planes[pi];
     if (plane.kind != PlaneKind::kHostCpu) continue;
+    profile.require_lines(plane.lines);
     // The plane's events are contiguous: lines are laid out plane by plane.
     uint32_t lo = UINT32_MAX, hi = 0;
     for (uint32_t li : plane.lines) {

@@ -7,6 +7,7 @@
 namespace jaxprof {
 
 ProfileInfo compute_info(const Profile& p) {
+  p.require_all_lines();
   ProfileInfo out;
   for (const Host& h : p.hosts) {
     out.hosts.push_back(h.name);

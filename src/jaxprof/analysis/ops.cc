@@ -178,7 +178,13 @@ OpsResult compute_ops(const Profile& p, const OpsOptions& options) {
   // Name filters depend only on the event metadata: decide once per metadata entry.
   std::vector<int8_t> name_ok(p.event_metadata.size(), -1);
 
-  for (const DeviceLines& dev : op_devices(p)) {
+  std::vector<DeviceLines> devices = op_devices(p);
+  std::vector<uint32_t> needed;
+  for (const DeviceLines& dev : devices)
+    if (filter.keeps_device(dev.name)) needed.insert(needed.end(), dev.lines.begin(), dev.lines.end());
+  p.require_lines(needed);  // one decoding pass for all devices
+
+  for (const DeviceLines& dev : devices) {
     const Plane& plane = p.planes[dev.plane];
     const std::string& device_name = dev.name;
     if (!filter.keeps_device(device_name)) continue;

@@ -135,15 +135,17 @@ std::string_view hlo_name_from_text(std::string_view name) {
   return name.substr(1, eq - 1);
 }
 
-class XSpaceImporter {
+// Scans an XSpace into the Profile (planes, metadata, lines with their event counts), then stays
+// with the Profile as the LineSource that decodes a line's events when an analysis asks for it.
+class XSpaceImporter : public LineSource {
  public:
   XSpaceImporter(Profile& p, std::shared_ptr<Buffer> buf, const std::string& host,
                  const ImportOptions& opt)
-      : p_(p), buf_(std::move(buf)), opt_(opt), origin_(buf_->data()) {
-    host_index_ = static_cast<uint32_t>(p_.hosts.size());
-    p_.hosts.push_back(Host{host, buf_->path(), 0});
-    buffer_index_ = static_cast<uint32_t>(p_.buffers.size());
-    p_.buffers.push_back(buf_);
+      : p_(&p), buf_(std::move(buf)), opt_(opt), origin_(buf_->data()) {
+    host_index_ = static_cast<uint32_t>(p_->hosts.size());
+    p_->hosts.push_back(Host{host, buf_->path(), 0});
+    buffer_index_ = static_cast<uint32_t>(p_->buffers.size());
+    p_->buffers.push_back(buf_);
   }
 
   void run() {
@@ -159,11 +161,11 @@ class XSpaceImporter {
           break;
         case xspace::kErrors:
           if (f.type == WireType::kLen)
-            p_.errors.push_back(buf_->path() + ": " + std::string(f.bytes));
+            p_->errors.push_back(buf_->path() + ": " + std::string(f.bytes));
           break;
         case xspace::kWarnings:
           if (f.type == WireType::kLen)
-            p_.warnings.push_back(buf_->path() + ": " + std::string(f.bytes));
+            p_->warnings.push_back(buf_->path() + ": " + std::string(f.bytes));
           break;
         default:
           break;
@@ -179,16 +181,49 @@ class XSpaceImporter {
     for (const PendingLine& l : pending_)
       if (l.events > 0) host_base = std::min(host_base, l.timestamp_ns);
     if (host_base == std::numeric_limits<int64_t>::max()) host_base = 0;
-    p_.hosts[host_index_].base_ns = host_base;
+    p_->hosts[host_index_].base_ns = host_base;
 
-    // Planes no longer move: the lookups may point at their maps now.
-    for (size_t i = 0; i < lookups_.size(); ++i)
-      lookups_[i].stat_names = &p_.planes[first_plane_ + i].stat_names;
+    host_base_ns_ = host_base;
     layout_events(host_base);
-    decode_events();
-    merge_worker_tables();
-    sort_lines();
+    uint32_t source = static_cast<uint32_t>(p_->line_sources.size());
+    for (uint32_t li = first_line_; li < p_->lines.size(); ++li) {
+      Line& line = p_->lines[li];
+      line.source = source;
+      line.decoded = line.event_count == 0;
+    }
+    pending_.clear();
+    raw_lines_.clear();
+    // Only the lines an analysis asks for are read again.
     if (opt_.release_pages) buf_->release(0, buf_->size());
+    p_ = nullptr;
+  }
+
+  void decode(Profile& profile, const std::vector<uint32_t>& lines) override {
+    p_ = &profile;
+    // The stat maps live in the planes, which no longer move once the import is done.
+    for (size_t i = 0; i < lookups_.size(); ++i)
+      lookups_[i].stat_names = &p_->planes[first_plane_ + i].stat_names;
+    // Multi-host profiles share the earliest line of all hosts as time zero.
+    shift_ps_ = (host_base_ns_ - p_->base_ns) * 1000;
+    std::vector<uint32_t> chunks;
+    for (uint32_t li : lines)
+      for (uint32_t c : line_chunks_[li - first_line_]) chunks.push_back(c);
+    try {
+      decode_events(chunks);
+    } catch (const InputError& e) {
+      p_ = nullptr;
+      workers_.clear();
+      if (!e.file().empty()) throw;
+      throw InputError(buf_->path(),
+                       e.reason() + (buf_->compressed() ? " in the decompressed data" : ""),
+                       e.offset());
+    }
+    merge_worker_tables(chunks);
+    sort_lines(lines);
+    for (uint32_t li : lines) p_->lines[li].decoded = true;
+    if (opt_.release_pages) buf_->release(0, buf_->size());
+    workers_.clear();
+    p_ = nullptr;
   }
 
  private:
@@ -222,8 +257,8 @@ class XSpaceImporter {
   }
 
   void scan_plane(std::string_view bytes) {
-    uint32_t plane_index = static_cast<uint32_t>(p_.planes.size());
-    Plane& plane = p_.planes.emplace_back();
+    uint32_t plane_index = static_cast<uint32_t>(p_->planes.size());
+    Plane& plane = p_->planes.emplace_back();
     plane.host = host_index_;
     plane.buffer = buffer_index_;
     plane.bytes = bytes;
@@ -238,7 +273,7 @@ class XSpaceImporter {
           break;
         case xplane::kName:
           wire::expect_type(r, f, WireType::kLen, "XPlane.name");
-          plane.name = p_.strings.intern_view(f.bytes);
+          plane.name = p_->strings.intern_view(f.bytes);
           break;
         case xplane::kLines:
           wire::expect_type(r, f, WireType::kLen, "XPlane.lines");
@@ -260,7 +295,7 @@ class XSpaceImporter {
           break;
       }
     }
-    plane.kind = classify_plane(p_.strings[plane.name]);
+    plane.kind = classify_plane(p_->strings[plane.name]);
     if (plane.bytes.size() > std::numeric_limits<uint32_t>::max())
       throw InputError("", "plane larger than 4 GiB is not supported",
                        Reader(bytes, origin_).offset_of(bytes));
@@ -277,14 +312,14 @@ class XSpaceImporter {
       while (mr.next(f)) {
         if (f.number == 2 && f.type == WireType::kLen) name = f.bytes;
       }
-      StringId sid = p_.strings.intern_view(name);
+      StringId sid = p_->strings.intern_view(name);
       plane.stat_names[key] = sid;
       if (name == "hlo_op" && lookup.hlo_op_stat < 0) lookup.hlo_op_stat = key;
       if (name == "hlo_module" && lookup.hlo_module_stat < 0) lookup.hlo_module_stat = key;
       if (name == "program_id" && lookup.program_id_stat < 0) lookup.program_id_stat = key;
     }
     for (std::string_view s : stats)
-      plane.stats.push_back(decode_stat(s, plane.stat_names, p_.strings, origin_));
+      plane.stats.push_back(decode_stat(s, plane.stat_names, p_->strings, origin_));
     for (auto [id, name] : plane.stat_names) {
       if (id < 0 || static_cast<uint64_t>(id) >= 4 * plane.stat_names.size() + 1024) continue;
       if (lookup.dense_stat_names.size() <= static_cast<uint64_t>(id))
@@ -299,30 +334,30 @@ class XSpaceImporter {
       int64_t key;
       std::string_view value;
       map_entry(entry, origin_, key, value);
-      uint32_t index = static_cast<uint32_t>(p_.event_metadata.size());
-      EventMetadata& m = p_.event_metadata.emplace_back();
+      uint32_t index = static_cast<uint32_t>(p_->event_metadata.size());
+      EventMetadata& m = p_->event_metadata.emplace_back();
       m.plane = plane_index;
       m.id = key;
       m.bytes = value;
       Reader mr(value, origin_);
       while (mr.next(f)) {
         if (f.type != WireType::kLen) continue;
-        if (f.number == xmeta::kName) m.name = p_.strings.intern_view(f.bytes);
-        if (f.number == xmeta::kDisplayName) m.display_name = p_.strings.intern_view(f.bytes);
+        if (f.number == xmeta::kName) m.name = p_->strings.intern_view(f.bytes);
+        if (f.number == xmeta::kDisplayName) m.display_name = p_->strings.intern_view(f.bytes);
         if (f.number == xmeta::kStats) {
-          Stat s = decode_stat(f.bytes, plane.stat_names, p_.strings, origin_);
-          std::string_view sname = p_.strings[s.name];
+          Stat s = decode_stat(f.bytes, plane.stat_names, p_->strings, origin_);
+          std::string_view sname = p_->strings[s.name];
           if (sname == "hlo_op" && s.value.is_text())
-            m.hlo_op = p_.strings.intern_view(s.value.str);
+            m.hlo_op = p_->strings.intern_view(s.value.str);
           if (sname == "hlo_module" && s.value.is_text())
-            m.hlo_module = p_.strings.intern_view(s.value.str);
+            m.hlo_module = p_->strings.intern_view(s.value.str);
           if (sname == "program_id" && s.value.as_int())
             m.program_id = static_cast<ProgramId>(*s.value.as_int());
         }
       }
       if (m.hlo_op == 0) {
-        std::string_view from_text = hlo_name_from_text(p_.strings[m.name]);
-        if (!from_text.empty()) m.hlo_op = p_.strings.intern_view(from_text);
+        std::string_view from_text = hlo_name_from_text(p_->strings[m.name]);
+        if (!from_text.empty()) m.hlo_op = p_->strings.intern_view(from_text);
       }
       ids.emplace_back(key, index);
       max_id = std::max(max_id, key);
@@ -401,19 +436,19 @@ class XSpaceImporter {
                      std::unordered_map<int64_t, uint32_t>& line_by_id) {
     PendingLine& pending = counted.pending;
     auto [it, inserted] =
-        line_by_id.try_emplace(counted.id, static_cast<uint32_t>(p_.lines.size()));
+        line_by_id.try_emplace(counted.id, static_cast<uint32_t>(p_->lines.size()));
     if (inserted) {
-      Line& line = p_.lines.emplace_back();
+      Line& line = p_->lines.emplace_back();
       line.plane = plane_index;
       line.id = counted.id;
-      line.name = p_.strings.intern_view(counted.name);
-      line.display_name = p_.strings.intern_view(counted.display_name);
+      line.name = p_->strings.intern_view(counted.name);
+      line.display_name = p_->strings.intern_view(counted.display_name);
       line.timestamp_ns = pending.timestamp_ns;
-      p_.planes[plane_index].lines.push_back(it->second);
+      p_->planes[plane_index].lines.push_back(it->second);
     } else {
-      Line& line = p_.lines[it->second];
-      if (line.name == 0) line.name = p_.strings.intern_view(counted.name);
-      if (line.display_name == 0) line.display_name = p_.strings.intern_view(counted.display_name);
+      Line& line = p_->lines[it->second];
+      if (line.name == 0) line.name = p_->strings.intern_view(counted.name);
+      if (line.display_name == 0) line.display_name = p_->strings.intern_view(counted.display_name);
       if (pending.events > 0) line.timestamp_ns = std::min(line.timestamp_ns, pending.timestamp_ns);
     }
     pending.line = it->second;
@@ -425,7 +460,7 @@ class XSpaceImporter {
     std::vector<CountedLine> counted(raw_lines_.size());
     parallel_for(raw_lines_.size(), [&](size_t i) {
       const RawLine& l = raw_lines_[i];
-      counted[i] = count_line(p_.planes[l.plane].bytes, l.bytes);
+      counted[i] = count_line(p_->planes[l.plane].bytes, l.bytes);
     });
     std::unordered_map<int64_t, uint32_t> line_by_id;
     uint32_t plane = UINT32_MAX;
@@ -477,32 +512,34 @@ class XSpaceImporter {
 
   void layout_events(int64_t host_base) {
     // Events of a line are contiguous, lines in the order they were first seen.
-    uint64_t first = p_.events.size();
-    std::vector<uint64_t> line_count(p_.lines.size(), 0);
+    uint64_t first = p_->events.size();
+    std::vector<uint64_t> line_count(p_->lines.size(), 0);
     for (const PendingLine& l : pending_) line_count[l.line] += l.events;
     uint32_t first_line = pending_.empty() ? 0 : pending_.front().line;
-    std::vector<uint64_t> line_first(p_.lines.size(), 0);
+    std::vector<uint64_t> line_first(p_->lines.size(), 0);
     uint64_t total = first;
-    for (uint32_t li = first_line; li < p_.lines.size(); ++li) {
+    for (uint32_t li = first_line; li < p_->lines.size(); ++li) {
       line_first[li] = total;
       total += line_count[li];
     }
     if (total >= std::numeric_limits<uint32_t>::max())
       throw InputError("", "profile has more than 4 billion events; not supported", 0);
-    for (uint32_t li = first_line; li < p_.lines.size(); ++li) {
-      p_.lines[li].first_event = static_cast<uint32_t>(line_first[li]);
-      p_.lines[li].event_count = static_cast<uint32_t>(line_count[li]);
+    for (uint32_t li = first_line; li < p_->lines.size(); ++li) {
+      p_->lines[li].first_event = static_cast<uint32_t>(line_first[li]);
+      p_->lines[li].event_count = static_cast<uint32_t>(line_count[li]);
     }
-    p_.events.resize(total, /*uninitialised=*/true);
+    p_->events.resize(total, /*uninitialised=*/true);
 
     std::vector<uint64_t> cursor = line_first;
+    line_chunks_.assign(p_->lines.size() - first_line_, {});
     for (const PendingLine& l : pending_) {
-      uint32_t plane = p_.lines[l.line].plane;
+      uint32_t plane = p_->lines[l.line].plane;
       int64_t base_ps = (l.timestamp_ns - host_base) * 1000;
       for (size_t c = 0; c < l.chunk_starts.size(); ++c) {
         uint32_t begin_index = l.chunk_starts[c].second;
         uint32_t end_index =
             c + 1 < l.chunk_starts.size() ? l.chunk_starts[c + 1].second : l.events;
+        line_chunks_[l.line - first_line_].push_back(static_cast<uint32_t>(chunks_.size()));
         chunks_.push_back(Chunk{plane, l.chunk_starts[c].first, l.end, end_index - begin_index,
                                 static_cast<uint32_t>(cursor[l.line] + begin_index), base_ps});
       }
@@ -512,12 +549,12 @@ class XSpaceImporter {
 
   // Returns the absolute offset just past the last event decoded.
   size_t decode_chunk(const Chunk& c, WorkerTables& w) {
-    const Plane& plane = p_.planes[c.plane];
+    const Plane& plane = p_->planes[c.plane];
     const PlaneLookup& lookup = lookups_[c.plane - first_plane()];
     const uint8_t* pbase = reinterpret_cast<const uint8_t*>(plane.bytes.data());
     const uint8_t* p = pbase + c.begin;
     const uint8_t* const line_end = pbase + c.end;
-    Events& ev = p_.events;
+    Events& ev = p_->events;
     uint32_t e = c.first_event;
     const uint32_t last = c.first_event + c.count;
     while (e < last && p < line_end) {
@@ -582,8 +619,8 @@ class XSpaceImporter {
       }
       if (static_cast<int64_t>(duration_ps) < 0) fail_at(field, "event with negative duration");
       uint32_t mi = lookup.metadata(static_cast<int64_t>(metadata_id));
-      const EventMetadata& m = p_.event_metadata[mi];
-      ev.start_ps[e] = c.line_base_ps + static_cast<int64_t>(offset_ps);
+      const EventMetadata& m = p_->event_metadata[mi];
+      ev.start_ps[e] = c.line_base_ps + shift_ps_ + static_cast<int64_t>(offset_ps);
       ev.duration_ps[e] = static_cast<int64_t>(duration_ps);
       ev.metadata[e] = mi;
       ev.hlo_op[e] = hlo_op != 0 ? hlo_op : m.hlo_op;
@@ -660,8 +697,8 @@ class XSpaceImporter {
 
   uint32_t first_plane() const { return first_plane_; }
 
-  void decode_events() {
-    unsigned threads = thread_count(chunks_.size());
+  void decode_events(const std::vector<uint32_t>& chunks) {
+    unsigned threads = thread_count(chunks.size());
     workers_.resize(threads);
     for (unsigned t = 0; t < threads; ++t) workers_[t].tag = kLocalBit | (t << kWorkerShift);
     // Decoded bytes go back to the kernel in batches: each release interrupts the other threads
@@ -677,12 +714,12 @@ class XSpaceImporter {
       r.ranges.clear();
       r.bytes = 0;
     };
-    parallel_for(chunks_.size(), [&](size_t i, unsigned t) {
-      const Chunk& c = chunks_[i];
+    parallel_for(chunks.size(), [&](size_t i, unsigned t) {
+      const Chunk& c = chunks_[chunks[i]];
       size_t end = decode_chunk(c, workers_[t]);
       if (!opt_.release_pages) return;
       Released& r = released[t];
-      size_t begin = static_cast<size_t>(p_.planes[c.plane].bytes.data() -
+      size_t begin = static_cast<size_t>(p_->planes[c.plane].bytes.data() -
                                          reinterpret_cast<const char*>(origin_)) +
                      c.begin;
       if (!r.ranges.empty() && r.ranges.back().second >= begin)
@@ -695,7 +732,7 @@ class XSpaceImporter {
     for (Released& r : released) flush(r);
   }
 
-  void merge_worker_tables() {
+  void merge_worker_tables(const std::vector<uint32_t>& chunks) {
     // Worker-local strings and modules become profile-wide ids; then events are remapped.
     std::vector<std::vector<StringId>> string_map(workers_.size());
     std::vector<std::vector<uint32_t>> module_map(workers_.size());
@@ -705,14 +742,15 @@ class XSpaceImporter {
     };
     for (size_t t = 0; t < workers_.size(); ++t) {
       for (std::string_view s : workers_[t].strings)
-        string_map[t].push_back(p_.strings.intern_view(s));
+        string_map[t].push_back(p_->strings.intern_view(s));
     }
     for (size_t t = 0; t < workers_.size(); ++t) {
       for (const LocalModule& m : workers_[t].modules)
-        module_map[t].push_back(p_.intern_module(ModuleKey{global_string(m.name), m.program_id}));
+        module_map[t].push_back(p_->intern_module(ModuleKey{global_string(m.name), m.program_id}));
     }
-    Events& ev = p_.events;
-    for (const Chunk& c : chunks_) {
+    Events& ev = p_->events;
+    parallel_for(chunks.size(), [&](size_t i) {
+      const Chunk& c = chunks_[chunks[i]];
       for (uint32_t e = c.first_event; e < c.first_event + c.count; ++e) {
         ev.hlo_op[e] = global_string(ev.hlo_op[e]);
         uint32_t m = ev.module[e];
@@ -720,13 +758,13 @@ class XSpaceImporter {
           ev.module[e] =
               module_map[(m & ~kLocalBit) >> kWorkerShift][m & ((1u << kWorkerShift) - 1)];
       }
-    }
+    });
   }
 
-  void sort_lines() {
-    Events& ev = p_.events;
-    for (uint32_t li = first_line_; li < p_.lines.size(); ++li) {
-      const Line& line = p_.lines[li];
+  void sort_lines(const std::vector<uint32_t>& lines) {
+    Events& ev = p_->events;
+    for (uint32_t li : lines) {
+      const Line& line = p_->lines[li];
       uint32_t b = line.first_event, n = line.event_count;
       bool sorted = true;
       for (uint32_t i = b + 1; i < b + n && sorted; ++i) {
@@ -756,14 +794,14 @@ class XSpaceImporter {
     }
   }
 
-  Profile& p_;
+  Profile* p_;  // the profile being filled; only set while run() or decode() is running
   std::shared_ptr<Buffer> buf_;
   ImportOptions opt_;
   const uint8_t* origin_;
   uint32_t host_index_ = 0;
   uint32_t buffer_index_ = 0;
-  uint32_t first_plane_ = static_cast<uint32_t>(p_.planes.size());
-  uint32_t first_line_ = static_cast<uint32_t>(p_.lines.size());
+  uint32_t first_plane_ = static_cast<uint32_t>(p_->planes.size());
+  uint32_t first_line_ = static_cast<uint32_t>(p_->lines.size());
   std::vector<PlaneLookup> lookups_;
   struct RawLine {
     uint32_t plane;
@@ -772,6 +810,9 @@ class XSpaceImporter {
   std::vector<RawLine> raw_lines_;
   std::vector<PendingLine> pending_;
   std::vector<Chunk> chunks_;
+  std::vector<std::vector<uint32_t>> line_chunks_;  // per line of this file: its chunks
+  int64_t host_base_ns_ = 0;
+  int64_t shift_ps_ = 0;
   std::vector<WorkerTables> workers_;
 };
 
@@ -782,7 +823,9 @@ void import_xspace(Profile& profile, std::shared_ptr<Buffer> buffer, const std::
   std::string path = buffer->path();
   bool compressed = buffer->compressed();
   try {
-    XSpaceImporter(profile, std::move(buffer), host, options).run();
+    auto importer = std::make_unique<XSpaceImporter>(profile, std::move(buffer), host, options);
+    importer->run();
+    profile.line_sources.push_back(std::move(importer));
   } catch (const InputError& e) {
     if (!e.file().empty()) throw;
     std::string reason = e.reason();
@@ -813,28 +856,12 @@ void index_hlo_from_metadata(Profile& profile) {
 }
 
 void finish_import(Profile& profile) {
-  if (profile.hosts.empty()) return;
+  if (profile.hosts.empty() || profile.finished) return;
+  // Lines are decoded after this (Profile::require_lines), directly on the common clock.
   int64_t base = std::numeric_limits<int64_t>::max();
   for (const Host& h : profile.hosts) base = std::min(base, h.base_ns);
-  std::vector<int64_t> shift_ps(profile.hosts.size());
-  for (size_t h = 0; h < profile.hosts.size(); ++h) {
-    shift_ps[h] = (profile.hosts[h].base_ns - base) * 1000;
-    profile.hosts[h].base_ns = base;
-  }
-  for (const Line& line : profile.lines) {
-    int64_t shift = shift_ps[profile.planes[line.plane].host];
-    if (shift == 0) continue;
-    for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e)
-      profile.events.start_ps[e] += shift;
-  }
   profile.base_ns = base;
-  // Modules known only by program id get their name from the HLO index.
-  for (uint32_t i = 1; i < profile.modules.size(); ++i) {
-    const ModuleKey& m = profile.modules[i];
-    if (m.name != 0 || m.program_id == kNoProgram) continue;
-    if (const HloModule* mod = profile.hlo.find(hlo_program_key(m.program_id), {}))
-      profile.rename_module(i, profile.strings.intern_view(mod->name));
-  }
+  profile.finished = true;
 }
 
 }  // namespace jaxprof

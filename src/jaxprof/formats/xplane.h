@@ -16,14 +16,14 @@ struct ImportOptions {
   bool release_pages = true;
 };
 
-// Decodes one XSpace into `profile`, tagging every plane with host `host`. Event times are made
-// relative to the profile's base (call rebase_profile after the last import). Throws InputError
-// naming the file for anything malformed.
+// Reads one XSpace into `profile`, tagging every plane with host `host`: planes, metadata and
+// lines with their event counts now; each line's events when Profile::require_lines asks (after
+// finish_import). Throws InputError naming the file for anything malformed.
 void import_xspace(Profile& profile, std::shared_ptr<Buffer> buffer, const std::string& host,
                    const ImportOptions& options = {});
 
-// Makes all event times relative to the earliest line timestamp over all imported files and
-// resolves module names from the HLO index. Idempotent.
+// Fixes the profile's time zero (the earliest line timestamp over all imported files) once every
+// file and HLO proto is in. Lines can be decoded after this. Idempotent.
 void finish_import(Profile& profile);
 
 // Adds every HloProto carried by the `/host:metadata` planes to the profile's HLO index.

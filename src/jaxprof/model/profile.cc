@@ -1,5 +1,8 @@
 #include "jaxprof/model/profile.h"
 
+#include <algorithm>
+#include <stdexcept>
+
 #include <fmt/format.h>
 
 #include "jaxprof/wire/reader.h"
@@ -47,12 +50,6 @@ Profile::Profile() {
   // Entry 0 stands for events whose metadata id is missing from their plane.
   EventMetadata& unknown = event_metadata.emplace_back();
   unknown.name = strings.intern_view("(unknown event)");
-}
-
-void Profile::rename_module(uint32_t module, StringId name) {
-  module_index_.erase(modules[module]);
-  modules[module].name = name;
-  module_index_.try_emplace(modules[module], module);
 }
 
 std::string_view Profile::event_display_name(uint32_t e) const {
@@ -151,8 +148,40 @@ std::optional<StatValue> Profile::plane_stat(uint32_t plane, std::string_view na
   return std::nullopt;
 }
 
+void Profile::require_lines(const std::vector<uint32_t>& wanted) const {
+  std::vector<std::vector<uint32_t>> by_source(line_sources.size());
+  bool any = false;
+  for (uint32_t li : wanted) {
+    const Line& line = lines[li];
+    if (line.decoded) continue;
+    by_source[line.source].push_back(li);
+    any = true;
+  }
+  if (!any) return;
+  if (!finished) throw std::logic_error("require_lines before finish_import");
+  auto& self = const_cast<Profile&>(*this);
+  for (size_t s = 0; s < by_source.size(); ++s) {
+    if (by_source[s].empty()) continue;
+    std::sort(by_source[s].begin(), by_source[s].end());
+    by_source[s].erase(std::unique(by_source[s].begin(), by_source[s].end()), by_source[s].end());
+    self.line_sources[s]->decode(self, by_source[s]);
+  }
+}
+
+void Profile::require_all_lines() const {
+  std::vector<uint32_t> all;
+  for (uint32_t li = 0; li < lines.size(); ++li)
+    if (!lines[li].decoded) all.push_back(li);
+  require_lines(all);
+}
+
 uint32_t Profile::intern_module(ModuleKey key) {
   if (key.name == 0 && key.program_id == kNoProgram) return 0;
+  if (key.name == 0) {
+    // Some events carry only a program id (TPU ops): the HLO index knows its module name.
+    if (const HloModule* mod = hlo.find(hlo_program_key(key.program_id), {}))
+      key.name = strings.intern_view(mod->name);
+  }
   auto [it, inserted] = module_index_.try_emplace(key, static_cast<uint32_t>(modules.size()));
   if (inserted) modules.push_back(key);
   return it->second;

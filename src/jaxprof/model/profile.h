@@ -46,9 +46,7 @@ PlaneKind classify_plane(std::string_view name);
 struct Host {
   std::string name;
   std::string path;  // the file it was read from
-  // Event times of this host's planes are relative to this (its earliest line) until
-  // finish_import() moves them onto the profile's common base.
-  int64_t base_ns = 0;
+  int64_t base_ns = 0;  // the earliest line timestamp of this host's file
 };
 
 struct Plane {
@@ -65,6 +63,10 @@ struct Plane {
 
 struct Line {
   uint32_t plane = 0;
+  // Events are decoded on first use (Profile::require_lines): until then `event_count` is known
+  // but the event columns in [first_event, first_event + event_count) are not filled.
+  bool decoded = true;
+  uint32_t source = 0;  // index into Profile::line_sources when not decoded
   int64_t id = 0;
   StringId name = 0;
   StringId display_name = 0;
@@ -105,9 +107,23 @@ struct Events {
   void resize(size_t n, bool uninitialised = false);
 };
 
+class Profile;
+
+// Decodes the events of lines on demand. Importers leave one per file so that a command only pays
+// for the lines it reads (`ops` on a GPU profile never decodes the host threads).
+class LineSource {
+ public:
+  virtual ~LineSource() = default;
+  // Fills the event columns of `lines` (all from this source, not yet decoded), sorts each line
+  // and marks it decoded. Throws InputError for corrupt bytes.
+  virtual void decode(Profile& profile, const std::vector<uint32_t>& lines) = 0;
+};
+
 class Profile {
  public:
   Profile();
+  Profile(Profile&&) = default;
+  Profile& operator=(Profile&&) = default;
 
   std::vector<std::shared_ptr<Buffer>> buffers;
   std::vector<Host> hosts;
@@ -121,6 +137,13 @@ class Profile {
   int64_t base_ns = 0;              // absolute time (ns since the epoch) of start_ps == 0
   std::vector<std::string> errors;  // XSpace errors and warnings, with the file they came from
   std::vector<std::string> warnings;
+  std::vector<std::unique_ptr<LineSource>> line_sources;
+  bool finished = false;  // set by finish_import(): base_ns and the HLO index are final
+
+  // Decodes whichever of `lines` are not decoded yet. Logically const: it fills a cache the
+  // analyses read, so they can take `const Profile&`.
+  void require_lines(const std::vector<uint32_t>& lines) const;
+  void require_all_lines() const;
 
   std::string_view str(StringId id) const { return strings[id]; }
   const Plane& plane_of_line(uint32_t line) const { return planes[lines[line].plane]; }
@@ -139,9 +162,8 @@ class Profile {
   std::optional<StatValue> event_stat(uint32_t plane, uint32_t e, std::string_view name) const;
   std::optional<StatValue> plane_stat(uint32_t plane, std::string_view name) const;
 
+  // Interns a module; one known only by program id takes its name from the HLO index.
   uint32_t intern_module(ModuleKey key);
-  // Names a module known only by program id. Keeps the intern index consistent.
-  void rename_module(uint32_t module, StringId name);
   std::string module_label(uint32_t module) const;  // "name" or "name(program_id)"
 
  private:
