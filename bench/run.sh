@@ -218,6 +218,8 @@ for key in "${FILE_KEYS[@]}"; do
   m() { measure "$key" "$f" "$size" "$events" "$@"; }
   m jaxprof "jaxprof ops --format json" "per-op statistics as JSON" \
     "$JAXPROF_WHY" "$RUNS" "$WARMUP" -- "$JAXPROF" ops "$f" --format json
+  m jaxprof_info "jaxprof info --format json" "decodes every event of every line (lines, spans, modules)" \
+    "$JAXPROF_WHY" "$RUNS" "$WARMUP" -- "$JAXPROF" info "$f" --format json
   m protobuf "baseline_protobuf" "libprotobuf parse + count/total ps per event name" \
     "$BP_WHY" "$RUNS" "$WARMUP" -- "$BP" "$f"
   m walk "baseline_walk" "one pass over every field, checksum" \

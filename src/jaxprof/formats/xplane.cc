@@ -20,7 +20,7 @@ using wire::WireType;
 
 // Field numbers (xplane.proto).
 namespace xspace {
-constexpr uint32_t kPlanes = 1, kErrors = 2, kWarnings = 3, kHostnames = 4;
+constexpr uint32_t kPlanes = 1, kErrors = 2, kWarnings = 3;
 }
 namespace xplane {
 constexpr uint32_t kId = 1, kName = 2, kLines = 3, kEventMetadata = 4, kStatMetadata = 5,
@@ -33,8 +33,15 @@ namespace xevent {
 constexpr uint32_t kMetadataId = 1, kOffsetPs = 2, kDurationPs = 3, kStats = 4, kNumOccurrences = 5;
 }
 namespace xmeta {
-constexpr uint32_t kId = 1, kName = 2, kDisplayName = 4, kStats = 5;
+constexpr uint32_t kName = 2, kDisplayName = 4, kStats = 5;
 }
+
+// A field's one-byte key (tag) as it appears on the wire, for the hot loops.
+constexpr uint8_t key(uint32_t field, WireType type) {
+  return static_cast<uint8_t>(field << 3 | static_cast<uint32_t>(type));
+}
+constexpr uint8_t kEventKey = key(xline::kEvents, WireType::kLen);
+constexpr uint8_t kStatIdKey = key(1, WireType::kVarint);  // XStat.metadata_id
 
 // Events per unit of parallel work.
 constexpr uint32_t kChunkEvents = 16384;
@@ -390,8 +397,8 @@ class XSpaceImporter : public LineSource {
     const uint8_t* const end = p + bytes.size();
     uint32_t events = 0;
     while (p < end) {
-      // Runs of events (tag 0x22) are the bulk: count them with a tight loop.
-      while (p < end && *p == 0x22) {
+      // Runs of events are the bulk: count them with a tight loop.
+      while (p < end && *p == kEventKey) {
         if (events % kChunkEvents == 0)
           pending.chunk_starts.emplace_back(static_cast<uint32_t>(p - pbase), events);
         const uint8_t* field = p++;
@@ -561,7 +568,7 @@ class XSpaceImporter : public LineSource {
       const uint8_t* field = p;
       // The hot path: XLine fields other than events are rare here; anything but a one-byte
       // events tag goes through the general reader.
-      if (*p != 0x22) {
+      if (*p != kEventKey) {
         Reader r(std::string_view(reinterpret_cast<const char*>(p), line_end - p), origin_);
         Field f;
         r.next(f);
@@ -582,26 +589,26 @@ class XSpaceImporter : public LineSource {
       StringId hlo_op = 0, hlo_module = 0;
       ProgramId program_id = kNoProgram;
       while (q < event_end) {
-        uint8_t key = *q++;
-        switch (key) {
-          case 0x08:  // metadata_id
+        uint8_t tag = *q++;
+        switch (tag) {
+          case key(xevent::kMetadataId, WireType::kVarint):
             metadata_id = wire::read_varint(q, event_end, origin_);
             break;
-          case 0x10:  // offset_ps
+          case key(xevent::kOffsetPs, WireType::kVarint):
             offset_ps = wire::read_varint(q, event_end, origin_);
             break;
-          case 0x18:  // duration_ps
+          case key(xevent::kDurationPs, WireType::kVarint):
             duration_ps = wire::read_varint(q, event_end, origin_);
             break;
-          case 0x28:  // num_occurrences (aggregated events; no offset)
+          case key(xevent::kNumOccurrences, WireType::kVarint):  // aggregated events
             wire::read_varint(q, event_end, origin_);
             break;
-          case 0x22: {  // stats
+          case key(xevent::kStats, WireType::kLen): {
             uint64_t slen = wire::read_varint(q, event_end, origin_);
             if (slen > static_cast<uint64_t>(event_end - q))
               fail_at(q, "stat is longer than its event");
             // A serialized XStat starts with its metadata id; only three ids matter here.
-            if (slen >= 2 && q[0] == 0x08) {
+            if (slen >= 2 && q[0] == kStatIdKey) {
               const uint8_t* sq = q + 1;
               int64_t id = static_cast<int64_t>(wire::read_varint(sq, q + slen, origin_));
               if (id == lookup.hlo_op_stat || id == lookup.hlo_module_stat ||
