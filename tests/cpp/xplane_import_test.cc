@@ -167,7 +167,14 @@ TEST(XSpaceImport, LogDirectoryFindsSessionAndHost) {
   LoadedProfile lp = load(test_data("jax_cpu_8dev"));
   EXPECT_EQ(lp.files.session, "session");
   ASSERT_EQ(lp.profile.hosts.size(), 1u);
-  EXPECT_FALSE(lp.profile.hlo.empty());
+  // Op events name jit_train_step's program id 0; its metadata entry is keyed 1 but says
+  // program_id 0 in a stat.
+  const HloModule* train = lp.profile.hlo.find(0, {});
+  ASSERT_NE(train, nullptr);
+  EXPECT_EQ(train->name, "jit_train_step");
+  const HloModule* sse = lp.profile.hlo.find(2, {});
+  ASSERT_NE(sse, nullptr);
+  EXPECT_EQ(sse->name, "jit_global_sse");
 }
 
 TEST(XSpaceImport, SeveralFilesBecomeSeveralHostsOnOneClock) {

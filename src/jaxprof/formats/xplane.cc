@@ -850,9 +850,11 @@ void index_hlo_from_metadata(Profile& profile) {
       if (m.plane != pi) continue;
       for (const Stat& s : profile.metadata_stats(mi)) {
         if (profile.str(s.name) != "Hlo Proto" || !s.value.is_text()) continue;
+        // GPU and TPU profiles key the entry by program id; the CPU backend numbers entries
+        // on its own and states the program id as a stat.
+        int64_t program = m.program_id != kNoProgram ? hlo_program_key(m.program_id) : m.id;
         try {
-          const HloModule& mod = profile.hlo.add(s.value.str, m.id);
-          (void)mod;
+          profile.hlo.add(s.value.str, program);
         } catch (const InputError& e) {
           profile.warnings.push_back(profile.hosts[plane.host].path + ": skipped HloProto of " +
                                      std::string(profile.str(m.name)) + ": " + e.reason());
