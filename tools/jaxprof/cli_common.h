@@ -1,0 +1,51 @@
+// Shared pieces of the jaxprof subcommands. Each subcommand lives in its own cmd_*.cc file and
+// registers itself with JAXPROF_COMMAND; main.cc only parses and dispatches.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "jaxprof/formats/load.h"
+#include "jaxprof/render/text.h"
+
+namespace jaxprof::cli {
+
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitInternal = 1;
+
+// What every profile-reading subcommand accepts.
+struct CommonOptions {
+  std::vector<std::string> paths;
+  std::string session;
+  std::vector<std::string> hosts;
+  std::string format = "table";
+  unsigned threads = 0;
+};
+
+void add_common(CLI::App* cmd, CommonOptions& o);
+void load(const CommonOptions& o, LoadedProfile& out);
+OutputFormat format_of(const CommonOptions& o);
+// Writes to stdout; a closed pipe (jaxprof ... | head) is not an error.
+void write(const std::string& s);
+void warn(const std::vector<std::string>& warnings);
+
+// Adds a subcommand to `app` and returns what to run when it is chosen (returns the exit code;
+// InputError and other exceptions are turned into exit codes by main).
+using CommandSetup = std::function<std::function<int()>(CLI::App& app)>;
+
+struct CommandRegistration {
+  int order;  // position in --help
+  CommandSetup setup;
+};
+std::vector<CommandRegistration>& registered_commands();
+
+struct RegisterCommand {
+  RegisterCommand(int order, CommandSetup setup) {
+    registered_commands().push_back({order, std::move(setup)});
+  }
+};
+
+}  // namespace jaxprof::cli

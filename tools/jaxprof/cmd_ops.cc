@@ -1,0 +1,58 @@
+// jaxprof ops: which ops take the time.
+#include "cli_common.h"
+#include "jaxprof/analysis/ops.h"
+#include "jaxprof/render/ops_render.h"
+
+namespace jaxprof::cli {
+namespace {
+
+RegisterCommand ops_command(20, [](CLI::App& app) -> std::function<int()> {
+  struct Options {
+    CommonOptions common;
+    std::string group_by = "hlo-op", device, prefix, match;
+    double min_duration_ns = 0;
+    size_t top = 0;
+    uint64_t max_events = 0;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("ops", "Device time per HLO op, kernel, module, name or category");
+  cmd->footer(
+      "Per group: count, total, self time, mean, min, max, std and share of the device's busy\n"
+      "time (the union of its op intervals, unchanged by filters). Device ops are GPU stream\n"
+      "events, TPU 'XLA Ops' events, or on the CPU backend the host-thread events that carry an\n"
+      "hlo_op stat (one device per device_ordinal). See docs/cli.md.");
+  add_common(cmd, o->common);
+  cmd->add_option("--group-by", o->group_by, "Group events by")
+      ->check(CLI::IsMember({"hlo-op", "kernel", "module", "name", "category"}))
+      ->capture_default_str();
+  cmd->add_option("--device", o->device,
+                  "Only devices whose name contains this (or matches re:REGEX)");
+  cmd->add_option("--prefix", o->prefix, "Only events whose name starts with this");
+  cmd->add_option("--match", o->match, "Only events whose name matches this RE2 regex (anywhere)");
+  cmd->add_option("--min-duration", o->min_duration_ns, "Only events at least this long (ns)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--top", o->top, "Show the N largest groups per device (0 = all)");
+  cmd->add_option("--max-events", o->max_events,
+                  "Stop counting after N selected events, with a warning (0 = no cap)");
+  return [o]() {
+    OpsOptions ops;
+    parse_group_by(o->group_by, ops.group_by);
+    ops.filter.device = o->device;
+    ops.filter.prefix = o->prefix;
+    ops.filter.match = o->match;
+    ops.filter.min_duration_ps = static_cast<int64_t>(o->min_duration_ns * 1000.0 + 0.5);
+    ops.filter.max_events = o->max_events;
+    ops.top = o->top;
+    EventFilter check(ops.filter);  // reject a bad regex before loading anything
+    LoadedProfile loaded;
+    load(o->common, loaded);
+    OpsResult r = compute_ops(loaded.profile, ops);
+    warn(loaded.profile.warnings);
+    warn(r.warnings);
+    write(render_ops(r, format_of(o->common)));
+    return 0;
+  };
+});
+
+}  // namespace
+}  // namespace jaxprof::cli
