@@ -181,7 +181,8 @@ OpsResult compute_ops(const Profile& p, const OpsOptions& options) {
   std::vector<DeviceLines> devices = op_devices(p);
   std::vector<uint32_t> needed;
   for (const DeviceLines& dev : devices)
-    if (filter.keeps_device(dev.name)) needed.insert(needed.end(), dev.lines.begin(), dev.lines.end());
+    if (filter.keeps_device(dev.name))
+      needed.insert(needed.end(), dev.lines.begin(), dev.lines.end());
   p.require_lines(needed);  // one decoding pass for all devices
 
   for (const DeviceLines& dev : devices) {

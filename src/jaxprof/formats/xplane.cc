@@ -134,6 +134,53 @@ void map_entry(std::string_view entry, const uint8_t* origin, int64_t& key,
   }
 }
 
+// Decodes an XStat message; `stat_names` resolves metadata ids (for the name and for refs).
+Stat decode_stat(std::string_view bytes, const std::unordered_map<int64_t, StringId>& stat_names,
+                 const StringTable& strings, const uint8_t* origin) {
+  Stat s;
+  wire::Reader r(bytes, origin);
+  wire::Field f;
+  auto name_of = [&](int64_t id) -> StringId {
+    auto it = stat_names.find(id);
+    return it == stat_names.end() ? 0 : it->second;
+  };
+  while (r.next(f)) {
+    switch (f.number) {
+      case 1:
+        s.name = name_of(f.as_int64());
+        break;
+      case 2:
+        s.value.kind = StatKind::kDouble;
+        s.value.d = f.type == wire::WireType::kFixed64 ? f.as_double() : 0.0;
+        break;
+      case 3:
+        s.value.kind = StatKind::kUint64;
+        s.value.u = f.value;
+        break;
+      case 4:
+        s.value.kind = StatKind::kInt64;
+        s.value.i = f.as_int64();
+        break;
+      case 5:
+        s.value.kind = StatKind::kString;
+        s.value.str = f.bytes;
+        break;
+      case 6:
+        s.value.kind = StatKind::kBytes;
+        s.value.str = f.bytes;
+        break;
+      case 7:
+        s.value.kind = StatKind::kRef;
+        s.value.u = f.value;
+        s.value.str = strings[name_of(f.as_int64())];
+        break;
+      default:
+        break;
+    }
+  }
+  return s;
+}
+
 // The HLO instruction name from TPU-style metadata names: "%fusion.3 = f32[...] fusion(...)".
 std::string_view hlo_name_from_text(std::string_view name) {
   if (!name.starts_with('%')) return {};
@@ -143,8 +190,9 @@ std::string_view hlo_name_from_text(std::string_view name) {
 }
 
 // Scans an XSpace into the Profile (planes, metadata, lines with their event counts), then stays
-// with the Profile as the LineSource that decodes a line's events when an analysis asks for it.
-class XSpaceImporter : public LineSource {
+// with the Profile as the EventSource that decodes a line's events when an analysis asks for it
+// and reads stats from the file.
+class XSpaceImporter : public EventSource {
  public:
   XSpaceImporter(Profile& p, std::shared_ptr<Buffer> buf, const std::string& host,
                  const ImportOptions& opt)
@@ -153,6 +201,7 @@ class XSpaceImporter : public LineSource {
     p_->hosts.push_back(Host{host, buf_->path(), 0});
     buffer_index_ = static_cast<uint32_t>(p_->buffers.size());
     p_->buffers.push_back(buf_);
+    source_index_ = static_cast<uint32_t>(p_->sources.size());
   }
 
   void run() {
@@ -192,10 +241,9 @@ class XSpaceImporter : public LineSource {
 
     host_base_ns_ = host_base;
     layout_events(host_base);
-    uint32_t source = static_cast<uint32_t>(p_->line_sources.size());
     for (uint32_t li = first_line_; li < p_->lines.size(); ++li) {
       Line& line = p_->lines[li];
-      line.source = source;
+      line.source = source_index_;
       line.decoded = line.event_count == 0;
     }
     pending_.clear();
@@ -205,7 +253,7 @@ class XSpaceImporter : public LineSource {
     p_ = nullptr;
   }
 
-  void decode(Profile& profile, const std::vector<uint32_t>& lines) override {
+  void decode_lines(Profile& profile, const std::vector<uint32_t>& lines) override {
     p_ = &profile;
     // The stat maps live in the planes, which no longer move once the import is done.
     for (size_t i = 0; i < lookups_.size(); ++i)
@@ -231,6 +279,33 @@ class XSpaceImporter : public LineSource {
     if (opt_.release_pages) buf_->release(0, buf_->size());
     workers_.clear();
     p_ = nullptr;
+  }
+
+  std::vector<Stat> event_stats(const Profile& p, uint32_t plane, uint32_t e) const override {
+    const Plane& pl = p.planes[plane];
+    const uint8_t* at = reinterpret_cast<const uint8_t*>(pl.bytes.data()) + p.events.raw[e];
+    const uint8_t* end = reinterpret_cast<const uint8_t*>(pl.bytes.data() + pl.bytes.size());
+    uint64_t len = wire::read_varint(at, end, origin_);
+    std::vector<Stat> out;
+    Reader r(std::string_view(reinterpret_cast<const char*>(at), len), origin_);
+    Field f;
+    while (r.next(f)) {
+      if (f.number == xevent::kStats && f.type == WireType::kLen)
+        out.push_back(decode_stat(f.bytes, pl.stat_names, p.strings, origin_));
+    }
+    return out;
+  }
+
+  std::vector<Stat> metadata_stats(const Profile& p, uint32_t metadata) const override {
+    const EventMetadata& m = p.event_metadata[metadata];
+    std::vector<Stat> out;
+    Reader r(m.bytes, origin_);
+    Field f;
+    while (r.next(f)) {
+      if (f.number == xmeta::kStats && f.type == WireType::kLen)
+        out.push_back(decode_stat(f.bytes, p.planes[m.plane].stat_names, p.strings, origin_));
+    }
+    return out;
   }
 
  private:
@@ -268,6 +343,7 @@ class XSpaceImporter : public LineSource {
     Plane& plane = p_->planes.emplace_back();
     plane.host = host_index_;
     plane.buffer = buffer_index_;
+    plane.source = source_index_;
     plane.bytes = bytes;
 
     std::vector<std::string_view> event_meta, stat_meta, stats, lines;
@@ -807,6 +883,7 @@ class XSpaceImporter : public LineSource {
   const uint8_t* origin_;
   uint32_t host_index_ = 0;
   uint32_t buffer_index_ = 0;
+  uint32_t source_index_ = 0;
   uint32_t first_plane_ = static_cast<uint32_t>(p_->planes.size());
   uint32_t first_line_ = static_cast<uint32_t>(p_->lines.size());
   std::vector<PlaneLookup> lookups_;
@@ -832,7 +909,7 @@ void import_xspace(Profile& profile, std::shared_ptr<Buffer> buffer, const std::
   try {
     auto importer = std::make_unique<XSpaceImporter>(profile, std::move(buffer), host, options);
     importer->run();
-    profile.line_sources.push_back(std::move(importer));
+    profile.sources.push_back(std::move(importer));
   } catch (const InputError& e) {
     if (!e.file().empty()) throw;
     std::string reason = e.reason();

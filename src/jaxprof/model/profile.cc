@@ -1,11 +1,9 @@
 #include "jaxprof/model/profile.h"
 
-#include <algorithm>
-#include <stdexcept>
-
 #include <fmt/format.h>
 
-#include "jaxprof/wire/reader.h"
+#include <algorithm>
+#include <stdexcept>
 
 namespace jaxprof {
 
@@ -57,80 +55,13 @@ std::string_view Profile::event_display_name(uint32_t e) const {
   return strings[m.display_name != 0 ? m.display_name : m.name];
 }
 
-Stat decode_stat(std::string_view bytes, const std::unordered_map<int64_t, StringId>& stat_names,
-                 const StringTable& strings, const uint8_t* origin) {
-  Stat s;
-  wire::Reader r(bytes, origin);
-  wire::Field f;
-  auto name_of = [&](int64_t id) -> StringId {
-    auto it = stat_names.find(id);
-    return it == stat_names.end() ? 0 : it->second;
-  };
-  while (r.next(f)) {
-    switch (f.number) {
-      case 1:
-        s.name = name_of(f.as_int64());
-        break;
-      case 2:
-        s.value.kind = StatKind::kDouble;
-        s.value.d = f.type == wire::WireType::kFixed64 ? f.as_double() : 0.0;
-        break;
-      case 3:
-        s.value.kind = StatKind::kUint64;
-        s.value.u = f.value;
-        break;
-      case 4:
-        s.value.kind = StatKind::kInt64;
-        s.value.i = f.as_int64();
-        break;
-      case 5:
-        s.value.kind = StatKind::kString;
-        s.value.str = f.bytes;
-        break;
-      case 6:
-        s.value.kind = StatKind::kBytes;
-        s.value.str = f.bytes;
-        break;
-      case 7:
-        s.value.kind = StatKind::kRef;
-        s.value.u = f.value;
-        s.value.str = strings[name_of(f.as_int64())];
-        break;
-      default:
-        break;
-    }
-  }
-  return s;
-}
-
 std::vector<Stat> Profile::event_stats(uint32_t plane, uint32_t e) const {
-  const Plane& p = planes[plane];
-  const uint8_t* origin = buffers[p.buffer]->data();
-  const uint8_t* at = reinterpret_cast<const uint8_t*>(p.bytes.data()) + events.raw[e];
-  const uint8_t* end = reinterpret_cast<const uint8_t*>(p.bytes.data() + p.bytes.size());
-  uint64_t len = wire::read_varint(at, end, origin);
-  std::vector<Stat> out;
-  wire::Reader r(std::string_view(reinterpret_cast<const char*>(at), len), origin);
-  wire::Field f;
-  while (r.next(f)) {
-    if (f.number == 4 && f.type == wire::WireType::kLen)
-      out.push_back(decode_stat(f.bytes, p.stat_names, strings, origin));
-  }
-  return out;
+  return sources[planes[plane].source]->event_stats(*this, plane, e);
 }
 
 std::vector<Stat> Profile::metadata_stats(uint32_t metadata) const {
-  const EventMetadata& m = event_metadata[metadata];
-  const Plane& p = planes[m.plane];
-  const uint8_t* origin = buffers[p.buffer]->data();
-  std::vector<Stat> out;
-  wire::Reader r(m.bytes, origin);
-  wire::Field f;
-  while (r.next(f)) {
-    if (f.number == 5 && f.type == wire::WireType::kLen)
-      out.push_back(decode_stat(f.bytes, p.stat_names, strings, origin));
-  }
-  return out;
+  if (metadata == 0) return {};  // the stand-in for unknown metadata ids
+  return sources[planes[event_metadata[metadata].plane].source]->metadata_stats(*this, metadata);
 }
 
 std::optional<StatValue> Profile::event_stat(uint32_t plane, uint32_t e,
@@ -149,7 +80,7 @@ std::optional<StatValue> Profile::plane_stat(uint32_t plane, std::string_view na
 }
 
 void Profile::require_lines(const std::vector<uint32_t>& wanted) const {
-  std::vector<std::vector<uint32_t>> by_source(line_sources.size());
+  std::vector<std::vector<uint32_t>> by_source(sources.size());
   bool any = false;
   for (uint32_t li : wanted) {
     const Line& line = lines[li];
@@ -164,7 +95,7 @@ void Profile::require_lines(const std::vector<uint32_t>& wanted) const {
     if (by_source[s].empty()) continue;
     std::sort(by_source[s].begin(), by_source[s].end());
     by_source[s].erase(std::unique(by_source[s].begin(), by_source[s].end()), by_source[s].end());
-    self.line_sources[s]->decode(self, by_source[s]);
+    self.sources[s]->decode_lines(self, by_source[s]);
   }
 }
 

@@ -45,7 +45,7 @@ PlaneKind classify_plane(std::string_view name);
 
 struct Host {
   std::string name;
-  std::string path;  // the file it was read from
+  std::string path;     // the file it was read from
   int64_t base_ns = 0;  // the earliest line timestamp of this host's file
 };
 
@@ -54,6 +54,7 @@ struct Plane {
   int64_t id = 0;
   uint32_t host = 0;
   uint32_t buffer = 0;     // index into Profile::buffers
+  uint32_t source = 0;     // index into Profile::sources: the importer that reads its stats
   std::string_view bytes;  // the serialized XPlane, inside that buffer
   PlaneKind kind = PlaneKind::kOther;
   std::vector<Stat> stats;  // plane stats (device capabilities), refs resolved
@@ -66,7 +67,7 @@ struct Line {
   // Events are decoded on first use (Profile::require_lines): until then `event_count` is known
   // but the event columns in [first_event, first_event + event_count) are not filled.
   bool decoded = true;
-  uint32_t source = 0;  // index into Profile::line_sources when not decoded
+  uint32_t source = 0;  // index into Profile::sources: who decodes it
   int64_t id = 0;
   StringId name = 0;
   StringId display_name = 0;
@@ -109,14 +110,19 @@ struct Events {
 
 class Profile;
 
-// Decodes the events of lines on demand. Importers leave one per file so that a command only pays
-// for the lines it reads (`ops` on a GPU profile never decodes the host threads).
-class LineSource {
+// What an importer leaves with the Profile for each file it read: it decodes lines on demand, so a
+// command only pays for the lines it reads (`ops` on a GPU profile never decodes the host
+// threads), and it reads the stats of events and event metadata, which stay in the file.
+class EventSource {
  public:
-  virtual ~LineSource() = default;
+  virtual ~EventSource() = default;
   // Fills the event columns of `lines` (all from this source, not yet decoded), sorts each line
   // and marks it decoded. Throws InputError for corrupt bytes.
-  virtual void decode(Profile& profile, const std::vector<uint32_t>& lines) = 0;
+  virtual void decode_lines(Profile& profile, const std::vector<uint32_t>& lines) = 0;
+  // The event's own stats (refs resolved). The event's line must be decoded.
+  virtual std::vector<Stat> event_stats(const Profile& profile, uint32_t plane,
+                                        uint32_t event) const = 0;
+  virtual std::vector<Stat> metadata_stats(const Profile& profile, uint32_t metadata) const = 0;
 };
 
 class Profile {
@@ -137,7 +143,7 @@ class Profile {
   int64_t base_ns = 0;              // absolute time (ns since the epoch) of start_ps == 0
   std::vector<std::string> errors;  // XSpace errors and warnings, with the file they came from
   std::vector<std::string> warnings;
-  std::vector<std::unique_ptr<LineSource>> line_sources;
+  std::vector<std::unique_ptr<EventSource>> sources;
   bool finished = false;  // set by finish_import(): base_ns and the HLO index are final
 
   // Decodes whichever of `lines` are not decoded yet. Logically const: it fills a cache the
@@ -174,9 +180,5 @@ class Profile {
   };
   std::unordered_map<ModuleKey, uint32_t, ModuleKeyHash> module_index_;
 };
-
-// Decodes an XStat message. `stat_names` resolves metadata ids (for the name and for refs).
-Stat decode_stat(std::string_view bytes, const std::unordered_map<int64_t, StringId>& stat_names,
-                 const StringTable& strings, const uint8_t* origin);
 
 }  // namespace jaxprof

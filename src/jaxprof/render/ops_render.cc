@@ -62,8 +62,8 @@ std::string csv(const OpsResult& r) {
       out += fmt::format("{},{},{}", csv_field(d.device), csv_field(d.host), csv_field(g.name));
       if (shows_module(r.group_by)) out += fmt::format(",{}", csv_field(g.module));
       if (r.group_by == GroupBy::kModule)
-        out += fmt::format(",{}", g.program_id == kNoProgram ? std::string()
-                                                             : std::to_string(g.program_id));
+        out += fmt::format(
+            ",{}", g.program_id == kNoProgram ? std::string() : std::to_string(g.program_id));
       out += fmt::format(",{},{},{},{},{},{},{},{}", g.count, ps_to_ns_exact(g.total_ps),
                          ps_to_ns_exact(g.self_ps), ps_to_ns(g.mean_ps), ps_to_ns_exact(g.min_ps),
                          ps_to_ns_exact(g.max_ps), ps_to_ns(g.std_ps), number(g.share));
