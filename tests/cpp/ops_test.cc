@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <tuple>
+
 #include "jaxprof/error.h"
 #include "jaxprof/formats/load.h"
 #include "test_paths.h"
@@ -113,6 +116,72 @@ TEST(Ops, CategoriesCoverAllTime) {
   EXPECT_EQ(total, 3475484000);
   EXPECT_EQ(count, 54u);
   EXPECT_EQ(r.devices[0].groups[0].name, "gemm");  // custom-call.1 is the cuBLAS/hipBLASLt GEMM
+}
+
+// Opcode groups are unions of hlo-op groups: their sums must equal the sums of the hlo-op groups
+// with that opcode (ops the HLO index does not know go to "(unknown)").
+void ExpectOpcodesSumHloOps(const Profile& profile) {
+  OpsOptions o;
+  OpsResult ops = compute_ops(profile, o);
+  o.group_by = GroupBy::kOpcode;
+  OpsResult by_opcode = compute_ops(profile, o);
+  ASSERT_EQ(ops.devices.size(), by_opcode.devices.size());
+  for (size_t d = 0; d < ops.devices.size(); ++d) {
+    std::map<std::string, std::tuple<uint64_t, int64_t, int64_t>> want;
+    for (const OpGroup& g : ops.devices[d].groups) {
+      auto& [count, total, self] = want[g.opcode.empty() ? kUnknownOpcode : g.opcode];
+      count += g.count;
+      total += g.total_ps;
+      self += g.self_ps;
+    }
+    std::map<std::string, std::tuple<uint64_t, int64_t, int64_t>> got;
+    for (const OpGroup& g : by_opcode.devices[d].groups) {
+      EXPECT_EQ(g.opcode, g.name);
+      EXPECT_DOUBLE_EQ(g.share, static_cast<double>(g.self_ps) /
+                                    static_cast<double>(by_opcode.devices[d].busy_ps));
+      got[g.name] = {g.count, g.total_ps, g.self_ps};
+    }
+    EXPECT_EQ(got, want) << ops.devices[d].device;
+  }
+}
+
+TEST(Ops, OpcodeGroupsOnEightDevices) {
+  LoadedProfile lp = load(test_data("jax_cpu_8dev"));
+  ExpectOpcodesSumHloOps(lp.profile);
+  OpsOptions o;
+  o.group_by = GroupBy::kOpcode;
+  OpsResult r = compute_ops(lp.profile, o);
+  ASSERT_EQ(r.devices.size(), 8u);
+  // tests/data/README.md: per device 2 all-reduces x 4 steps, 2 dots x 4 steps, the rest fusions.
+  for (const DeviceOps& d : r.devices) {
+    std::map<std::string, uint64_t> counts;
+    double share = 0;
+    for (const OpGroup& g : d.groups) {
+      counts[g.name] = g.count;
+      share += g.share;
+    }
+    EXPECT_EQ(counts,
+              (std::map<std::string, uint64_t>{{"all-reduce", 8}, {"dot", 8}, {"fusion", 72}}));
+    EXPECT_NEAR(share, 1.0, 1e-9);
+  }
+}
+
+TEST(Ops, OpcodeGroupsOnFixtures) {
+  for (const char* name :
+       {"xplane/mi300x_jax_gemm.xplane.pb", "xplane/mi300x_jax_conv.xplane.pb",
+        "xplane/tpu_4chip_inference.xplane.pb", "xplane/tf_v100_8gpu_training.xplane.pb"}) {
+    SCOPED_TRACE(name);
+    LoadedProfile lp = load(fixture(name));
+    ExpectOpcodesSumHloOps(lp.profile);
+  }
+  // No HloProtos in the TensorFlow profile: every op is unknown.
+  LoadedProfile tf = load(fixture("xplane/tf_v100_8gpu_training.xplane.pb"));
+  OpsOptions o;
+  o.group_by = GroupBy::kOpcode;
+  for (const DeviceOps& d : compute_ops(tf.profile, o).devices) {
+    ASSERT_EQ(d.groups.size(), 1u);
+    EXPECT_EQ(d.groups[0].name, kUnknownOpcode);
+  }
 }
 
 }  // namespace

@@ -28,7 +28,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 NEST_TOLERANCE_PS = 1000
-GROUP_BYS = ("kernel", "hlo-op", "module", "name")
+GROUP_BYS = ("kernel", "hlo-op", "module", "name", "opcode")
+UNKNOWN_OPCODE = "(unknown)"
 
 
 # ---------------------------------------------------------------------------
@@ -132,13 +133,31 @@ def _build_file_descriptor() -> descriptor_pb2.FileDescriptorProto:
     _add_field(m, "id", 1, _F.TYPE_INT64)
     _add_field(m, "name", 2, _F.TYPE_STRING)
     _add_field(m, "description", 3, _F.TYPE_STRING)
+
+    # The few fields of XLA's hlo.proto the opcode grouping needs (unknown fields are skipped).
+    m = fd.message_type.add()
+    m.name = "HloProto"
+    _add_field(m, "hlo_module", 1, _F.TYPE_MESSAGE, type_name="HloModuleProto")
+    m = fd.message_type.add()
+    m.name = "HloModuleProto"
+    _add_field(m, "name", 1, _F.TYPE_STRING)
+    _add_field(m, "computations", 3, _F.TYPE_MESSAGE, rep, "HloComputationProto")
+    m = fd.message_type.add()
+    m.name = "HloComputationProto"
+    _add_field(m, "name", 1, _F.TYPE_STRING)
+    _add_field(m, "instructions", 2, _F.TYPE_MESSAGE, rep, "HloInstructionProto")
+    m = fd.message_type.add()
+    m.name = "HloInstructionProto"
+    _add_field(m, "name", 1, _F.TYPE_STRING)
+    _add_field(m, "opcode", 2, _F.TYPE_STRING)
     return fd
 
 
 def _build_classes():
     pool = descriptor_pool.DescriptorPool()
     pool.Add(_build_file_descriptor())
-    names = ("XSpace", "XPlane", "XLine", "XEvent", "XStat", "XEventMetadata", "XStatMetadata")
+    names = ("XSpace", "XPlane", "XLine", "XEvent", "XStat", "XEventMetadata", "XStatMetadata",
+             "HloProto")
     out = {}
     for n in names:
         desc = pool.FindMessageTypeByName(f"{_PKG}.{n}")
@@ -151,6 +170,7 @@ def _build_classes():
 
 _CLASSES = _build_classes()
 XSpace = _CLASSES["XSpace"]
+HloProto = _CLASSES["HloProto"]
 
 
 class OracleError(Exception):
@@ -231,6 +251,7 @@ class Event:
     program_id: Optional[int]
     device_ordinal: Optional[int] = None
     self_ps: int = 0
+    opcode: Optional[str] = None  # from the profile's HloProtos; None when unknown
 
     @property
     def end_ps(self) -> int:
@@ -433,8 +454,60 @@ def analyze_spaces(named_spaces: Sequence[Tuple[str, Any]]) -> List[DeviceResult
     for host, space in named_spaces:
         found = _analyze_space(host, space, base)
         _name_modules_by_program_id(space, found)
+        _set_opcodes(space, found)
         results.extend(found)
     return results
+
+
+def _hlo_op_name(e: Event) -> Optional[str]:
+    """The HLO instruction an op event ran: its hlo_op stat, or the name in TPU op text."""
+    if e.hlo_op is not None:
+        return e.hlo_op
+    if e.kernel.startswith("%") and " = " in e.kernel:
+        return e.kernel[1:e.kernel.index(" = ")] or None
+    return None
+
+
+def _set_opcodes(space, results: List["DeviceResult"]) -> None:
+    """Opcodes from the "Hlo Proto" stats of /host:metadata. A module is found by program id
+    (the entry's program_id stat, else its key), else by name when exactly one module has it."""
+    by_program: Dict[int, Dict[str, str]] = {}
+    by_name: Dict[str, List[Dict[str, str]]] = {}
+    for plane in space.planes:
+        if plane.name != "/host:metadata":
+            continue
+        stats = _PlaneStats(plane)
+        for key, md in plane.event_metadata.items():
+            st = stats.metadata_stats(key)
+            blob = st.get("Hlo Proto")
+            if not isinstance(blob, (bytes, str)):
+                continue
+            proto = HloProto()
+            proto.ParseFromString(blob if isinstance(blob, bytes) else blob.encode("latin-1"))
+            module = proto.hlo_module
+            opcodes = {i.name: i.opcode for c in module.computations for i in c.instructions}
+            pid = _as_int(st.get("program_id"))
+            pid = key if pid is None else pid
+            pid %= 1 << 64
+            if pid in by_program:
+                continue  # the first one indexed wins, as in the C++ index
+            by_program[pid] = opcodes
+            by_name.setdefault(module.name, []).append(opcodes)
+    if not by_program:
+        return
+    for r in results:
+        for e in r.events:
+            op = _hlo_op_name(e)
+            if op is None:
+                continue
+            found = None
+            if e.program_id is not None:
+                found = by_program.get(e.program_id % (1 << 64))
+            if found is None and e.hlo_module is not None:
+                cands = by_name.get(e.hlo_module, [])
+                found = cands[0] if len(cands) == 1 else None
+            if found is not None:
+                e.opcode = found.get(op) or None
 
 
 def _name_modules_by_program_id(space, results: List["DeviceResult"]) -> None:
@@ -569,6 +642,9 @@ def group_key(e: Event, group_by: str) -> Tuple[Tuple, str, Dict[str, Any]]:
     if group_by == "module":
         name = e.hlo_module if e.hlo_module is not None else "(no module)"
         return (name, e.program_id), name, {"program_id": e.program_id}
+    if group_by == "opcode":
+        name = e.opcode if e.opcode else UNKNOWN_OPCODE
+        return (name,), name, {}
     raise ValueError(f"unknown group-by {group_by!r}")
 
 

@@ -15,7 +15,8 @@ RegisterCommand ops_command(20, [](CLI::App& app) -> std::function<int()> {
     uint64_t max_events = 0;
   };
   auto o = std::make_shared<Options>();
-  auto* cmd = app.add_subcommand("ops", "Device time per HLO op, kernel, module, name or category");
+  auto* cmd = app.add_subcommand(
+      "ops", "Device time per HLO op, kernel, module, name, category or HLO opcode");
   cmd->footer(
       "Per group: count, total, self time, mean, min, max, std and share of the device's busy\n"
       "time (the union of its op intervals, unchanged by filters). Device ops are GPU stream\n"
@@ -23,7 +24,7 @@ RegisterCommand ops_command(20, [](CLI::App& app) -> std::function<int()> {
       "hlo_op stat (one device per device_ordinal). See docs/cli.md.");
   add_common(cmd, o->common);
   cmd->add_option("--group-by", o->group_by, "Group events by")
-      ->check(CLI::IsMember({"hlo-op", "kernel", "module", "name", "category"}))
+      ->check(CLI::IsMember({"hlo-op", "kernel", "module", "name", "category", "opcode"}))
       ->capture_default_str();
   cmd->add_option("--device", o->device,
                   "Only devices whose name contains this (or matches re:REGEX)");

@@ -26,13 +26,15 @@ const char* group_by_name(GroupBy g) {
       return "name";
     case GroupBy::kCategory:
       return "category";
+    case GroupBy::kOpcode:
+      return "opcode";
   }
   return "?";
 }
 
 bool parse_group_by(std::string_view text, GroupBy& out) {
-  for (GroupBy g :
-       {GroupBy::kHloOp, GroupBy::kKernel, GroupBy::kModule, GroupBy::kName, GroupBy::kCategory}) {
+  for (GroupBy g : {GroupBy::kHloOp, GroupBy::kKernel, GroupBy::kModule, GroupBy::kName,
+                    GroupBy::kCategory, GroupBy::kOpcode}) {
     if (text == group_by_name(g)) {
       out = g;
       return true;
@@ -98,7 +100,8 @@ struct Grouper {
       case GroupBy::kModule:
         return ev.module[e];
       case GroupBy::kHloOp:
-      case GroupBy::kCategory: {
+      case GroupBy::kCategory:
+      case GroupBy::kOpcode: {
         uint32_t module_name = p.modules[ev.module[e]].name;
         if (ev.hlo_op[e] != 0) return pack(module_name, ev.hlo_op[e]);
         // No HLO op: group by event name, kept apart from real op names by the top bit.
@@ -129,6 +132,7 @@ GroupInfo describe(const Profile& p, GroupBy by, uint64_t key, uint32_t e, uint3
       return g;
     case GroupBy::kHloOp:
     case GroupBy::kCategory:
+    case GroupBy::kOpcode:
       break;
   }
   g.name = std::string(p.str(static_cast<StringId>(key & 0xffffffffu)));
@@ -253,20 +257,27 @@ OpsResult compute_ops(const Profile& p, const OpsOptions& options) {
     out.busy_ps = union_length(busy);
     out.span_ps = last - first;
 
-    if (options.group_by == GroupBy::kCategory) {
-      std::unordered_map<int, Acc> by_category;
+    if (options.group_by == GroupBy::kCategory || options.group_by == GroupBy::kOpcode) {
+      // Both are unions of hlo-op groups: describe each op once, then merge by its label.
+      std::unordered_map<std::string, Acc> merged;
       for (auto& [key, acc] : groups) {
         GroupInfo info = describe(p, GroupBy::kHloOp, key, acc.first_event, dev.plane);
-        std::string_view name = info.name;
-        std::string kernel(p.event_name(acc.first_event));
-        OpCategory c = categorize(
-            info.opcode, info.opcode.empty() ? std::string_view(kernel) : name, info.op_name);
-        by_category[static_cast<int>(c)].merge(acc);
+        std::string label;
+        if (options.group_by == GroupBy::kOpcode) {
+          label = info.opcode.empty() ? kUnknownOpcode : info.opcode;
+        } else {
+          std::string kernel(p.event_name(acc.first_event));
+          label = category_name(
+              categorize(info.opcode, info.opcode.empty() ? std::string_view(kernel) : info.name,
+                         info.op_name));
+        }
+        merged[label].merge(acc);
       }
-      for (auto& [c, acc] : by_category) {
+      for (auto& [label, acc] : merged) {
         OpGroup& g = out.groups.emplace_back();
-        g.name = category_name(static_cast<OpCategory>(c));
-        g.category = g.name;
+        g.name = label;
+        if (options.group_by == GroupBy::kCategory) g.category = g.name;
+        if (options.group_by == GroupBy::kOpcode) g.opcode = g.name;
         finish(g, acc, out.busy_ps);
       }
     } else {

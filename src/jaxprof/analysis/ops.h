@@ -1,5 +1,5 @@
-// "Which ops take the time": device op events grouped by HLO op, kernel, module, name or
-// category, with count, total, self time, mean, min, max, standard deviation and share of the
+// "Which ops take the time": device op events grouped by HLO op, kernel, module, name, category
+// or HLO opcode, with count, total, self time, mean, min, max, standard deviation and share of the
 // device's busy time.
 #pragma once
 
@@ -12,11 +12,14 @@
 
 namespace jaxprof {
 
-enum class GroupBy { kHloOp, kKernel, kModule, kName, kCategory };
+enum class GroupBy { kHloOp, kKernel, kModule, kName, kCategory, kOpcode };
 
 const char* group_by_name(GroupBy g);
-// Accepts hlo-op, kernel, module, name, category. Returns false for anything else.
+// Accepts hlo-op, kernel, module, name, category, opcode. Returns false for anything else.
 bool parse_group_by(std::string_view text, GroupBy& out);
+
+// The group name of ops whose opcode the HLO index does not know (--group-by opcode).
+inline constexpr const char* kUnknownOpcode = "(unknown)";
 
 struct OpsOptions {
   GroupBy group_by = GroupBy::kHloOp;
