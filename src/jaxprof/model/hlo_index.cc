@@ -350,10 +350,138 @@ void read_device_list(std::string_view msg, const uint8_t* origin,
   }
 }
 
+// MeshAxesReplicaGroupListProto (mesh=1, axes=2): the groups are the devices that differ only in
+// the listed mesh axes. MeshProto: axes=1 (name=1, size=2), device_ids=2, iota_transform=3
+// (reshape_dims=1, transpose_perm=2). AxisRefProto: mesh_axis_index=1, sub_axis_info=2 (pre_size=1,
+// size=2; a sub-axis is the factor of its axis after the `pre_size` more major ones).
+std::vector<std::vector<int64_t>> read_mesh_axes(std::string_view msg, const uint8_t* origin) {
+  std::vector<int64_t> axis_sizes, device_ids;
+  IotaList device_iota;
+  bool has_iota = false;
+  struct Ref {
+    int64_t axis = 0, pre = 0, size = 0;  // size 0: the whole axis
+  };
+  std::vector<Ref> refs;
+  Reader r(msg, origin);
+  Field f;
+  while (r.next(f)) {
+    if (f.number == 1) {
+      Reader mr(read_string(r, f, "MeshAxesReplicaGroupList.mesh"), origin);
+      Field mf;
+      while (mr.next(mf)) {
+        if (mf.number == 1) {
+          int64_t size = 0;
+          Reader ar(read_string(mr, mf, "MeshProto.axes"), origin);
+          Field af;
+          while (ar.next(af))
+            if (af.number == 2) size = static_cast<int64_t>(read_varint_field(ar, af, "MeshAxis"));
+          axis_sizes.push_back(size);
+        } else if (mf.number == 2) {
+          read_repeated_int(mr, mf, device_ids, "MeshProto.device_ids");
+        } else if (mf.number == 3) {
+          has_iota = true;
+          Reader ir(read_string(mr, mf, "MeshProto.iota_transform"), origin);
+          Field itf;
+          while (ir.next(itf)) {
+            if (itf.number == 1) read_repeated_int(ir, itf, device_iota.reshape_dims, "Iota");
+            if (itf.number == 2) read_repeated_int(ir, itf, device_iota.transpose_perm, "Iota");
+          }
+        }
+      }
+    } else if (f.number == 2) {
+      Ref ref;
+      Reader ar(read_string(r, f, "MeshAxesReplicaGroupList.axes"), origin);
+      Field af;
+      while (ar.next(af)) {
+        if (af.number == 1) {
+          ref.axis = static_cast<int64_t>(read_varint_field(ar, af, "AxisRef.mesh_axis_index"));
+        } else if (af.number == 2) {
+          Reader sr(read_string(ar, af, "AxisRef.sub_axis_info"), origin);
+          Field sf;
+          while (sr.next(sf)) {
+            if (sf.number == 1) ref.pre = static_cast<int64_t>(read_varint_field(sr, sf, "pre"));
+            if (sf.number == 2) ref.size = static_cast<int64_t>(read_varint_field(sr, sf, "size"));
+          }
+        }
+      }
+      refs.push_back(ref);
+    }
+  }
+  int64_t total = 1;
+  for (int64_t s : axis_sizes) {
+    if (s <= 0 || total > kMaxIotaDevices / s) return {};
+    total *= s;
+  }
+  if (axis_sizes.empty() || refs.empty()) return {};
+  // Cut each axis into factors at the sub-axis boundaries, major to minor.
+  std::vector<std::vector<int64_t>> bounds(axis_sizes.size());
+  for (size_t a = 0; a < axis_sizes.size(); ++a) bounds[a] = {1, axis_sizes[a]};
+  for (const Ref& ref : refs) {
+    if (ref.axis < 0 || static_cast<size_t>(ref.axis) >= axis_sizes.size()) return {};
+    if (ref.size == 0) continue;
+    if (ref.pre <= 0 || ref.size <= 0 || axis_sizes[ref.axis] % (ref.pre * ref.size) != 0)
+      return {};
+    bounds[ref.axis].push_back(ref.pre);
+    bounds[ref.axis].push_back(ref.pre * ref.size);
+  }
+  std::vector<int64_t> dims;
+  std::vector<std::vector<std::pair<int64_t, size_t>>> factor_of(axis_sizes.size());  // (lo, dim)
+  for (size_t a = 0; a < axis_sizes.size(); ++a) {
+    std::vector<int64_t>& b = bounds[a];
+    std::sort(b.begin(), b.end());
+    b.erase(std::unique(b.begin(), b.end()), b.end());
+    for (size_t k = 0; k + 1 < b.size(); ++k) {
+      if (b[k + 1] % b[k] != 0) return {};
+      factor_of[a].push_back({b[k], dims.size()});
+      dims.push_back(b[k + 1] / b[k]);
+    }
+  }
+  std::vector<int64_t> grouped;
+  std::vector<bool> used(dims.size(), false);
+  for (const Ref& ref : refs) {
+    int64_t lo = ref.size == 0 ? 1 : ref.pre;
+    int64_t hi = ref.size == 0 ? axis_sizes[ref.axis] : ref.pre * ref.size;
+    for (auto [start, d] : factor_of[ref.axis]) {
+      if (start < lo || start >= hi) continue;
+      if (used[d]) return {};
+      used[d] = true;
+      grouped.push_back(static_cast<int64_t>(d));
+    }
+  }
+  IotaList groups_iota;
+  groups_iota.reshape_dims = dims;
+  int64_t group_size = 1;
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (!used[d]) groups_iota.transpose_perm.push_back(static_cast<int64_t>(d));
+  for (int64_t d : grouped) {
+    groups_iota.transpose_perm.push_back(d);
+    group_size *= dims[d];
+  }
+  groups_iota.group_size = group_size;
+  groups_iota.num_groups = total / group_size;
+  std::vector<std::vector<int64_t>> groups = expand_iota(groups_iota);
+  // Positions in the mesh name devices through device_ids or the mesh's own iota transform.
+  std::vector<int64_t> devices = device_ids;
+  if (devices.empty() && has_iota) {
+    device_iota.num_groups = 1;
+    device_iota.group_size = total;
+    std::vector<std::vector<int64_t>> flat = expand_iota(device_iota);
+    if (flat.size() != 1) return {};
+    devices = std::move(flat[0]);
+  }
+  if (!devices.empty()) {
+    if (static_cast<int64_t>(devices.size()) != total) return {};
+    for (auto& g : groups)
+      for (int64_t& v : g) v = devices[v];
+  }
+  return groups;
+}
+
 // HloInstructionProto: name=1, opcode=2, shape=3, metadata=7, id=35, operand_ids=36,
-// called_computation_ids=38, replica_groups=49 (deprecated form), collective_device_list=87.
+// called_computation_ids=38, replica_groups=49 (deprecated form), collective_device_list=87,
+// mesh_axes_replica_group_list=93.
 void read_instruction(std::string_view msg, const uint8_t* origin, HloInstruction& out) {
-  std::vector<std::vector<int64_t>> legacy_groups, explicit_groups, iota_groups;
+  std::vector<std::vector<int64_t>> legacy_groups, explicit_groups, iota_groups, mesh_groups;
   Reader r(msg, origin);
   Field f;
   while (r.next(f)) {
@@ -388,6 +516,10 @@ void read_instruction(std::string_view msg, const uint8_t* origin, HloInstructio
         read_device_list(read_string(r, f, "HloInstructionProto.collective_device_list"), origin,
                          explicit_groups, iota_groups);
         break;
+      case 93:
+        mesh_groups = read_mesh_axes(
+            read_string(r, f, "HloInstructionProto.mesh_axes_replica_group_list"), origin);
+        break;
       default:
         break;
     }
@@ -398,6 +530,8 @@ void read_instruction(std::string_view msg, const uint8_t* origin, HloInstructio
     out.replica_groups = std::move(explicit_groups);
   } else if (!iota_groups.empty()) {
     out.replica_groups = std::move(iota_groups);
+  } else if (!mesh_groups.empty()) {
+    out.replica_groups = std::move(mesh_groups);
   } else {
     out.replica_groups = std::move(legacy_groups);
   }
