@@ -8,7 +8,8 @@ namespace jaxprof {
 
 bool is_op_line(const Profile& profile, const Line& line) {
   std::string_view name = profile.str(line.name);
-  return name.starts_with("Stream #") || name == "XLA Ops";
+  // "XLA Thunks": the thunk ranges of nsys-jax archives, projected onto the GPU.
+  return name.starts_with("Stream #") || name == "XLA Ops" || name == "XLA Thunks";
 }
 
 std::vector<DeviceLines> op_devices(const Profile& profile) {

@@ -1,5 +1,6 @@
-// Which events are a device's op executions: GPU stream lines, TPU "XLA Ops" lines, and on the
-// CPU backend the host-thread events that carry an hlo_op stat.
+// Which events are a device's op executions: GPU stream lines, TPU "XLA Ops" lines, the "XLA Thunks"
+// lines of nsys-jax archives, and on the CPU backend the host-thread events that carry an hlo_op
+// stat.
 #pragma once
 
 #include <cstdint>
