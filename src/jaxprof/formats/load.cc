@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "jaxprof/error.h"
+#include "jaxprof/formats/nsys_jax.h"
 #include "jaxprof/wire/reader.h"
 
 namespace jaxprof {
@@ -50,6 +51,24 @@ void load_profile(const std::vector<std::string>& paths, const LoadOptions& opti
     throw InputError(paths.front(),
                      "only HLO files given; pass a profile (*.xplane.pb or a log "
                      "directory) too");
+
+  // nsys-jax archives: each zip is one process, or several (nsys-jax-combine).
+  size_t zips = 0;
+  for (const auto& p : profiles) zips += is_zip_file(p);
+  if (zips > 0) {
+    if (zips != profiles.size())
+      throw InputError(profiles.front(), "give either nsys-jax archives (*.zip) or XSpace profiles");
+    for (const auto& p : profiles) {
+      import_nsys_jax(out.profile, Buffer::open(p), "", options.import);
+      out.files.hosts.push_back(HostFile{std::filesystem::path(p).stem().string(), p});
+    }
+    for (const auto& f : hlo_files) {
+      load_hlo_file(out.profile, f);
+      out.files.hlo_files.push_back(f);
+    }
+    finish_import(out.profile);
+    return;
+  }
 
   DiscoverOptions discover{options.session, options.hosts};
   if (profiles.size() == 1) {

@@ -1,0 +1,538 @@
+#include "jaxprof/formats/nsys_jax.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <exception>
+#include <limits>
+#include <map>
+#include <thread>
+#include <unordered_map>
+
+#include "jaxprof/error.h"
+#include "jaxprof/io/parquet.h"
+#include "jaxprof/io/xz.h"
+#include "jaxprof/io/zip.h"
+
+namespace jaxprof {
+
+namespace {
+
+constexpr std::string_view kTraceMember = "nvtx_gpu_proj_trace/trace.parquet";
+constexpr std::string_view kThreadsMember = "thread-metadata.parquet";
+constexpr std::string_view kHloSuffix = "after_optimizations.hlo.pb.xz";
+// An HLO dump is a few MB; anything beyond this ratio is not one.
+constexpr size_t kMaxXzRatio = 1000;
+constexpr size_t kMinXzCap = size_t{64} << 20;
+
+// The value of `key=` inside "...#key=value,other=...#": up to the next ',' or '#'.
+std::string_view field(std::string_view text, std::string_view key) {
+  size_t at = 0;
+  while ((at = text.find(key, at)) != std::string_view::npos) {
+    if (at > 0 && (text[at - 1] == '#' || text[at - 1] == ',')) {
+      size_t begin = at + key.size();
+      size_t end = text.find_first_of(",#", begin);
+      return text.substr(begin, end == std::string_view::npos ? text.size() - begin : end - begin);
+    }
+    at += key.size();
+  }
+  return {};
+}
+
+bool parse_int(std::string_view s, int64_t& out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+// One table column read as integers, whatever its physical type (range ids are doubles in the
+// older layout because pandas stored them next to NaNs).
+struct IntColumn {
+  ParquetColumn c;
+  bool present(size_t i) const { return i < c.size() && !c.is_null(i); }
+  int64_t operator[](size_t i) const {
+    if (!c.ints.empty()) return c.ints[i];
+    return static_cast<int64_t>(c.doubles[i]);
+  }
+};
+
+enum class Kind : uint8_t { kOther, kModule, kThunk };
+
+struct Range {
+  int64_t start_ns = 0, duration_ns = 0;
+  int64_t range_id = 0;
+  int64_t pid = 0, tid = 0;
+  int32_t parent = -1;  // row of the parent range
+  bool has_parent = false;
+  int32_t module = -1;  // for thunks: row of the enclosing module
+  Kind kind = Kind::kOther;
+  bool has_child_thunk = false;
+  bool used = false;  // a module with at least one leaf thunk
+  std::string_view name;
+};
+
+// What decode_lines writes, one per event, in line order.
+struct Record {
+  int64_t start_ns, duration_ns;
+  uint32_t metadata;
+  StringId hlo_op, op_path;
+  uint32_t module;
+  int64_t range_id;
+};
+
+// One profiled process: its members in the archive.
+struct ProcessMembers {
+  std::string host;
+  const ZipEntry* trace = nullptr;
+  const ZipEntry* threads = nullptr;
+};
+
+class NsysJaxSource : public EventSource {
+ public:
+  NsysJaxSource(Profile& p, uint32_t source) : source_(source) {
+    stat_hlo_op_ = p.strings.intern_view("hlo_op");
+    stat_module_ = p.strings.intern_view("hlo_module");
+    stat_program_ = p.strings.intern_view("program_id");
+    stat_tf_op_ = p.strings.intern_view("tf_op");
+    stat_range_ = p.strings.intern_view("nvtx_range_id");
+  }
+
+  // Everything is read from the archive here; decoding later needs only the records.
+  void import_process(Profile& p, const ZipArchive& zip, const ProcessMembers& m,
+                      uint32_t process_index, std::vector<std::string>& warnings);
+
+  void decode_lines(Profile& p, const std::vector<uint32_t>& lines) override {
+    Events& ev = p.events;
+    for (uint32_t li : lines) {
+      Line& line = p.lines[li];
+      auto [first, host_base] = line_records_.at(li);
+      int64_t shift_ns = host_base - p.base_ns;  // hosts share the earliest start as zero
+      for (uint32_t k = 0; k < line.event_count; ++k) {
+        const Record& r = records_[first + k];
+        uint32_t e = line.first_event + k;
+        ev.start_ps[e] = (r.start_ns - host_base + shift_ns) * 1000;
+        ev.duration_ps[e] = r.duration_ns * 1000;
+        ev.metadata[e] = r.metadata;
+        ev.raw[e] = first + k;
+        ev.hlo_op[e] = r.hlo_op;
+        ev.module[e] = r.module;
+      }
+      line.decoded = true;
+    }
+  }
+
+  std::vector<Stat> event_stats(const Profile& p, uint32_t, uint32_t e) const override {
+    const Record& r = records_[p.events.raw[e]];
+    std::vector<Stat> out;
+    auto text = [&](StringId name, StringId value) {
+      if (value == 0) return;
+      Stat& s = out.emplace_back();
+      s.name = name;
+      s.value.kind = StatKind::kString;
+      s.value.str = p.str(value);
+    };
+    auto number = [&](StringId name, int64_t v) {
+      Stat& s = out.emplace_back();
+      s.name = name;
+      s.value.kind = StatKind::kInt64;
+      s.value.i = v;
+    };
+    text(stat_hlo_op_, r.hlo_op);
+    const ModuleKey& mk = p.modules[r.module];
+    text(stat_module_, mk.name);
+    if (mk.program_id != kNoProgram) number(stat_program_, static_cast<int64_t>(mk.program_id));
+    text(stat_tf_op_, r.op_path);
+    number(stat_range_, r.range_id);
+    return out;
+  }
+
+  std::vector<Stat> metadata_stats(const Profile&, uint32_t) const override { return {}; }
+
+ private:
+  uint32_t plane_for(Profile& p, int64_t device, uint32_t host);
+  uint32_t metadata_for(Profile& p, uint32_t plane, StringId name);
+
+  uint32_t source_;
+  StringId stat_hlo_op_, stat_module_, stat_program_, stat_tf_op_, stat_range_;
+  std::vector<Record> records_;
+  // Line index -> (first record, host base ns).
+  std::unordered_map<uint32_t, std::pair<uint32_t, int64_t>> line_records_;
+  std::map<std::pair<uint32_t, StringId>, uint32_t> metadata_;
+};
+
+uint32_t NsysJaxSource::metadata_for(Profile& p, uint32_t plane, StringId name) {
+  auto [it, inserted] =
+      metadata_.try_emplace({plane, name}, static_cast<uint32_t>(p.event_metadata.size()));
+  if (inserted) {
+    EventMetadata& m = p.event_metadata.emplace_back();
+    m.plane = plane;
+    m.id = static_cast<int64_t>(it->second);
+    m.name = name;
+  }
+  return it->second;
+}
+
+ParquetFile open_parquet(const ZipArchive& zip, const ZipEntry& entry,
+                         std::vector<uint8_t>& storage, std::string_view& bytes) {
+  bytes = zip.read(entry, storage);
+  return ParquetFile(bytes, zip.member_path(entry));
+}
+
+IntColumn int_column(const ParquetFile& f, std::initializer_list<std::string_view> names,
+                     bool required = true) {
+  for (std::string_view n : names) {
+    int c = f.find(n);
+    if (c < 0) continue;
+    ParquetType t = f.columns()[c].type;
+    if (t == ParquetType::kByteArray || t == ParquetType::kFixedLenByteArray) continue;
+    return IntColumn{f.read(c)};
+  }
+  if (required) throw InputError(f.name(), "missing column '" + std::string(*names.begin()) + "'");
+  return {};
+}
+
+ParquetColumn string_column(const ParquetFile& f, std::string_view name) {
+  int c = f.find(name);
+  if (c < 0 || f.columns()[c].type != ParquetType::kByteArray)
+    throw InputError(f.name(), "missing text column '" + std::string(name) + "'");
+  return f.read(c);
+}
+
+void NsysJaxSource::import_process(Profile& p, const ZipArchive& zip_, const ProcessMembers& m,
+                                   uint32_t process_index, std::vector<std::string>& warnings) {
+  // Thread names: XlaLauncher threads drive one device each.
+  std::vector<uint8_t> thread_storage;
+  std::string_view thread_bytes;
+  std::map<std::pair<int64_t, int64_t>, int64_t> launcher_device;
+  int64_t first_launcher_device = -1;
+  if (m.threads) {
+    ParquetFile tf = open_parquet(zip_, *m.threads, thread_storage, thread_bytes);
+    ParquetColumn names = string_column(tf, "Name");
+    IntColumn pid = int_column(tf, {"PID"}), tid = int_column(tf, {"TID"});
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names.is_null(i) || !pid.present(i) || !tid.present(i)) continue;
+      std::string_view n = names.strings[i];
+      if (!n.starts_with("XlaLauncher:#")) continue;
+      int64_t g;
+      if (!parse_int(field(n, "global="), g)) continue;
+      launcher_device[{pid[i], tid[i]}] = g;
+      if (first_launcher_device < 0) first_launcher_device = g;
+    }
+  }
+
+  std::vector<uint8_t> storage;
+  std::string_view bytes;
+  ParquetFile f = open_parquet(zip_, *m.trace, storage, bytes);
+  const std::string& file = f.name();
+  // Two layouts: the older one (2024.4 and before) with "Name", "Projected Start/Duration" and a
+  // "TSL:" domain prefix on every name; the newer with "Text", "Start", "End", no prefix.
+  bool newer = f.find("Text") >= 0 && f.find("Start") >= 0 && f.find("End") >= 0;
+  ParquetColumn names = string_column(f, newer ? "Text" : "Name");
+  IntColumn start = int_column(f, {newer ? "Start" : "Projected Start"});
+  IntColumn dur_or_end = int_column(f, {newer ? "End" : "Projected Duration"});
+  IntColumn ids = int_column(f, {newer ? "Range ID" : "RangeId"});
+  IntColumn parents = int_column(f, {newer ? "Parent ID" : "ParentId"});
+  IntColumn pid = int_column(f, {"PID"}), tid = int_column(f, {"TID"});
+  const std::string prefix = newer ? "" : "TSL:";
+  const std::string module_prefix = prefix + "XlaModule:";
+  const std::string thunk_prefix = prefix + "Thunk:";
+
+  size_t n = names.size();
+  for (const IntColumn* c : {&start, &dur_or_end, &ids, &parents, &pid, &tid})
+    if (c->c.size() != n) throw InputError(file, "columns of different lengths");
+  std::vector<Range> ranges;
+  ranges.reserve(n);
+  std::unordered_map<int64_t, int32_t> row_of;
+  row_of.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    // Rows without a range id are not NVTX ranges (the older layout has one such summary row).
+    if (!ids.present(i) || names.is_null(i) || !start.present(i) || !dur_or_end.present(i))
+      continue;
+    Range& r = ranges.emplace_back();
+    r.name = names.strings[i];
+    r.start_ns = start[i];
+    r.duration_ns = newer ? dur_or_end[i] - start[i] : dur_or_end[i];
+    if (r.duration_ns < 0) throw InputError(file, "range with a negative duration");
+    r.range_id = ids[i];
+    r.has_parent = parents.present(i);
+    r.pid = pid.present(i) ? pid[i] : 0;
+    r.tid = tid.present(i) ? tid[i] : 0;
+    r.kind = r.name.starts_with(module_prefix)  ? Kind::kModule
+             : r.name.starts_with(thunk_prefix) ? Kind::kThunk
+                                                : Kind::kOther;
+    if (!row_of.emplace(r.range_id, static_cast<int32_t>(ranges.size() - 1)).second)
+      throw InputError(file, "duplicate range id " + std::to_string(r.range_id) +
+                                 " (Nsight Systems 2024.5/2024.6 with CUDA graphs enabled?)");
+  }
+  // Resolve parents now that every id is known (a parent may come after its child).
+  {
+    size_t k = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (!ids.present(i) || names.is_null(i) || !start.present(i) || !dur_or_end.present(i))
+        continue;
+      Range& r = ranges[k++];
+      if (!r.has_parent) continue;
+      auto it = row_of.find(parents[i]);
+      r.parent = it == row_of.end() ? -1 : it->second;
+    }
+  }
+  // Each thunk's module: walk up through thunks and dropped ranges (NCCL) to the nearest module;
+  // a thunk met on the way has a child thunk, so it is not innermost.
+  size_t orphans = 0;
+  for (Range& r : ranges) {
+    if (r.kind != Kind::kThunk) continue;
+    int32_t at = r.parent;
+    for (size_t steps = 0; at >= 0 && steps <= ranges.size(); ++steps) {
+      Range& up = ranges[at];
+      if (up.kind == Kind::kModule) {
+        r.module = at;
+        break;
+      }
+      if (up.kind == Kind::kThunk) up.has_child_thunk = true;
+      at = up.parent;
+    }
+    if (r.module < 0) ++orphans;
+  }
+  if (orphans)
+    warnings.push_back(file + ": ignored " + std::to_string(orphans) +
+                       " thunks outside any XlaModule range (profile started mid-module)");
+
+  // Device of each thread; the main thread (not a launcher) drives the first device listed.
+  int64_t main_device = first_launcher_device >= 0 ? first_launcher_device : process_index;
+  if (first_launcher_device < 0)
+    warnings.push_back(file +
+                       ": no XlaLauncher threads in the thread metadata; calling the device " +
+                       std::to_string(main_device));
+  auto device_of = [&](const Range& r) {
+    auto it = launcher_device.find({r.pid, r.tid});
+    return it == launcher_device.end() ? main_device : it->second;
+  };
+
+  uint32_t host = static_cast<uint32_t>(p.hosts.size());
+  p.hosts.push_back(Host{m.host, zip_.member_path(*m.trace), 0});
+
+  // Events per device: modules and leaf thunks.
+  struct DeviceEvents {
+    std::vector<int32_t> modules, thunks;
+  };
+  std::map<int64_t, DeviceEvents> devices;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    Range& r = ranges[i];
+    if (r.kind != Kind::kThunk || r.module < 0 || r.has_child_thunk) continue;
+    Range& mod = ranges[r.module];
+    DeviceEvents& d = devices[device_of(mod)];
+    if (!mod.used) d.modules.push_back(r.module);
+    mod.used = true;
+    d.thunks.push_back(static_cast<int32_t>(i));
+  }
+
+  int64_t host_base = std::numeric_limits<int64_t>::max();
+  for (auto& [device, d] : devices)
+    for (int32_t i : d.modules) host_base = std::min(host_base, ranges[i].start_ns);
+  for (auto& [device, d] : devices)
+    for (int32_t i : d.thunks) host_base = std::min(host_base, ranges[i].start_ns);
+  if (host_base == std::numeric_limits<int64_t>::max()) host_base = 0;
+  p.hosts[host].base_ns = host_base;
+
+  std::unordered_map<int32_t, uint32_t> module_of_range;
+  auto module_key = [&](int32_t row) {
+    auto [it, inserted] = module_of_range.try_emplace(row, 0);
+    if (!inserted) return it->second;
+    std::string_view name = field(ranges[row].name, "hlo_module=");
+    int64_t program = -1;
+    ProgramId pid_key = parse_int(field(ranges[row].name, "program_id="), program) && program >= 0
+                            ? static_cast<ProgramId>(program)
+                            : kNoProgram;
+    it->second = p.intern_module(ModuleKey{p.strings.intern_copy(name), pid_key});
+    return it->second;
+  };
+
+  auto by_time = [&](int32_t a, int32_t b) {
+    if (ranges[a].start_ns != ranges[b].start_ns) return ranges[a].start_ns < ranges[b].start_ns;
+    return ranges[a].duration_ns > ranges[b].duration_ns;
+  };
+  for (auto& [device, d] : devices) {
+    uint32_t plane = plane_for(p, device, host);
+    for (int which = 0; which < 2; ++which) {
+      std::vector<int32_t>& rows = which == 0 ? d.modules : d.thunks;
+      std::stable_sort(rows.begin(), rows.end(), by_time);
+      uint32_t li = static_cast<uint32_t>(p.lines.size());
+      Line& line = p.lines.emplace_back();
+      line.plane = plane;
+      line.source = source_;
+      line.id = which;
+      line.name = p.strings.intern_view(which == 0 ? "XLA Modules" : "XLA Thunks");
+      line.timestamp_ns = host_base;
+      line.first_event = static_cast<uint32_t>(p.events.size());
+      if (p.events.size() + rows.size() >= std::numeric_limits<uint32_t>::max())
+        throw InputError(file, "more than 4 billion events; not supported");
+      line.event_count = static_cast<uint32_t>(rows.size());
+      line.decoded = rows.empty();
+      p.events.resize(p.events.size() + rows.size(), /*uninitialised=*/true);
+      p.planes[plane].lines.push_back(li);
+      line_records_[li] = {static_cast<uint32_t>(records_.size()), host_base};
+      for (int32_t row : rows) {
+        const Range& r = ranges[row];
+        Record rec{r.start_ns, r.duration_ns, 0, 0, 0, 0, r.range_id};
+        if (which == 0) {
+          rec.module = module_key(row);
+          rec.metadata = metadata_for(p, plane, p.modules[rec.module].name);
+        } else {
+          rec.module = module_key(r.module);
+          std::string_view op = field(r.name, "hlo_op=");
+          if (op.empty()) op = r.name.substr(thunk_prefix.size());
+          rec.hlo_op = p.strings.intern_copy(op);
+          // The JAX op path: "name=" may itself hold commas, so it runs up to ",hlo_op=".
+          size_t b = r.name.find("#name=");
+          size_t e = r.name.find(",hlo_op=");
+          if (b != std::string_view::npos && e != std::string_view::npos && e > b + 6)
+            rec.op_path = p.strings.intern_copy(r.name.substr(b + 6, e - b - 6));
+          rec.metadata = metadata_for(p, plane, rec.hlo_op);
+        }
+        records_.push_back(rec);
+      }
+    }
+  }
+}
+
+uint32_t NsysJaxSource::plane_for(Profile& p, int64_t device, uint32_t host) {
+  std::string name = "/device:GPU:" + std::to_string(device);
+  // Several processes may claim the same device id only in a broken combination: keep them apart.
+  for (const Plane& pl : p.planes)
+    if (p.str(pl.name) == name && pl.source == source_ && pl.host == host)
+      return static_cast<uint32_t>(&pl - p.planes.data());
+  uint32_t index = static_cast<uint32_t>(p.planes.size());
+  Plane& plane = p.planes.emplace_back();
+  plane.name = p.strings.intern_copy(name);
+  plane.id = device;
+  plane.host = host;
+  plane.buffer = 0;
+  plane.source = source_;
+  plane.kind = PlaneKind::kGpu;
+  return index;
+}
+
+// "dump/module_0040.pjit__wrapped_step_fn.sm_8.0_gpu_after_optimizations.hlo.pb.xz" -> 40.
+bool program_id_of_dump(std::string_view member, int64_t& id) {
+  size_t slash = member.find('/');
+  std::string_view file = member.substr(slash + 1);
+  if (size_t s = file.find('/'); s != std::string_view::npos) file = file.substr(0, s);
+  if (!file.starts_with("module_")) return false;
+  file.remove_prefix(7);
+  size_t dot = file.find('.');
+  return dot != std::string_view::npos && parse_int(file.substr(0, dot), id);
+}
+
+std::string stem_of(const std::string& path) {
+  std::string name = path.substr(path.find_last_of('/') + 1);
+  if (name.ends_with(".zip")) name.resize(name.size() - 4);
+  return name;
+}
+
+}  // namespace
+
+bool is_zip_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char head[4] = {};
+  ssize_t got = ::read(fd, head, sizeof head);
+  ::close(fd);
+  return got == 4 && has_zip_magic(std::string_view(head, 4));
+}
+
+void import_nsys_jax(Profile& profile, std::shared_ptr<Buffer> archive, const std::string& host,
+                     const ImportOptions& options) {
+  (void)options;
+  auto zip = std::make_unique<ZipArchive>(archive);
+  profile.buffers.push_back(archive);
+
+  // Processes: one plain archive, or the `member/<stem>` entries of a combined one.
+  std::vector<ProcessMembers> processes;
+  if (const ZipEntry* t = zip->find(kTraceMember)) {
+    ProcessMembers& m = processes.emplace_back();
+    m.host = host.empty() ? stem_of(archive->path()) : host;
+    m.trace = t;
+    m.threads = zip->find(kThreadsMember);
+  } else {
+    std::string dir = std::string(kTraceMember) + "/";
+    for (const ZipEntry& e : zip->entries()) {
+      if (!e.name.starts_with(dir) || e.is_directory()) continue;
+      ProcessMembers& m = processes.emplace_back();
+      m.host = e.name.substr(dir.size());
+      m.trace = &e;
+      m.threads = zip->find(std::string(kThreadsMember) + "/" + m.host);
+      if (!m.threads) m.threads = zip->find(kThreadsMember);
+    }
+    std::sort(processes.begin(), processes.end(),
+              [](const ProcessMembers& a, const ProcessMembers& b) { return a.host < b.host; });
+  }
+  if (processes.empty())
+    throw InputError(archive->path(),
+                     "not an nsys-jax archive: no member " + std::string(kTraceMember));
+
+  // HLO dumps, decompressed in parallel (xz is the slow part of loading an archive). A dump that
+  // differs between processes is stored once per process (`dump/NAME/<stem>`): the first wins.
+  struct Dump {
+    const ZipEntry* entry;
+    int64_t program_id;
+    std::vector<uint8_t> bytes;
+    std::exception_ptr error;
+  };
+  std::vector<Dump> dumps;
+  std::map<int64_t, size_t> dump_of_program;
+  for (const ZipEntry& e : zip->entries()) {
+    if (!e.name.starts_with("dump/") || e.is_directory()) continue;
+    std::string_view n = e.name;
+    if (size_t s = n.find('/', 5); s != std::string_view::npos) n = n.substr(0, s);
+    if (!n.ends_with(kHloSuffix)) continue;
+    int64_t id;
+    if (!program_id_of_dump(e.name, id)) continue;
+    if (dump_of_program.count(id)) continue;
+    dump_of_program[id] = dumps.size();
+    dumps.push_back(Dump{&e, id, {}, nullptr});
+  }
+  {
+    unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), 8));
+    if (options.threads) threads = options.threads;
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t i; (i = next++) < dumps.size();) {
+        Dump& d = dumps[i];
+        try {
+          std::vector<uint8_t> storage;
+          std::string_view raw = zip->read(*d.entry, storage);
+          d.bytes =
+              unxz(raw, zip->member_path(*d.entry), std::max(kMinXzCap, raw.size() * kMaxXzRatio));
+        } catch (...) {
+          d.error = std::current_exception();
+        }
+      }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < std::min<size_t>(threads, dumps.size()); ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+  }
+  for (Dump& d : dumps) {
+    if (d.error) std::rethrow_exception(d.error);
+    std::string path = zip->member_path(*d.entry);
+    auto buf = Buffer::from_bytes(std::move(d.bytes), path);
+    profile.buffers.push_back(buf);
+    try {
+      profile.hlo.add(buf->view(), d.program_id);
+    } catch (const InputError& e) {
+      throw InputError(path, "not a valid HloProto: " + e.reason(), e.offset());
+    }
+  }
+
+  uint32_t source = static_cast<uint32_t>(profile.sources.size());
+  auto src = std::make_unique<NsysJaxSource>(profile, source);
+  for (uint32_t i = 0; i < processes.size(); ++i)
+    src->import_process(profile, *zip, processes[i], i, profile.warnings);
+  profile.sources.push_back(std::move(src));
+}
+
+}  // namespace jaxprof
