@@ -1,0 +1,332 @@
+#include "jaxprof/analysis/module_executions.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <unordered_map>
+
+#include "jaxprof/analysis/device_events.h"
+
+namespace jaxprof {
+
+const char* execution_source_name(ExecutionSource s) {
+  switch (s) {
+    case ExecutionSource::kNone:
+      return "none";
+    case ExecutionSource::kModuleLine:
+      return "module-line";
+    case ExecutionSource::kRunId:
+      return "run-id";
+    case ExecutionSource::kHostLaunch:
+      return "host-launch";
+    case ExecutionSource::kConsecutive:
+      return "consecutive";
+  }
+  return "none";
+}
+
+namespace {
+
+// The host event that spans one execution of a GPU executable on its launching thread.
+constexpr std::string_view kGpuExecuteEvent = "GpuExecutable::ExecuteThunks";
+
+struct Window {
+  int64_t begin = 0, end = 0;
+};
+
+// Host side of one host's GPU devices: where each kernel was launched, and the executions
+// (ExecuteThunks events) of each host thread.
+struct HostLaunches {
+  struct Launch {
+    uint32_t line = 0;
+    int64_t time = 0;
+  };
+  std::unordered_map<int64_t, Launch> by_correlation;
+  std::vector<Window> windows;                                  // global window ids
+  std::unordered_map<uint32_t, std::vector<uint32_t>> by_line;  // window line -> ids, by begin
+  // Launch events are recorded on their own lines (per OS thread id) while ExecuteThunks sits on
+  // the TraceMe line of the same thread, under another id: pair them by containment.
+  std::unordered_map<uint32_t, uint32_t> window_line_of;
+
+  // The execution window that contains the launch of the kernel with this correlation id.
+  std::optional<uint32_t> window_of(int64_t correlation) const {
+    auto it = by_correlation.find(correlation);
+    if (it == by_correlation.end()) return std::nullopt;
+    auto t = window_line_of.find(it->second.line);
+    if (t == window_line_of.end()) return std::nullopt;
+    return containing(by_line.at(t->second), it->second.time);
+  }
+
+  std::optional<uint32_t> containing(const std::vector<uint32_t>& ids, int64_t time) const {
+    auto it = std::upper_bound(ids.begin(), ids.end(), time,
+                               [&](int64_t t, uint32_t w) { return t < windows[w].begin; });
+    if (it == ids.begin()) return std::nullopt;
+    uint32_t w = *(it - 1);
+    if (time > windows[w].end) return std::nullopt;
+    return w;
+  }
+};
+
+HostLaunches index_host_launches(const Profile& p, uint32_t host) {
+  HostLaunches h;
+  std::vector<uint32_t> lines;
+  for (const Plane& plane : p.planes)
+    if (plane.kind == PlaneKind::kHostCpu && plane.host == host)
+      lines.insert(lines.end(), plane.lines.begin(), plane.lines.end());
+  p.require_lines(lines);
+  const Events& ev = p.events;
+  std::unordered_map<uint32_t, std::vector<Window>> raw;
+  for (uint32_t li : lines) {
+    const Line& line = p.lines[li];
+    for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
+      std::string_view name = p.event_name(e);
+      if (name == kGpuExecuteEvent) {
+        raw[li].push_back({ev.start_ps[e], ev.end_ps(e)});
+        continue;
+      }
+      if (name.starts_with('$')) continue;  // Python tracer frames carry no stats
+      for (const Stat& s : p.event_stats(line.plane, e)) {
+        if (p.str(s.name) != "correlation_id") continue;
+        if (auto v = s.value.as_int()) h.by_correlation[*v] = {li, ev.start_ps[e]};
+        break;
+      }
+    }
+  }
+  for (auto& [li, ws] : raw) {
+    std::sort(ws.begin(), ws.end(), [](const Window& a, const Window& b) {
+      return a.begin != b.begin ? a.begin < b.begin : a.end > b.end;
+    });
+    std::vector<uint32_t>& ids = h.by_line[li];
+    for (const Window& w : ws) {
+      // Keep the outermost of nested windows so that a thread's windows are disjoint.
+      if (!ids.empty() && w.begin <= h.windows[ids.back()].end) continue;
+      ids.push_back(static_cast<uint32_t>(h.windows.size()));
+      h.windows.push_back(w);
+    }
+  }
+  if (h.windows.empty()) return h;
+  // Each launch line goes with the window line whose windows contain most of its launches.
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> hits;
+  for (const auto& [corr, launch] : h.by_correlation)
+    for (const auto& [wl, ids] : h.by_line)
+      if (h.containing(ids, launch.time)) ++hits[{launch.line, wl}];
+  std::unordered_map<uint32_t, uint64_t> best;
+  for (const auto& [key, n] : hits) {
+    auto [it, inserted] = best.try_emplace(key.first, n);
+    if (inserted || n > it->second) {
+      it->second = n;
+      h.window_line_of[key.first] = key.second;
+    }
+  }
+  return h;
+}
+
+// Groups op events into executions: events with a key (window or run id) go to the execution of
+// (module, key); events without one continue the previous event's execution when module and
+// group id agree.
+class Grouper {
+ public:
+  explicit Grouper(const Profile& p) : p_(p) {}
+
+  void add(uint32_t e, std::optional<int64_t> key, std::optional<int64_t> group) {
+    uint32_t module = p_.events.module[e];
+    size_t target;
+    if (key) {
+      auto [it, inserted] = keyed_.try_emplace({module, *key}, execs_.size());
+      if (inserted) open(module, group);
+      target = it->second;
+    } else if (last_ < execs_.size() && execs_[last_].module == module && groups_[last_] == group) {
+      target = last_;
+    } else {
+      target = execs_.size();
+      open(module, group);
+    }
+    ModuleExecution& x = execs_[target];
+    if (x.events.empty()) {
+      x.start_ps = p_.events.start_ps[e];
+      x.end_ps = p_.events.end_ps(e);
+    }
+    x.start_ps = std::min(x.start_ps, p_.events.start_ps[e]);
+    x.end_ps = std::max(x.end_ps, p_.events.end_ps(e));
+    x.events.push_back(e);
+    if (key && run_ids_) x.run_id = *key;
+    last_ = target;
+  }
+
+  void keys_are_run_ids() { run_ids_ = true; }
+  std::vector<ModuleExecution> take() { return std::move(execs_); }
+
+ private:
+  void open(uint32_t module, std::optional<int64_t> group) {
+    ModuleExecution& x = execs_.emplace_back();
+    x.module = module;
+    groups_.push_back(group);
+  }
+
+  const Profile& p_;
+  std::vector<ModuleExecution> execs_;
+  std::vector<std::optional<int64_t>> groups_;
+  std::map<std::pair<uint32_t, int64_t>, size_t> keyed_;
+  size_t last_ = SIZE_MAX;
+  bool run_ids_ = false;
+};
+
+// The device's op events with a module, by (start, index).
+std::vector<uint32_t> module_events(const Profile& p, const DeviceLines& dev) {
+  std::vector<uint32_t> out;
+  for (uint32_t li : dev.lines) {
+    const Line& line = p.lines[li];
+    for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e)
+      if (p.events.module[e] != 0 && dev.counts(p.events, e)) out.push_back(e);
+  }
+  std::sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) {
+    int64_t sa = p.events.start_ps[a], sb = p.events.start_ps[b];
+    return sa != sb ? sa < sb : a < b;
+  });
+  return out;
+}
+
+std::optional<int64_t> int_stat(const std::vector<Stat>& stats, const Profile& p,
+                                std::string_view name) {
+  for (const Stat& s : stats)
+    if (p.str(s.name) == name) return s.value.as_int();
+  return std::nullopt;
+}
+
+// "jit_f(12190760917235803885)" -> ("jit_f", 12190760917235803885).
+bool parse_module_event_name(std::string_view text, std::string& name, ProgramId& id) {
+  if (!text.ends_with(')')) return false;
+  size_t open = text.rfind('(');
+  if (open == std::string_view::npos || open == 0) return false;
+  std::string_view digits = text.substr(open + 1, text.size() - open - 2);
+  uint64_t v = 0;
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (ec != std::errc() || ptr != digits.data() + digits.size()) return false;
+  name = std::string(text.substr(0, open));
+  id = v;
+  return true;
+}
+
+std::vector<ModuleExecution> from_module_line(const Profile& p, const DeviceLines& dev,
+                                              uint32_t module_line) {
+  p.require_lines({module_line});
+  const Line& line = p.lines[module_line];
+  std::vector<ModuleExecution> out;
+  for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
+    ModuleExecution& x = out.emplace_back();
+    std::string_view label = p.event_name(e);
+    if (!parse_module_event_name(label, x.name, x.program_id)) x.name = std::string(label);
+    x.start_ps = p.events.start_ps[e];
+    x.end_ps = p.events.end_ps(e);
+    x.run_id = int_stat(p.event_stats(line.plane, e), p, "run_id");
+  }
+  std::stable_sort(out.begin(), out.end(), [](const ModuleExecution& a, const ModuleExecution& b) {
+    return a.start_ps < b.start_ps;
+  });
+  // Module index by (name, program id), then by program id alone.
+  for (ModuleExecution& x : out) {
+    for (uint32_t m = 1; m < p.modules.size(); ++m) {
+      if (p.modules[m].program_id != x.program_id) continue;
+      if (x.module == 0 || p.str(p.modules[m].name) == x.name) x.module = m;
+    }
+  }
+  // An op belongs to the execution it starts in (executions on one core do not overlap).
+  std::vector<int64_t> starts;
+  for (const ModuleExecution& x : out) starts.push_back(x.start_ps);
+  for (uint32_t li : dev.lines) {
+    const Line& ol = p.lines[li];
+    for (uint32_t e = ol.first_event; e < ol.first_event + ol.event_count; ++e) {
+      int64_t t = p.events.start_ps[e];
+      auto it = std::upper_bound(starts.begin(), starts.end(), t);
+      if (it == starts.begin()) continue;
+      ModuleExecution& x = out[static_cast<size_t>(it - starts.begin()) - 1];
+      if (t >= x.end_ps) continue;
+      uint32_t m = p.events.module[e];
+      if (m != 0 && x.program_id != kNoProgram && p.modules[m].program_id != x.program_id) continue;
+      x.events.push_back(e);
+    }
+  }
+  for (ModuleExecution& x : out)
+    std::sort(x.events.begin(), x.events.end(), [&](uint32_t a, uint32_t b) {
+      int64_t sa = p.events.start_ps[a], sb = p.events.start_ps[b];
+      return sa != sb ? sa < sb : a < b;
+    });
+  return out;
+}
+
+void finish(const Profile& p, std::vector<ModuleExecution>& execs) {
+  for (ModuleExecution& x : execs) {
+    if (x.module == 0) continue;
+    if (x.name.empty()) x.name = std::string(p.str(p.modules[x.module].name));
+    if (x.program_id == kNoProgram) x.program_id = p.modules[x.module].program_id;
+  }
+  std::stable_sort(
+      execs.begin(), execs.end(),
+      [](const ModuleExecution& a, const ModuleExecution& b) { return a.start_ps < b.start_ps; });
+  std::map<std::pair<std::string, ProgramId>, bool> seen;
+  for (ModuleExecution& x : execs) x.warmup = seen.try_emplace({x.name, x.program_id}, true).second;
+}
+
+}  // namespace
+
+std::vector<DeviceExecutions> module_executions(const Profile& p) {
+  std::vector<DeviceLines> devices = op_devices(p);
+  std::vector<uint32_t> needed;
+  for (const DeviceLines& dev : devices)
+    needed.insert(needed.end(), dev.lines.begin(), dev.lines.end());
+  p.require_lines(needed);
+
+  std::map<uint32_t, HostLaunches> hosts;  // built on first use
+  std::vector<DeviceExecutions> out;
+  for (const DeviceLines& dev : devices) {
+    DeviceExecutions& d = out.emplace_back();
+    d.plane = dev.plane;
+    d.device = dev.name;
+    const Plane& plane = p.planes[dev.plane];
+
+    std::optional<uint32_t> module_line;
+    for (uint32_t li : plane.lines)
+      if (p.lines[li].event_count > 0 && p.str(p.lines[li].name) == "XLA Modules") module_line = li;
+    if (module_line && !dev.hlo_ops_only) {
+      d.executions = from_module_line(p, dev, *module_line);
+      d.source = ExecutionSource::kModuleLine;
+      finish(p, d.executions);
+      continue;
+    }
+
+    std::vector<uint32_t> events = module_events(p, dev);
+    if (events.empty()) continue;
+    Grouper grouper(p);
+    if (dev.hlo_ops_only) {
+      grouper.keys_are_run_ids();
+      d.source = ExecutionSource::kRunId;
+      for (uint32_t e : events) {
+        std::vector<Stat> stats = p.event_stats(dev.plane, e);
+        grouper.add(e, int_stat(stats, p, "run_id"), int_stat(stats, p, "group_id"));
+      }
+    } else {
+      const HostLaunches* host = nullptr;
+      d.source = ExecutionSource::kConsecutive;
+      for (uint32_t e : events) {
+        std::vector<Stat> stats = p.event_stats(dev.plane, e);
+        std::optional<int64_t> window;
+        if (auto corr = int_stat(stats, p, "correlation_id")) {
+          if (!host) {
+            auto it = hosts.find(plane.host);
+            if (it == hosts.end())
+              it = hosts.emplace(plane.host, index_host_launches(p, plane.host)).first;
+            host = &it->second;
+          }
+          if (auto w = host->window_of(*corr)) window = *w;
+        }
+        if (window) d.source = ExecutionSource::kHostLaunch;
+        grouper.add(e, window, int_stat(stats, p, "group_id"));
+      }
+    }
+    d.executions = grouper.take();
+    finish(p, d.executions);
+  }
+  return out;
+}
+
+}  // namespace jaxprof
