@@ -1,0 +1,137 @@
+#include "jaxprof/render/kernels_render.h"
+
+#include <fmt/format.h>
+
+#include "jaxprof/render/units.h"
+
+namespace jaxprof {
+
+namespace {
+
+template <typename T>
+std::string json_opt(const std::optional<T>& v) {
+  if (!v) return "null";
+  if constexpr (std::is_floating_point_v<T>) return number(*v);
+  return std::to_string(*v);
+}
+
+std::string json_dim3(const std::optional<std::array<int64_t, 3>>& d) {
+  if (!d) return "null";
+  return fmt::format("[{}, {}, {}]", (*d)[0], (*d)[1], (*d)[2]);
+}
+
+template <typename T>
+std::string text_opt(const std::optional<T>& v) {
+  if (!v) return "";
+  if constexpr (std::is_floating_point_v<T>) return fmt::format("{:g}", *v);
+  return std::to_string(*v);
+}
+
+std::string json(const KernelsResult& r) {
+  std::string out = "{\"devices\": [";
+  for (size_t i = 0; i < r.devices.size(); ++i) out += (i ? ", " : "") + json_string(r.devices[i]);
+  out += fmt::format("], \"kernel_events\": {}, \"total_ns\": {}, \"message\": {}, \"kernels\": [",
+                     r.kernel_events, ps_to_ns_exact(r.total_ps),
+                     r.no_gpu_reason.empty() ? "null" : json_string(r.no_gpu_reason));
+  for (size_t ki = 0; ki < r.kernels.size(); ++ki) {
+    const KernelGroup& k = r.kernels[ki];
+    if (ki) out += ", ";
+    out += fmt::format(
+        "{{\"name\": {}, \"count\": {}, \"total_ns\": {}, \"mean_ns\": {}, \"min_ns\": {}, "
+        "\"max_ns\": {}, \"share\": {}, \"devices\": {}, \"hlo_op\": {}, \"module\": {}, "
+        "\"op_name\": {}, \"hlo_ops\": {}, \"configs\": [",
+        json_string(k.name), k.count, ps_to_ns_exact(k.total_ps), ps_to_ns(k.mean_ps),
+        ps_to_ns_exact(k.min_ps), ps_to_ns_exact(k.max_ps),
+        number(r.total_ps > 0 ? static_cast<double>(k.total_ps) / static_cast<double>(r.total_ps)
+                              : 0.0),
+        k.devices, json_string(k.hlo_op), json_string(k.module), json_string(k.op_name), k.hlo_ops);
+    for (size_t ci = 0; ci < k.configs.size(); ++ci) {
+      const KernelConfig& c = k.configs[ci];
+      const KernelDetails& d = c.parsed;
+      if (ci) out += ", ";
+      out += fmt::format(
+          "{{\"count\": {}, \"total_ns\": {}, \"grid\": {}, \"block\": {}, \"registers\": {}, "
+          "\"static_shared_bytes\": {}, \"dynamic_shared_bytes\": {}, \"shared_bytes\": {}, "
+          "\"private_bytes\": {}, \"occupancy_pct\": {}, \"kernel_details\": {}}}",
+          c.count, ps_to_ns_exact(c.total_ps), json_dim3(d.grid), json_dim3(d.block),
+          json_opt(d.registers), json_opt(d.static_shared), json_opt(d.dynamic_shared),
+          json_opt(d.shared_bytes()), json_opt(d.private_mem), json_opt(d.occupancy_pct),
+          json_string(c.details));
+    }
+    out += "]}";
+  }
+  out += "], \"warnings\": [";
+  for (size_t i = 0; i < r.warnings.size(); ++i)
+    out += (i ? ", " : "") + json_string(r.warnings[i]);
+  out += "]}\n";
+  return out;
+}
+
+// One row per (kernel, launch configuration).
+std::string csv(const KernelsResult& r) {
+  std::string out =
+      "name,count,total_ns,mean_ns,min_ns,max_ns,devices,hlo_op,module,op_name,config_count,"
+      "config_total_ns,grid,block,registers,static_shared_bytes,dynamic_shared_bytes,shared_bytes,"
+      "private_bytes,occupancy_pct,kernel_details\n";
+  for (const KernelGroup& k : r.kernels) {
+    for (const KernelConfig& c : k.configs) {
+      const KernelDetails& d = c.parsed;
+      out += fmt::format(
+          "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(k.name),
+          k.count, ps_to_ns_exact(k.total_ps), ps_to_ns(k.mean_ps), ps_to_ns_exact(k.min_ps),
+          ps_to_ns_exact(k.max_ps), k.devices, csv_field(k.hlo_op), csv_field(k.module),
+          csv_field(k.op_name), c.count, ps_to_ns_exact(c.total_ps),
+          csv_field(d.grid ? dim3_string(*d.grid) : ""),
+          csv_field(d.block ? dim3_string(*d.block) : ""), text_opt(d.registers),
+          text_opt(d.static_shared), text_opt(d.dynamic_shared), text_opt(d.shared_bytes()),
+          text_opt(d.private_mem), text_opt(d.occupancy_pct), csv_field(c.details));
+    }
+  }
+  return out;
+}
+
+std::string table(const KernelsResult& r) {
+  if (!r.no_gpu_reason.empty()) return r.no_gpu_reason + "\n";
+  std::string out = fmt::format("{} kernel launches on {} GPU{}, {} in all\n", r.kernel_events,
+                                r.devices.size(), r.devices.size() == 1 ? "" : "s",
+                                human_duration(static_cast<double>(r.total_ps)));
+  Table t({"kernel", "count", "total", "mean", "min", "max", "share", "grid", "block", "regs",
+           "shared", "occ%", "hlo_op", "op_name"},
+          {false, true, true, true, true, true, true, true, true, true, true, true, false, false});
+  for (const KernelGroup& k : r.kernels) {
+    // The configuration with the most time; "+n" when the kernel was launched several ways.
+    const KernelDetails& d = k.configs.front().parsed;
+    std::string more =
+        k.configs.size() > 1 ? fmt::format(" +{}", k.configs.size() - 1) : std::string();
+    t.add({k.name, std::to_string(k.count), human_duration(static_cast<double>(k.total_ps)),
+           human_duration(k.mean_ps), human_duration(static_cast<double>(k.min_ps)),
+           human_duration(static_cast<double>(k.max_ps)),
+           human_percent(r.total_ps > 0
+                             ? static_cast<double>(k.total_ps) / static_cast<double>(r.total_ps)
+                             : 0.0),
+           (d.grid ? dim3_string(*d.grid) : "") + more, d.block ? dim3_string(*d.block) : "",
+           text_opt(d.registers), text_opt(d.shared_bytes()), text_opt(d.occupancy_pct), k.hlo_op,
+           k.op_name});
+  }
+  out += t.render(60);
+  out +=
+      "grid/block/regs/shared/occ% are the launch with the most time; +N: N more launch "
+      "configurations (see --format json)\n";
+  return out;
+}
+
+}  // namespace
+
+std::string render_kernels(const KernelsResult& result, OutputFormat format) {
+  switch (format) {
+    case OutputFormat::kJson:
+      return json(result);
+    case OutputFormat::kCsv:
+      return csv(result);
+    case OutputFormat::kTable:
+      return table(result);
+  }
+  return {};
+}
+
+}  // namespace jaxprof

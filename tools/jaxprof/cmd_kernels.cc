@@ -1,0 +1,57 @@
+// jaxprof kernels: GPU kernels with their launch configurations and the ops that launched them.
+#include <cstdio>
+
+#include "cli_common.h"
+#include "jaxprof/analysis/kernels.h"
+#include "jaxprof/render/kernels_render.h"
+
+namespace jaxprof::cli {
+namespace {
+
+RegisterCommand kernels_command(65, [](CLI::App& app) -> std::function<int()> {
+  struct Options {
+    CommonOptions common;
+    std::string device, prefix, match;
+    double min_duration_ns = 0;
+    size_t top = 0;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand(
+      "kernels",
+      "GPU kernels: time, launch configuration (grid, block, registers, shared memory, "
+      "occupancy) and the HLO/JAX op behind each");
+  cmd->footer(
+      "Per kernel name over all GPUs: count, total, mean, min, max, share of all kernel time, and\n"
+      "each launch configuration from the kernel_details stat. Copies and fills on the streams\n"
+      "are left out. On TPU or CPU profiles it says there are no GPU kernels (exit 0). See\n"
+      "docs/kernels.md.");
+  add_common(cmd, o->common);
+  cmd->add_option("--device", o->device, "Only GPUs whose name contains this (or re:REGEX)");
+  cmd->add_option("--prefix", o->prefix, "Only kernels whose name starts with this");
+  cmd->add_option("--match", o->match, "Only kernels whose name matches this RE2 regex");
+  cmd->add_option("--min-duration", o->min_duration_ns, "Only launches at least this long (ns)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--top", o->top, "Show the N kernels with the most time (0 = all)");
+  return [o]() {
+    KernelsOptions k;
+    k.filter.device = o->device;
+    k.filter.prefix = o->prefix;
+    k.filter.match = o->match;
+    k.filter.min_duration_ps = static_cast<int64_t>(o->min_duration_ns * 1000.0 + 0.5);
+    k.top = o->top;
+    EventFilter check(k.filter);  // reject a bad regex before loading anything
+    LoadedProfile loaded;
+    load(o->common, loaded);
+    KernelsResult r = compute_kernels(loaded.profile, k);
+    warn(loaded.profile.warnings);
+    warn(r.warnings);
+    // Tables say it on stdout; for JSON/CSV the message goes to stderr so stdout stays parseable.
+    if (!r.no_gpu_reason.empty() && format_of(o->common) != OutputFormat::kTable)
+      std::fprintf(stderr, "jaxprof: %s\n", r.no_gpu_reason.c_str());
+    write(render_kernels(r, format_of(o->common)));
+    return 0;
+  };
+});
+
+}  // namespace
+}  // namespace jaxprof::cli
