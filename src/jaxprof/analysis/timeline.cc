@@ -1,0 +1,134 @@
+#include "jaxprof/analysis/timeline.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <tuple>
+
+#include "jaxprof/analysis/device_events.h"
+#include "jaxprof/analysis/intervals.h"
+#include "jaxprof/analysis/module_executions.h"
+
+namespace jaxprof {
+
+TimelineKind timeline_kind(OpCategory c) {
+  switch (c) {
+    case OpCategory::kCollective:
+      return TimelineKind::kCommunication;
+    case OpCategory::kMemcpy:
+      return TimelineKind::kMemcpy;
+    default:
+      return TimelineKind::kCompute;
+  }
+}
+
+namespace {
+
+// The category of an op: by HLO opcode when the HLO index knows the op, else by kernel name.
+OpCategory op_category(const Profile& p, uint32_t e) {
+  const Events& ev = p.events;
+  std::string_view kernel = p.event_name(e);
+  if (ev.hlo_op[e] != 0) {
+    const ModuleKey& mk = p.modules[ev.module[e]];
+    if (const HloModule* mod = p.hlo.find(hlo_program_key(mk.program_id), p.str(mk.name)))
+      if (const HloInstruction* instr = mod->find(p.str(ev.hlo_op[e])))
+        return categorize(instr->opcode, p.str(ev.hlo_op[e]), instr->op_name);
+  }
+  return categorize({}, kernel);
+}
+
+int64_t length(const std::vector<Interval>& v) {
+  int64_t total = 0;
+  for (const Interval& i : v) total += i.length();
+  return total;
+}
+
+std::vector<Interval> merged_union(std::vector<Interval> a, const std::vector<Interval>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  merge_intervals(a);
+  return a;
+}
+
+}  // namespace
+
+TimelineResult compute_timeline(const Profile& p) {
+  TimelineResult result;
+  std::vector<DeviceLines> devices = op_devices(p);
+  std::vector<DeviceExecutions> executions = module_executions(p);  // decodes the device lines
+  // Categories depend on (metadata, hlo op, module) only: decide once per combination.
+  std::map<std::tuple<uint32_t, StringId, uint32_t>, OpCategory> cache;
+
+  for (size_t di = 0; di < devices.size(); ++di) {
+    const DeviceLines& dev = devices[di];
+    DeviceTimeline t;
+    t.device = dev.name;
+    t.host = p.hosts[p.planes[dev.plane].host].name;
+    std::vector<Interval> by_kind[3];
+    int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
+    const Events& ev = p.events;
+    for (uint32_t li : dev.lines) {
+      const Line& line = p.lines[li];
+      for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
+        if (!dev.counts(ev, e)) continue;
+        ++t.events;
+        first = std::min(first, ev.start_ps[e]);
+        last = std::max(last, ev.end_ps(e));
+        auto key = std::make_tuple(ev.metadata[e], ev.hlo_op[e], ev.module[e]);
+        auto it = cache.find(key);
+        if (it == cache.end()) it = cache.emplace(key, op_category(p, e)).first;
+        by_kind[static_cast<int>(timeline_kind(it->second))].push_back(
+            {ev.start_ps[e], ev.end_ps(e)});
+      }
+    }
+    if (t.events == 0) continue;
+    for (auto& v : by_kind) merge_intervals(v);
+    const std::vector<Interval>& compute = by_kind[0];
+    const std::vector<Interval>& comm = by_kind[1];
+    const std::vector<Interval>& memcpy = by_kind[2];
+    std::vector<Interval> compute_or_comm = merged_union(compute, comm);
+    std::vector<Interval> busy = merged_union(compute_or_comm, memcpy);
+
+    t.span_ps = last - first;
+    t.compute_ps = length(compute);
+    t.comm_ps = length(comm);
+    t.comm_exposed_ps = length(subtract_intervals(comm, compute));
+    t.memcpy_ps = length(memcpy);
+    t.memcpy_exposed_ps = length(subtract_intervals(memcpy, compute_or_comm));
+    t.busy_ps = length(busy);
+    std::vector<Interval> idle = subtract_intervals({{first, last}}, busy);
+    t.idle_ps = length(idle);
+
+    std::vector<Interval> modules;
+    for (const ModuleExecution& x : executions[di].executions)
+      modules.push_back({x.start_ps, x.end_ps});
+    t.executions = modules.size();
+    merge_intervals(modules);
+    t.idle_in_modules_ps = intersection_length(idle, modules);
+    t.idle_between_modules_ps = t.idle_ps - t.idle_in_modules_ps;
+    result.devices.push_back(std::move(t));
+  }
+
+  if (!result.devices.empty()) {
+    TimelineAverage& a = result.average;
+    for (const DeviceTimeline& t : result.devices) {
+      a.span_ps += static_cast<double>(t.span_ps);
+      a.busy_ps += static_cast<double>(t.busy_ps);
+      a.compute_ps += static_cast<double>(t.compute_ps);
+      a.comm_ps += static_cast<double>(t.comm_ps);
+      a.comm_exposed_ps += static_cast<double>(t.comm_exposed_ps);
+      a.memcpy_ps += static_cast<double>(t.memcpy_ps);
+      a.memcpy_exposed_ps += static_cast<double>(t.memcpy_exposed_ps);
+      a.idle_ps += static_cast<double>(t.idle_ps);
+      a.idle_in_modules_ps += static_cast<double>(t.idle_in_modules_ps);
+      a.idle_between_modules_ps += static_cast<double>(t.idle_between_modules_ps);
+    }
+    double n = static_cast<double>(result.devices.size());
+    for (double* v :
+         {&a.span_ps, &a.busy_ps, &a.compute_ps, &a.comm_ps, &a.comm_exposed_ps, &a.memcpy_ps,
+          &a.memcpy_exposed_ps, &a.idle_ps, &a.idle_in_modules_ps, &a.idle_between_modules_ps})
+      *v /= n;
+  }
+  return result;
+}
+
+}  // namespace jaxprof

@@ -1,0 +1,50 @@
+// "Is the device busy, and with what": per device, the span from the first op to the last, split
+// exactly into computation, communication not hidden behind computation, memory copies hidden by
+// neither, and idle time (inside module executions, or between them).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "jaxprof/analysis/category.h"
+#include "jaxprof/model/profile.h"
+
+namespace jaxprof {
+
+// What an op interval counts as on the timeline.
+enum class TimelineKind : uint8_t { kCompute, kCommunication, kMemcpy };
+TimelineKind timeline_kind(OpCategory c);
+
+struct DeviceTimeline {
+  std::string device;
+  std::string host;
+  uint64_t events = 0;                  // op events on the device
+  uint64_t executions = 0;              // module executions on the device
+  int64_t span_ps = 0;                  // last op end - first op start
+  int64_t busy_ps = 0;                  // |C ∪ M ∪ Y|
+  int64_t compute_ps = 0;               // |C|: union of compute op intervals
+  int64_t comm_ps = 0;                  // |M|: union of communication op intervals
+  int64_t comm_exposed_ps = 0;          // |M \ C|
+  int64_t memcpy_ps = 0;                // |Y|
+  int64_t memcpy_exposed_ps = 0;        // |Y \ (C ∪ M)|
+  int64_t idle_ps = 0;                  // span - busy
+  int64_t idle_in_modules_ps = 0;       // idle inside the union of module execution spans
+  int64_t idle_between_modules_ps = 0;  // the rest of idle
+};
+
+// Means over the devices (doubles: they need not be whole picoseconds).
+struct TimelineAverage {
+  double span_ps = 0, busy_ps = 0, compute_ps = 0, comm_ps = 0, comm_exposed_ps = 0, memcpy_ps = 0,
+         memcpy_exposed_ps = 0, idle_ps = 0, idle_in_modules_ps = 0, idle_between_modules_ps = 0;
+};
+
+struct TimelineResult {
+  std::vector<DeviceTimeline> devices;  // devices with at least one op event
+  TimelineAverage average;
+};
+
+// compute + comm_exposed + memcpy_exposed + idle == span on every device, in exact integers.
+TimelineResult compute_timeline(const Profile& profile);
+
+}  // namespace jaxprof
