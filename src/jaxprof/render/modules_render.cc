@@ -1,0 +1,91 @@
+#include "jaxprof/render/modules_render.h"
+
+#include <fmt/format.h>
+
+#include "jaxprof/render/units.h"
+
+namespace jaxprof {
+
+namespace {
+
+std::string program(ProgramId id) { return id == kNoProgram ? std::string() : std::to_string(id); }
+
+std::string json(const ModulesResult& r) {
+  std::string out = fmt::format("{{\"total_ns\": {}, \"modules\": [", ps_to_ns_exact(r.total_ps));
+  for (size_t i = 0; i < r.modules.size(); ++i) {
+    const ModuleStats& m = r.modules[i];
+    out += fmt::format(
+        "{}{{\"name\": {}, \"program_id\": {}, \"devices\": {}, \"executions\": {}, "
+        "\"warmup_executions\": {}, \"total_ns\": {}, \"warmup_total_ns\": {}, \"mean_ns\": {}, "
+        "\"std_ns\": {}, \"min_ns\": {}, \"max_ns\": {}, \"cv\": {}, \"share\": {}, "
+        "\"ops_per_execution\": {}, \"varying_ops\": [",
+        i ? ", " : "", json_string(m.name),
+        m.program_id == kNoProgram ? std::string("null") : std::to_string(m.program_id), m.devices,
+        m.executions, m.warmup_executions, ps_to_ns_exact(m.total_ps),
+        ps_to_ns_exact(m.warmup_total_ps), ps_to_ns(m.mean_ps), ps_to_ns(m.std_ps),
+        ps_to_ns_exact(m.min_ps), ps_to_ns_exact(m.max_ps), number(m.cv), number(m.share),
+        number(m.ops_per_execution));
+    for (size_t k = 0; k < m.varying_ops.size(); ++k) {
+      const OpVariability& o = m.varying_ops[k];
+      out += fmt::format(
+          "{}{{\"name\": {}, \"executions\": {}, \"mean_ns\": {}, \"std_ns\": {}, "
+          "\"cv\": {}}}",
+          k ? ", " : "", json_string(o.name), o.count, ps_to_ns(o.mean_ps), ps_to_ns(o.std_ps),
+          number(o.cv));
+    }
+    out += "]}";
+  }
+  out += "]}\n";
+  return out;
+}
+
+std::string csv(const ModulesResult& r) {
+  std::string out =
+      "name,program_id,devices,executions,warmup_executions,total_ns,warmup_total_ns,mean_ns,"
+      "std_ns,min_ns,max_ns,cv,share,ops_per_execution\n";
+  for (const ModuleStats& m : r.modules)
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(m.name),
+                       program(m.program_id), m.devices, m.executions, m.warmup_executions,
+                       ps_to_ns_exact(m.total_ps), ps_to_ns_exact(m.warmup_total_ps),
+                       ps_to_ns(m.mean_ps), ps_to_ns(m.std_ps), ps_to_ns_exact(m.min_ps),
+                       ps_to_ns_exact(m.max_ps), number(m.cv), number(m.share),
+                       number(m.ops_per_execution));
+  return out;
+}
+
+std::string table(const ModulesResult& r) {
+  if (r.modules.empty())
+    return "no XLA module executions found (try `jaxprof ops` or `jaxprof info`)\n";
+  Table t({"module", "program", "runs", "warm-up", "mean", "std", "cv", "total", "share", "ops/run",
+           "most varying op (cv)"},
+          {false, true, true, true, true, true, true, true, true, true, false});
+  for (const ModuleStats& m : r.modules) {
+    std::string varying;
+    if (!m.varying_ops.empty())
+      varying = fmt::format("{} ({:.2f})", m.varying_ops[0].name, m.varying_ops[0].cv);
+    t.add({m.name, program(m.program_id), std::to_string(m.executions),
+           fmt::format("{} ({})", m.warmup_executions,
+                       human_duration(static_cast<double>(m.warmup_total_ps))),
+           human_duration(m.mean_ps), human_duration(m.std_ps), fmt::format("{:.3f}", m.cv),
+           human_duration(static_cast<double>(m.total_ps)), human_percent(m.share),
+           fmt::format("{:.1f}", m.ops_per_execution), varying});
+  }
+  return t.render(40) +
+         "\nmean/std/cv over steady-state runs (warm-up = first run of a program on a device)\n";
+}
+
+}  // namespace
+
+std::string render_modules(const ModulesResult& result, OutputFormat format) {
+  switch (format) {
+    case OutputFormat::kJson:
+      return json(result);
+    case OutputFormat::kCsv:
+      return csv(result);
+    case OutputFormat::kTable:
+      return table(result);
+  }
+  return {};
+}
+
+}  // namespace jaxprof

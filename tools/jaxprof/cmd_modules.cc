@@ -1,0 +1,35 @@
+// jaxprof modules: per XLA program, its executions, steady-state time and variability.
+#include "cli_common.h"
+#include "jaxprof/analysis/modules.h"
+#include "jaxprof/render/modules_render.h"
+
+namespace jaxprof::cli {
+namespace {
+
+RegisterCommand modules_command(24, [](CLI::App& app) -> std::function<int()> {
+  struct Options {
+    CommonOptions common;
+    size_t top_ops = 5;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand(
+      "modules", "Per XLA module: executions, warm-up apart, mean ± std, share, varying ops");
+  cmd->footer(
+      "An execution is one run of a compiled program on one device (TPU 'XLA Modules' events,\n"
+      "CPU ops of one run_id, GPU kernels of one host ExecuteThunks call). The first run of\n"
+      "each program on each device is warm-up and is kept out of mean/std. See docs/modules.md.");
+  add_common(cmd, o->common);
+  cmd->add_option("--top-ops", o->top_ops, "Most varying ops shown per module")
+      ->capture_default_str();
+  return [o]() {
+    LoadedProfile loaded;
+    load(o->common, loaded);
+    ModulesResult r = compute_modules(loaded.profile, {o->top_ops});
+    warn(loaded.profile.warnings);
+    write(render_modules(r, format_of(o->common)));
+    return 0;
+  };
+});
+
+}  // namespace
+}  // namespace jaxprof::cli
