@@ -1,0 +1,40 @@
+"""jaxprof: where does my JAX program's time go?
+
+Analysis (C++ core): :func:`load` a profile, then ``Profile.ops()``, ``Profile.info()``,
+``Profile.events()``. Capture (on top of ``jax.profiler``, imported lazily): :func:`trace`,
+:func:`annotate`, :func:`trace_function`, :func:`step`, :class:`StepProfiler`, :func:`latest`.
+Autotuning compatibility: :class:`Profiler` (ejkernel's API).
+"""
+
+from __future__ import annotations
+
+from ._profile import Events, Plane, Profile, load
+from ._results import InfoResult, OpsResult, Result
+from .errors import CorruptProfileError, InvalidOptionError, ProfileError, ProfileNotFoundError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "load", "Profile", "Events", "Plane", "Result", "OpsResult", "InfoResult",
+    "ProfileError", "ProfileNotFoundError", "CorruptProfileError", "InvalidOptionError",
+    "trace", "annotate", "trace_function", "step", "StepProfiler", "latest", "summarize",
+    "Profiler", "ProfilingError",
+]
+
+_LAZY = {
+    "trace": "capture", "annotate": "capture", "trace_function": "capture", "step": "capture",
+    "StepProfiler": "capture", "latest": "capture", "summarize": "capture",
+    "Profiler": "compat", "ProfilingError": "compat",
+}
+
+
+def __getattr__(name: str):
+    # The capture helpers import jax: load them on first use so that analysis works without it.
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'jaxprof' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{mod}", __name__), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,300 @@
+// The Python binding: a thin layer over the C++ core. Profiles load and analyse in C++ with the
+// GIL released; event columns are handed to NumPy as read-only views that keep the Profile alive;
+// analysis results cross as the CLI's JSON (docs/json.md), so Python and the CLI agree exactly.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "jaxprof/analysis/device_events.h"
+#include "jaxprof/analysis/info.h"
+#include "jaxprof/analysis/ops.h"
+#include "jaxprof/analysis/plane_timing.h"
+#include "jaxprof/error.h"
+#include "jaxprof/formats/load.h"
+#include "jaxprof/formats/xplane.h"
+#include "jaxprof/render/info_render.h"
+#include "jaxprof/render/ops_render.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace jaxprof {
+namespace {
+
+struct PyProfile {
+  LoadedProfile loaded;
+  // Lines decode lazily (the Profile fills a cache behind const methods): one decoder at a time,
+  // since calls run with the GIL released.
+  std::mutex mu;
+  const Profile& profile() const { return loaded.profile; }
+};
+
+template <typename T>
+using View = nb::ndarray<nb::numpy, const T, nb::ndim<1>>;
+template <typename T>
+using Owned = nb::ndarray<nb::numpy, T, nb::ndim<1>>;
+
+template <typename T>
+View<T> view(PyProfile& self, const Column<T>& col) {
+  // The owner is the Python Profile object: the array keeps it (and so the column) alive.
+  return View<T>(col.data(), {col.size()}, nb::find(&self));
+}
+
+template <typename T>
+Owned<T> owned(std::vector<T>&& values) {
+  auto* heap = new std::vector<T>(std::move(values));
+  nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+  return Owned<T>(heap->data(), {heap->size()}, owner);
+}
+
+std::unique_ptr<PyProfile> load(std::vector<std::string> paths, std::string session,
+                                std::vector<std::string> hosts) {
+  auto p = std::make_unique<PyProfile>();
+  nb::gil_scoped_release release;
+  LoadOptions options;
+  options.session = std::move(session);
+  options.hosts = std::move(hosts);
+  load_profile(paths, options, p->loaded);
+  return p;
+}
+
+std::unique_ptr<PyProfile> from_bytes(nb::bytes data, std::string name) {
+  std::vector<uint8_t> bytes(data.size());
+  std::memcpy(bytes.data(), data.c_str(), data.size());
+  auto p = std::make_unique<PyProfile>();
+  nb::gil_scoped_release release;
+  std::string label = "<bytes:" + name + ">";
+  if (has_gzip_magic(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())))
+    bytes = gunzip(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                   label, size_t(1) << 36);
+  auto buffer = Buffer::from_bytes(std::move(bytes), label);
+  Profile& profile = p->loaded.profile;
+  import_xspace(profile, buffer, name);
+  index_hlo_from_metadata(profile);
+  finish_import(profile);
+  return p;
+}
+
+nb::list planes(const PyProfile& self) {
+  const Profile& pr = self.profile();
+  nb::list out;
+  for (size_t i = 0; i < pr.planes.size(); ++i) {
+    const Plane& p = pr.planes[i];
+    uint64_t events = 0;
+    for (uint32_t l : p.lines) events += pr.lines[l].event_count;
+    nb::dict d;
+    d["index"] = i;
+    d["name"] = std::string(pr.str(p.name));
+    d["id"] = p.id;
+    d["kind"] = plane_kind_name(p.kind);
+    d["host"] = pr.hosts[p.host].name;
+    d["lines"] = p.lines.size();
+    d["events"] = events;
+    out.append(d);
+  }
+  return out;
+}
+
+nb::list lines(const PyProfile& self) {
+  const Profile& pr = self.profile();
+  nb::list out;
+  for (size_t i = 0; i < pr.lines.size(); ++i) {
+    const Line& l = pr.lines[i];
+    out.append(
+        nb::make_tuple(l.plane, std::string(pr.str(l.name)), l.id, l.first_event, l.event_count));
+  }
+  return out;
+}
+
+nb::list devices(PyProfile& self) {
+  std::vector<DeviceLines> devs;
+  {
+    nb::gil_scoped_release release;
+    std::lock_guard lock(self.mu);
+    devs = op_devices(self.profile());
+  }
+  const Profile& pr = self.profile();
+  nb::list out;
+  for (const DeviceLines& d : devs) {
+    nb::dict row;
+    row["name"] = d.name;
+    row["host"] = pr.hosts[pr.planes[d.plane].host].name;
+    row["plane"] = d.plane;
+    row["lines"] = d.lines.size();
+    out.append(row);
+  }
+  return out;
+}
+
+// Indices of a device's op events, in line order (each line start-sorted).
+Owned<uint32_t> device_events(PyProfile& self, uint32_t plane, const std::string& name) {
+  std::vector<uint32_t> idx;
+  bool found = false;
+  {
+    nb::gil_scoped_release release;
+    std::lock_guard lock(self.mu);
+    const Profile& pr = self.profile();
+    for (const DeviceLines& d : op_devices(pr)) {
+      if (d.plane != plane || d.name != name) continue;
+      found = true;
+      pr.require_lines(d.lines);
+      for (uint32_t li : d.lines) {
+        const Line& l = pr.lines[li];
+        for (uint32_t e = l.first_event; e < l.first_event + l.event_count; ++e)
+          if (d.counts(pr.events, e)) idx.push_back(e);
+      }
+    }
+  }
+  if (!found) throw nb::key_error(("no device " + name).c_str());
+  return owned(std::move(idx));
+}
+
+void require_all(PyProfile& self) {
+  nb::gil_scoped_release release;
+  std::lock_guard lock(self.mu);
+  self.profile().require_all_lines();
+}
+
+void require_plane(PyProfile& self, uint32_t plane) {
+  if (plane >= self.profile().planes.size()) throw nb::index_error("plane index out of range");
+  nb::gil_scoped_release release;
+  std::lock_guard lock(self.mu);
+  self.profile().require_lines(self.profile().planes[plane].lines);
+}
+
+nb::list string_list(const Profile& pr, size_t n, auto&& at) {
+  nb::list out;
+  for (size_t i = 0; i < n; ++i) {
+    std::string_view s = at(i);
+    // Names come from the file: decode leniently rather than fail on bad UTF-8.
+    out.append(nb::steal(PyUnicode_DecodeUTF8(s.data(), Py_ssize_t(s.size()), "replace")));
+  }
+  (void)pr;
+  return out;
+}
+
+std::string ops_json(PyProfile& self, const std::string& group_by, const std::string& device,
+                     const std::string& prefix, const std::string& match, int64_t min_duration_ps,
+                     uint64_t max_events, size_t top) {
+  OpsOptions o;
+  if (!parse_group_by(group_by, o.group_by))
+    throw InputError("", "group_by must be one of hlo-op, kernel, module, name, category; got '" +
+                             group_by + "'");
+  o.filter.device = device;
+  o.filter.prefix = prefix;
+  o.filter.match = match;
+  o.filter.min_duration_ps = min_duration_ps;
+  o.filter.max_events = max_events;
+  o.top = top;
+  nb::gil_scoped_release release;
+  EventFilter check(o.filter);  // a bad regex fails before any work
+  std::lock_guard lock(self.mu);
+  return render_ops(compute_ops(self.profile(), o), OutputFormat::kJson);
+}
+
+std::string info_json(PyProfile& self) {
+  nb::gil_scoped_release release;
+  std::lock_guard lock(self.mu);
+  return render_info(compute_info(self.profile()), OutputFormat::kJson, true);
+}
+
+std::vector<std::tuple<std::string, int64_t, uint64_t>> plane_timing(
+    PyProfile& self, uint32_t plane, const std::string& prefix, const std::string& regex,
+    int64_t min_duration_ps, uint64_t max_events) {
+  PlaneTimingOptions o{prefix, regex, min_duration_ps, max_events};
+  std::vector<TimedKey> keys;
+  {
+    nb::gil_scoped_release release;
+    std::lock_guard lock(self.mu);
+    keys = plane_timed_events(self.profile(), plane, o);
+  }
+  std::vector<std::tuple<std::string, int64_t, uint64_t>> out;
+  out.reserve(keys.size());
+  for (auto& k : keys) out.emplace_back(std::move(k.key), k.time_ps, k.occurrences);
+  return out;
+}
+
+// InputError becomes a jaxprof.ProfileError subclass, built in Python (jaxprof/errors.py) so that
+// the hierarchy lives in one readable place.
+void translate(const std::exception_ptr& p, void*) {
+  try {
+    std::rethrow_exception(p);
+  } catch (const InputError& e) {
+    try {
+      nb::object make = nb::module_::import_("jaxprof.errors").attr("_from_core");
+      nb::object exc = make(e.file(), e.reason(), e.offset(), std::string(e.what()));
+      PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+    } catch (nb::python_error& pe) {
+      pe.restore();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace jaxprof
+
+NB_MODULE(_core, m) {
+  using namespace jaxprof;
+  m.doc() = "jaxprof C++ core (use the jaxprof package, not this module)";
+  nb::register_exception_translator(translate);
+
+  nb::class_<PyProfile>(m, "Profile")
+      .def_prop_ro("num_events", [](const PyProfile& s) { return s.profile().events.size(); })
+      .def_prop_ro("base_ns", [](const PyProfile& s) { return s.profile().base_ns; })
+      .def_prop_ro("hosts",
+                   [](const PyProfile& s) {
+                     std::vector<std::tuple<std::string, std::string>> out;
+                     for (const Host& h : s.profile().hosts) out.emplace_back(h.name, h.path);
+                     return out;
+                   })
+      .def_prop_ro("warnings", [](const PyProfile& s) { return s.profile().warnings; })
+      .def_prop_ro("errors", [](const PyProfile& s) { return s.profile().errors; })
+      .def("planes", &planes)
+      .def("lines", &lines)
+      .def("devices", &devices)
+      .def("device_events", &device_events, "plane"_a, "name"_a)
+      .def("require_all", &require_all)
+      .def("require_plane", &require_plane, "plane"_a)
+      .def("start_ps", [](PyProfile& s) { return view(s, s.profile().events.start_ps); })
+      .def("duration_ps", [](PyProfile& s) { return view(s, s.profile().events.duration_ps); })
+      .def("metadata", [](PyProfile& s) { return view(s, s.profile().events.metadata); })
+      .def("hlo_op", [](PyProfile& s) { return view(s, s.profile().events.hlo_op); })
+      .def("module", [](PyProfile& s) { return view(s, s.profile().events.module); })
+      .def("metadata_names",
+           [](const PyProfile& s) {
+             const Profile& pr = s.profile();
+             return string_list(pr, pr.event_metadata.size(),
+                                [&](size_t i) { return pr.str(pr.event_metadata[i].name); });
+           })
+      .def("strings",
+           [](const PyProfile& s) {
+             const Profile& pr = s.profile();
+             return string_list(pr, pr.strings.size(), [&](size_t i) { return pr.strings[i]; });
+           })
+      .def("module_labels",
+           [](const PyProfile& s) {
+             const Profile& pr = s.profile();
+             std::vector<std::string> out;
+             out.emplace_back();  // 0 = no module
+             for (size_t i = 1; i < pr.modules.size(); ++i)
+               out.push_back(pr.module_label(uint32_t(i)));
+             return out;
+           })
+      .def("ops_json", &ops_json, "group_by"_a, "device"_a, "prefix"_a, "match"_a,
+           "min_duration_ps"_a, "max_events"_a, "top"_a)
+      .def("info_json", &info_json)
+      .def("plane_timing", &plane_timing, "plane"_a, "prefix"_a, "regex"_a, "min_duration_ps"_a,
+           "max_events"_a);
+
+  m.def("load", &load, "paths"_a, "session"_a, "hosts"_a);
+  m.def("from_bytes", &from_bytes, "data"_a, "name"_a);
+}

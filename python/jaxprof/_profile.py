@@ -1,0 +1,254 @@
+"""Loading profiles and reading their events and analyses from Python."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _core
+from ._results import InfoResult, OpsResult
+
+__all__ = ["load", "Profile", "Events", "Plane"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def load(path: Union[PathLike, Sequence[PathLike]], session: Optional[str] = None,
+         hosts: Optional[Iterable[str]] = None) -> "Profile":
+    """Loads a profile.
+
+    Args:
+        path: a ``*.xplane.pb[.gz]`` file, a run directory (``.../plugins/profile/<session>/``),
+            a log directory (the newest session is read), or a list of paths: several
+            ``*.xplane.pb`` files (one per host) and/or ``*.hlo.pb`` files, as on the CLI.
+        session: for a log directory, the session to read instead of the newest.
+        hosts: read only these hosts of the session.
+
+    Raises:
+        ProfileNotFoundError: nothing to read at ``path``.
+        CorruptProfileError: the file is not a readable profile.
+    """
+    if isinstance(path, (str, os.PathLike)):
+        paths = [os.fspath(path)]
+    else:
+        paths = [os.fspath(p) for p in path]
+    core = _core.load(paths, session or "", list(hosts or []))
+    return Profile(core)
+
+
+@dataclass(frozen=True)
+class Plane:
+    """One XPlane: ``index`` is its position in the profile (file order for one host)."""
+
+    index: int
+    name: str
+    id: int
+    kind: str
+    host: str
+    lines: int
+    events: int
+
+
+class Events:
+    """Event columns of a profile or a device.
+
+    Columns (``columns`` dict, also attributes): ``start_ps`` and ``duration_ps`` (int64,
+    picoseconds relative to the profile's ``base_ns``), ``metadata`` (uint32: index into
+    ``names``), ``hlo_op`` (uint32: index into ``strings``, 0 = none), ``module`` (uint32: index
+    into ``modules``, 0 = none) and ``line`` (uint32: index into ``Profile.lines()``).
+
+    Arrays are read-only. Where the events are one contiguous range of the profile's columns
+    (all events, or a device whose ops sit on one line) they are NumPy views of the C++ columns,
+    with no copy; they keep the profile's memory alive on their own. Otherwise they are gathered
+    copies.
+    """
+
+    def __init__(self, columns: Dict[str, np.ndarray], names: List[str], strings: List[str],
+                 modules: List[str]) -> None:
+        self.columns = columns
+        self.names = names
+        self.strings = strings
+        self.modules = modules
+
+    def __len__(self) -> int:
+        return len(self.columns["start_ps"])
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        cols = self.__dict__.get("columns", {})
+        if name in cols:
+            return cols[name]
+        raise AttributeError(name)
+
+    def __repr__(self) -> str:
+        return f"<Events: {len(self)} events>"
+
+    @property
+    def name(self) -> np.ndarray:
+        """Event names as an object array (materialised: prefer ``metadata`` + ``names``)."""
+        return np.asarray(self.names, dtype=object)[self.columns["metadata"]]
+
+    def _categorical(self, codes: np.ndarray, categories: List[str]) -> Any:
+        import pandas as pd
+
+        try:
+            return pd.Categorical.from_codes(codes.astype(np.int64, copy=False), categories)
+        except ValueError:  # duplicate categories after lenient UTF-8 decoding
+            return np.asarray(categories, dtype=object)[codes]
+
+    def to_pandas(self) -> Any:
+        """A DataFrame; numeric columns wrap the arrays (no copy), names are categoricals."""
+        import pandas as pd
+
+        c = self.columns
+        data = {
+            "start_ps": c["start_ps"],
+            "duration_ps": c["duration_ps"],
+            "name": self._categorical(c["metadata"], self.names),
+            "hlo_op": self._categorical(c["hlo_op"], self.strings),
+            "module": self._categorical(c["module"], self.modules),
+            "line": c["line"],
+        }
+        return pd.DataFrame(data, copy=False)
+
+    def to_arrow(self) -> Any:
+        """A ``pyarrow.Table``; numeric columns wrap the arrays (no copy), names are dictionaries.
+
+        pyarrow wraps the NumPy buffers without copying; the table exports through the Arrow C
+        data interface (``__arrow_c_stream__``) to polars, DuckDB and others.
+        """
+        import pyarrow as pa
+
+        c = self.columns
+
+        def dictionary(codes: np.ndarray, categories: List[str]) -> Any:
+            # uint32 codes are below 2**31 (they index Python lists): an int32 view, no copy.
+            return pa.DictionaryArray.from_arrays(pa.array(codes.view(np.int32)),
+                                                  pa.array(categories, pa.string()))
+
+        return pa.table({
+            "start_ps": pa.array(c["start_ps"]),
+            "duration_ps": pa.array(c["duration_ps"]),
+            "name": dictionary(c["metadata"], self.names),
+            "hlo_op": dictionary(c["hlo_op"], self.strings),
+            "module": dictionary(c["module"], self.modules),
+            "line": pa.array(c["line"]),
+        })
+
+
+_COLUMNS = ("start_ps", "duration_ps", "metadata", "hlo_op", "module")
+
+
+class Profile:
+    """A loaded profile: hosts, planes, devices, event columns, and the analyses.
+
+    Lines are decoded on first use, as in the CLI: ``ops()`` on a GPU profile never decodes the
+    host threads.
+    """
+
+    def __init__(self, core: Any) -> None:
+        self._core = core
+
+    # ---- structure -------------------------------------------------------------------------
+    @property
+    def hosts(self) -> List[str]:
+        return [h for h, _ in self._core.hosts]
+
+    @property
+    def files(self) -> List[str]:
+        return [f for _, f in self._core.hosts]
+
+    @property
+    def base_ns(self) -> int:
+        """Absolute time (ns since the epoch, as the profile states it) of ``start_ps == 0``."""
+        return int(self._core.base_ns)
+
+    @property
+    def num_events(self) -> int:
+        return int(self._core.num_events)
+
+    @property
+    def planes(self) -> List[Plane]:
+        return [Plane(**p) for p in self._core.planes()]
+
+    def lines(self) -> List[tuple]:
+        """``(plane, name, id, first_event, event_count)`` per line."""
+        return self._core.lines()
+
+    @property
+    def devices(self) -> List[str]:
+        """Devices with op events (``/device:GPU:0``, ``/device:CPU:3``, ...), in plane order."""
+        return [d["name"] for d in self._core.devices()]
+
+    def device_info(self) -> List[Dict[str, Any]]:
+        """``{name, host, plane, lines}`` per device."""
+        return self._core.devices()
+
+    @property
+    def warnings(self) -> List[str]:
+        return list(self._core.warnings)
+
+    # ---- events ----------------------------------------------------------------------------
+    def events(self, device: Optional[str] = None, host: Optional[str] = None) -> Events:
+        """Event columns: all events of the profile, or the op events of one device.
+
+        Args:
+            device: a name from ``devices`` (e.g. ``/device:CPU:0``); ``None`` = every event.
+            host: with several hosts, the host the device belongs to (default: the first).
+        """
+        core = self._core
+        lines = core.lines()
+        if device is None:
+            core.require_all()
+            cols = {name: getattr(core, name)() for name in _COLUMNS}
+            cols["line"] = _line_column(lines, core.num_events)
+        else:
+            match = [d for d in core.devices()
+                     if d["name"] == device and (host is None or d["host"] == host)]
+            if not match:
+                raise KeyError(f"no device {device!r}; devices: {self.devices}")
+            idx = core.device_events(match[0]["plane"], device)
+            full = {name: getattr(core, name)() for name in _COLUMNS}
+            full["line"] = _line_column(lines, core.num_events)
+            if len(idx) == 0 or int(idx[-1]) - int(idx[0]) + 1 == len(idx):
+                # Contiguous: slices are views of the columns.
+                sl = slice(int(idx[0]), int(idx[-1]) + 1) if len(idx) else slice(0, 0)
+                cols = {k: v[sl] for k, v in full.items()}
+            else:
+                cols = {k: v[idx] for k, v in full.items()}
+                for v in cols.values():
+                    v.flags.writeable = False
+        return Events(cols, core.metadata_names(), core.strings(), core.module_labels())
+
+    # ---- analyses --------------------------------------------------------------------------
+    def ops(self, group_by: str = "hlo-op", *, device: Optional[str] = None,
+            prefix: Optional[str] = None, match: Optional[str] = None,
+            min_duration_ns: float = 0.0, max_events: int = 0, top: int = 0) -> OpsResult:
+        """Device time per HLO op, kernel, module, name or category (``jaxprof ops``).
+
+        Arguments mirror the CLI's options; ``data`` equals ``jaxprof ops --format json``.
+        """
+        text = self._core.ops_json(group_by.replace("_", "-"), device or "", prefix or "",
+                                   match or "", int(min_duration_ns * 1000.0 + 0.5),
+                                   int(max_events), int(top))
+        return OpsResult(json.loads(text))
+
+    def info(self) -> InfoResult:
+        """Hosts, planes, lines, modules (``jaxprof info --all-lines``)."""
+        return InfoResult(json.loads(self._core.info_json()))
+
+    def __repr__(self) -> str:
+        return (f"<jaxprof.Profile hosts={self.hosts} planes={len(self._core.planes())} "
+                f"events={self.num_events}>")
+
+
+def _line_column(lines: List[tuple], n: int) -> np.ndarray:
+    """Per-event line index (lines own contiguous ranges)."""
+    out = np.zeros(n, dtype=np.uint32)
+    for i, (_plane, _name, _id, first, count) in enumerate(lines):
+        out[first:first + count] = i
+    out.flags.writeable = False
+    return out
