@@ -1,0 +1,83 @@
+"""jaxprof on nsys-jax archives: the CLI reproduces the process-0 reference figures (from the
+nsys-jax rules), and, where pyarrow is installed, per-module thunk counts match an independent
+reading of the projected NVTX trace that follows nsys-jax's own selection of innermost thunks."""
+from __future__ import annotations
+
+import collections
+import io
+import json
+import subprocess
+import zipfile
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def archives(shared_fixtures):
+    d = shared_fixtures / "nsys-jax"
+    paths = [d / f"pax_fsdp4_4proc_proc{i}.zip" for i in (0, 1)]
+    if not all(p.is_file() for p in paths):
+        pytest.skip(f"no nsys-jax archives in {d}")
+    return paths
+
+
+def ops_json(jaxprof_bin, *args):
+    out = subprocess.run([str(jaxprof_bin), "ops", *map(str, args), "--format", "json"],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def test_reference_figures_process0(jaxprof_bin, archives):
+    d = ops_json(jaxprof_bin, archives[0], "--group-by", "module")
+    (dev,) = d["devices"]
+    assert dev["device"] == "/device:GPU:0"
+    assert dev["events"] == 13827
+    step = next(g for g in dev["groups"] if g.get("program_id") == 40)
+    assert step["name"] == "pjit__wrapped_step_fn"
+    assert step["count"] == 5 * 2610
+
+
+def test_two_processes(jaxprof_bin, archives):
+    d = ops_json(jaxprof_bin, *archives)
+    assert sorted(dev["device"] for dev in d["devices"]) == ["/device:GPU:0", "/device:GPU:1"]
+
+
+def independent_thunk_counts(path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    with zipfile.ZipFile(path) as z:
+        rows = pq.read_table(io.BytesIO(z.read("nvtx_gpu_proj_trace/trace.parquet"))).to_pylist()
+    rows = [r for r in rows if r["RangeId"] is not None]
+    by_id = {int(r["RangeId"]): r for r in rows}
+
+    def kind(r):
+        n = r["Name"]
+        return "module" if n.startswith("TSL:XlaModule:") else "thunk" if n.startswith("TSL:Thunk:") else ""
+
+    has_child, module_of = set(), {}
+    for r in rows:
+        if kind(r) != "thunk":
+            continue
+        up = r["ParentId"]
+        while up is not None and int(up) in by_id:
+            p = by_id[int(up)]
+            if kind(p) == "module":
+                module_of[int(r["RangeId"])] = p["Name"]
+                break
+            if kind(p) == "thunk":
+                has_child.add(int(up))
+            up = p["ParentId"]
+    counts = collections.Counter()
+    for rid, name in module_of.items():
+        if rid not in has_child:
+            counts[name.split("hlo_module=")[1].split(",")[0].rstrip("#")] += 1
+    return counts
+
+
+def test_thunk_counts_match_independent_reading(jaxprof_bin, archives):
+    expected = independent_thunk_counts(archives[0])
+    d = ops_json(jaxprof_bin, archives[0], "--group-by", "module")
+    got = collections.Counter()
+    for g in d["devices"][0]["groups"]:
+        got[g["name"]] += g["count"]
+    assert got == expected
+    assert sum(expected.values()) == 13827
