@@ -1,0 +1,177 @@
+#include "jaxprof/render/collectives_render.h"
+
+#include <fmt/format.h>
+
+#include "jaxprof/render/units.h"
+
+namespace jaxprof {
+
+namespace {
+
+// Bandwidth is unknown (null) when the message size is.
+std::string json_bw(double v, uint64_t bytes) { return bytes == 0 ? "null" : number(v); }
+std::string text_bw(double v, uint64_t bytes) { return bytes == 0 ? "" : fmt::format("{:.4g}", v); }
+
+std::string json_traits(const CollectiveTraits& t) {
+  return fmt::format("\"size_correction\": {}, \"bus_factor\": {}", number(t.size_correction),
+                     number(t.bus_factor));
+}
+
+std::string json(const CollectivesResult& r) {
+  std::string out = "{\"bandwidth_convention\": " + json_string(r.convention) + ", \"ops\": [";
+  for (size_t i = 0; i < r.ops.size(); ++i) {
+    const CollectiveOp& o = r.ops[i];
+    if (i) out += ", ";
+    out += fmt::format(
+        "{{\"module\": {}, \"name\": {}, \"opcode\": {}, \"async\": {}, \"group_size\": {}, "
+        "\"group_size_from\": {}, \"message_bytes\": {}, \"operand_shapes\": {}, {}, "
+        "\"count\": {}, \"devices\": {}, \"total_ns\": {}, \"mean_ns\": {}, \"min_ns\": {}, "
+        "\"max_ns\": {}, \"exposed_ns\": {}, \"hidden_ns\": {}, \"algbw_gbps\": {}, "
+        "\"busbw_gbps\": {}, \"instances\": {}, \"multi_device_instances\": {}, "
+        "\"wait_total_ns\": {}, \"wait_max_ns\": {}, \"late_device\": {}, \"late_count\": {}}}",
+        json_string(o.module), json_string(o.name), json_string(o.opcode),
+        o.async ? "true" : "false", o.group_size,
+        json_string(o.group_size_from_devices ? "devices" : "replica_groups"), o.message_bytes,
+        json_string(o.operand_shapes), json_traits(o.traits), o.count, o.devices,
+        ps_to_ns_exact(o.total_ps), ps_to_ns(o.mean_ps), ps_to_ns_exact(o.min_ps),
+        ps_to_ns_exact(o.max_ps), ps_to_ns_exact(o.exposed_ps), ps_to_ns_exact(o.hidden_ps),
+        json_bw(o.algbw_gbps, o.message_bytes), json_bw(o.busbw_gbps, o.message_bytes), o.instances,
+        o.multi_device_instances, ps_to_ns_exact(o.wait_total_ps), ps_to_ns_exact(o.wait_max_ps),
+        o.late_device.empty() ? "null" : json_string(o.late_device), o.late_count);
+  }
+  out += "], \"sizes\": [";
+  for (size_t i = 0; i < r.sizes.size(); ++i) {
+    const CollectiveSize& s = r.sizes[i];
+    if (i) out += ", ";
+    out += fmt::format(
+        "{{\"opcode\": {}, \"group_size\": {}, \"message_bytes\": {}, {}, \"ops\": {}, "
+        "\"count\": {}, \"total_ns\": {}, \"mean_ns\": {}, \"exposed_ns\": {}, \"hidden_ns\": {}, "
+        "\"algbw_gbps\": {}, \"busbw_gbps\": {}, \"wait_total_ns\": {}}}",
+        json_string(s.opcode), s.group_size, s.message_bytes, json_traits(s.traits), s.ops, s.count,
+        ps_to_ns_exact(s.total_ps), ps_to_ns(s.mean_ps), ps_to_ns_exact(s.exposed_ps),
+        ps_to_ns_exact(s.hidden_ps), json_bw(s.algbw_gbps, s.message_bytes),
+        json_bw(s.busbw_gbps, s.message_bytes), ps_to_ns_exact(s.wait_total_ps));
+  }
+  out += "], \"devices\": [";
+  for (size_t i = 0; i < r.devices.size(); ++i) {
+    const CollectiveDevice& d = r.devices[i];
+    if (i) out += ", ";
+    out += fmt::format(
+        "{{\"device\": {}, \"host\": {}, \"executions\": {}, \"total_ns\": {}, \"exposed_ns\": {}, "
+        "\"late_count\": {}}}",
+        json_string(d.device), json_string(d.host), d.executions, ps_to_ns_exact(d.total_ps),
+        ps_to_ns_exact(d.exposed_ps), d.late_count);
+  }
+  out += fmt::format(
+      "], \"multi_device_instances\": {}, \"most_late_device\": {}, "
+      "\"most_late_count\": {}, \"instances\": [",
+      r.multi_device_instances,
+      r.most_late_device.empty() ? "null" : json_string(r.most_late_device), r.most_late_count);
+  for (size_t i = 0; i < r.instances.size(); ++i) {
+    const CollectiveInstance& s = r.instances[i];
+    if (i) out += ", ";
+    out += fmt::format(
+        "{{\"module\": {}, \"name\": {}, \"run_id\": {}, \"index\": {}, \"devices\": {}, "
+        "\"first_start_ns\": {}, \"last_end_ns\": {}, \"fastest_ns\": {}, \"wait_ns\": {}, "
+        "\"late_device\": {}}}",
+        json_string(s.module), json_string(s.name),
+        s.has_run_id ? std::to_string(s.run_id) : std::string("null"), s.index, s.devices,
+        ps_to_ns_exact(s.first_start_ps), ps_to_ns_exact(s.last_end_ps),
+        ps_to_ns_exact(s.fastest_ps), ps_to_ns_exact(s.wait_ps),
+        s.late_device.empty() ? "null" : json_string(s.late_device));
+  }
+  out += "], \"warnings\": [";
+  for (size_t i = 0; i < r.warnings.size(); ++i)
+    out += (i ? ", " : "") + json_string(r.warnings[i]);
+  out += "]}\n";
+  return out;
+}
+
+// One row per collective op.
+std::string csv(const CollectivesResult& r) {
+  std::string out =
+      "module,name,opcode,async,group_size,message_bytes,size_correction,bus_factor,count,devices,"
+      "total_ns,mean_ns,min_ns,max_ns,exposed_ns,hidden_ns,algbw_gbps,busbw_gbps,instances,"
+      "wait_total_ns,wait_max_ns,late_device,late_count\n";
+  for (const CollectiveOp& o : r.ops) {
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+        csv_field(o.module), csv_field(o.name), o.opcode, o.async ? "true" : "false", o.group_size,
+        o.message_bytes, number(o.traits.size_correction), number(o.traits.bus_factor), o.count,
+        o.devices, ps_to_ns_exact(o.total_ps), ps_to_ns(o.mean_ps), ps_to_ns_exact(o.min_ps),
+        ps_to_ns_exact(o.max_ps), ps_to_ns_exact(o.exposed_ps), ps_to_ns_exact(o.hidden_ps),
+        o.message_bytes ? number(o.algbw_gbps) : "", o.message_bytes ? number(o.busbw_gbps) : "",
+        o.instances, ps_to_ns_exact(o.wait_total_ps), ps_to_ns_exact(o.wait_max_ps),
+        csv_field(o.late_device), o.late_count);
+  }
+  return out;
+}
+
+std::string human_bytes(uint64_t b) {
+  if (b == 0) return "?";
+  if (b < 10000) return fmt::format("{} B", b);
+  if (b < 10000000) return fmt::format("{:.1f} KiB", static_cast<double>(b) / 1024);
+  if (b < (uint64_t{1} << 30)) return fmt::format("{:.1f} MiB", static_cast<double>(b) / (1 << 20));
+  return fmt::format("{:.2f} GiB", static_cast<double>(b) / (1 << 30));
+}
+
+std::string table(const CollectivesResult& r) {
+  if (r.ops.empty()) return "no collective ops found\n";
+  auto dur = [](int64_t ps) { return human_duration(static_cast<double>(ps)); };
+  std::string out = "Collectives (bandwidth: " + r.convention + ")\n";
+  Table t({"op", "opcode", "module", "N", "size", "count", "total", "mean", "exposed", "hidden",
+           "algbw GB/s", "busbw GB/s", "wait", "late most"},
+          {false, false, false, true, true, true, true, true, true, true, true, true, true, false});
+  for (const CollectiveOp& o : r.ops) {
+    std::string late = o.late_device.empty() ? ""
+                                             : fmt::format("{} ({}/{})", o.late_device,
+                                                           o.late_count, o.multi_device_instances);
+    t.add({o.name, o.opcode + (o.async ? " (async)" : ""), o.module,
+           std::to_string(o.group_size) + (o.group_size_from_devices ? "*" : ""),
+           human_bytes(o.message_bytes), std::to_string(o.count), dur(o.total_ps),
+           human_duration(o.mean_ps), dur(o.exposed_ps), dur(o.hidden_ps),
+           text_bw(o.algbw_gbps, o.message_bytes), text_bw(o.busbw_gbps, o.message_bytes),
+           dur(o.wait_total_ps), late});
+  }
+  out += t.render(48);
+  out += "\nPer collective and size\n";
+  Table s({"opcode", "N", "size", "ops", "count", "total", "mean", "exposed", "algbw GB/s",
+           "busbw GB/s", "bus factor"},
+          {false, true, true, true, true, true, true, true, true, true, true});
+  for (const CollectiveSize& z : r.sizes)
+    s.add({z.opcode, std::to_string(z.group_size), human_bytes(z.message_bytes),
+           std::to_string(z.ops), std::to_string(z.count), dur(z.total_ps),
+           human_duration(z.mean_ps), dur(z.exposed_ps), text_bw(z.algbw_gbps, z.message_bytes),
+           text_bw(z.busbw_gbps, z.message_bytes), fmt::format("{:.4g}", z.traits.bus_factor)});
+  out += s.render(48);
+  out += "\nPer device\n";
+  Table d({"device", "host", "executions", "total", "exposed", "late"},
+          {false, false, true, true, true, true});
+  for (const CollectiveDevice& x : r.devices)
+    d.add({x.device, x.host, std::to_string(x.executions), dur(x.total_ps), dur(x.exposed_ps),
+           std::to_string(x.late_count)});
+  out += d.render(48);
+  if (!r.most_late_device.empty())
+    out += fmt::format("Late most often: {} (started last in {} of {} multi-device instances)\n",
+                       r.most_late_device, r.most_late_count, r.multi_device_instances);
+  out +=
+      "wait: per instance, last end - first start - fastest duration, summed. N*: no replica "
+      "groups in the HLO, N = devices that ran it\n";
+  return out;
+}
+
+}  // namespace
+
+std::string render_collectives(const CollectivesResult& result, OutputFormat format) {
+  switch (format) {
+    case OutputFormat::kJson:
+      return json(result);
+    case OutputFormat::kCsv:
+      return csv(result);
+    case OutputFormat::kTable:
+      return table(result);
+  }
+  return {};
+}
+
+}  // namespace jaxprof
