@@ -1,0 +1,356 @@
+#include "jaxprof/analysis/flame.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+
+#include "jaxprof/analysis/busy_share.h"
+#include "jaxprof/analysis/device_events.h"
+#include "jaxprof/analysis/event_filter.h"
+#include "jaxprof/analysis/intervals.h"
+#include "jaxprof/analysis/module_executions.h"
+
+namespace jaxprof {
+
+const char* flame_by_name(FlameBy by) {
+  switch (by) {
+    case FlameBy::kSource:
+      return "source";
+    case FlameBy::kOpName:
+      return "op-name";
+    case FlameBy::kModule:
+      return "module";
+  }
+  return "?";
+}
+
+bool parse_flame_by(std::string_view text, FlameBy& out) {
+  for (FlameBy by : {FlameBy::kSource, FlameBy::kOpName, FlameBy::kModule}) {
+    if (text == flame_by_name(by)) {
+      out = by;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<std::string_view> split_op_path(std::string_view op_name) {
+  std::vector<std::string_view> out;
+  int depth = 0;
+  size_t begin = 0;
+  for (size_t i = 0; i <= op_name.size(); ++i) {
+    char c = i < op_name.size() ? op_name[i] : '/';
+    if (c == '(' || c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ')' || c == ']' || c == '}') {
+      depth = std::max(0, depth - 1);  // unbalanced text must not hide every later slash
+    } else if (c == '/' && (depth == 0 || i == op_name.size())) {
+      if (i > begin) out.push_back(op_name.substr(begin, i - begin));
+      begin = i + 1;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string_view> FlameTree::stack(uint32_t node) const {
+  std::vector<std::string_view> out;
+  for (uint32_t n = node; n != 0; n = nodes[n].parent) out.push_back(nodes[n].name);
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+
+struct Frame {
+  std::string name;
+  FrameKind kind;
+};
+using Path = std::vector<Frame>;
+
+// An op as the flamegraph keys it: module index plus the hlo_op (or, for events without one,
+// the display name, kept apart by a flag bit).
+uint64_t op_key(uint32_t module, StringId name, bool by_event_name) {
+  return (static_cast<uint64_t>(module) << 33) | (static_cast<uint64_t>(by_event_name) << 32) |
+         name;
+}
+
+bool has_metadata(const HloInstruction& in) {
+  return !in.op_name.empty() || !in.source_file.empty() || in.stack_frame_id != 0;
+}
+
+// The instructions a fusion's kernel is charged to: those of its fused computation that carry
+// metadata, nested fusions opened. Compiler-made instructions (parameters, bitcasts) carry none.
+void fused_leaves(const HloModule& m, const HloInstruction& fusion, int depth,
+                  std::vector<const HloInstruction*>& out) {
+  for (int64_t cid : fusion.called_computation_ids) {
+    auto it = m.computation_by_id.find(cid);
+    if (it == m.computation_by_id.end()) continue;
+    for (uint32_t ii : m.computations[it->second].instructions) {
+      const HloInstruction& in = m.instructions[ii];
+      if (in.opcode == "fusion" && depth < 16) {
+        size_t before = out.size();
+        fused_leaves(m, in, depth + 1, out);
+        if (out.size() > before) continue;
+      }
+      if (has_metadata(in)) out.push_back(&in);
+    }
+  }
+}
+
+std::string source_frame(const HloStackFrame& f) {
+  if (f.function.empty()) return fmt::format("{}:{}", f.file, f.line);
+  return fmt::format("{} ({}:{})", f.function, f.file, f.line);
+}
+
+class Resolver {
+ public:
+  Resolver(const Profile& p, FlameBy by) : p_(p), by_(by) {
+    std::unordered_map<StringId, int> uses;
+    for (size_t i = 1; i < p.modules.size(); ++i) ++uses[p.modules[i].name];
+    for (size_t i = 0; i < p.modules.size(); ++i) {
+      const ModuleKey& k = p.modules[i];
+      if (i == 0 || k.name == 0)
+        module_frames_.push_back("(no module)");
+      else  // JAX reuses module names (jit_dot compiled six times): the program id tells apart
+        module_frames_.push_back(uses[k.name] > 1 ? p.module_label(static_cast<uint32_t>(i))
+                                                  : std::string(p.str(k.name)));
+    }
+  }
+
+  // The stacks one op's time is split over, equally (under the device frame).
+  std::vector<Path> paths(uint32_t module, StringId name, bool by_event_name, uint32_t plane,
+                          uint32_t event) const {
+    Frame op{std::string(p_.str(name)), FrameKind::kOp};
+    if (by_ == FlameBy::kModule) return {{{module_frames_[module], FrameKind::kModule}, op}};
+
+    const ModuleKey& mk = p_.modules[module];
+    const HloModule* mod =
+        module == 0 ? nullptr : p_.hlo.find(hlo_program_key(mk.program_id), p_.str(mk.name));
+    const HloInstruction* instr = mod && !by_event_name ? mod->find(p_.str(name)) : nullptr;
+    std::vector<const HloInstruction*> leaves;
+    if (instr && instr->opcode == "fusion") fused_leaves(*mod, *instr, 0, leaves);
+    if (leaves.empty()) leaves.push_back(instr);  // may be null: the op alone
+
+    std::vector<Path> out;
+    for (const HloInstruction* in : leaves) {
+      Path path = by_ == FlameBy::kSource ? source_path(mod, in) : op_path(in, plane, event);
+      path.push_back(op);
+      out.push_back(std::move(path));
+    }
+    return out;
+  }
+
+ private:
+  Path source_path(const HloModule* mod, const HloInstruction* in) const {
+    Path path;
+    if (!in) return path;
+    std::vector<const HloStackFrame*> frames = mod->stack(*in);  // innermost first
+    for (auto it = frames.rbegin(); it != frames.rend(); ++it)
+      if (!(*it)->file.empty() || !(*it)->function.empty())
+        path.push_back({source_frame(**it), FrameKind::kSource});
+    if (path.empty() && !in->source_file.empty())
+      path.push_back({fmt::format("{}:{}", in->source_file, in->source_line), FrameKind::kSource});
+    return path;
+  }
+
+  Path op_path(const HloInstruction* in, uint32_t plane, uint32_t event) const {
+    std::string_view op_name = in ? in->op_name : std::string_view();
+    std::string from_stat;
+    if (op_name.empty()) {
+      // GPU kernels carry the JAX op path as the tf_op stat ("XlaModule:" is a placeholder).
+      if (auto v = p_.event_stat(plane, event, "tf_op"); v && v->is_text()) {
+        from_stat = std::string(v->str);
+        if (from_stat.ends_with(':')) from_stat.pop_back();
+        if (from_stat.find('/') != std::string::npos) op_name = from_stat;
+      }
+    }
+    Path path;
+    for (std::string_view part : split_op_path(op_name))
+      path.push_back({std::string(part), FrameKind::kOpPath});
+    return path;
+  }
+
+  const Profile& p_;
+  FlameBy by_;
+  std::vector<std::string> module_frames_;  // per Profile::modules index
+};
+
+class TreeBuilder {
+ public:
+  explicit TreeBuilder(FlameTree& t) : t_(t) {
+    t_.nodes.clear();
+    t_.nodes.push_back({"all", FrameKind::kRoot, 0, 0, 0, 0, {}});
+    index_.emplace_back();
+  }
+
+  uint32_t child(uint32_t parent, std::string_view name, FrameKind kind) {
+    auto& children = index_[parent];
+    auto it = children.find(std::string(name));
+    if (it != children.end()) return it->second;
+    uint32_t id = static_cast<uint32_t>(t_.nodes.size());
+    FlameNode n;
+    n.name = std::string(name);
+    n.kind = kind;
+    n.parent = parent;
+    n.depth = t_.nodes[parent].depth + 1;
+    t_.nodes.push_back(std::move(n));
+    t_.nodes[parent].children.push_back(id);
+    index_.emplace_back();
+    index_[parent].emplace(std::string(name), id);
+    return id;
+  }
+
+  void add(uint32_t from, const Path& path, int64_t weight) {
+    uint32_t n = from;
+    for (const Frame& f : path) n = child(n, f.name, f.kind);
+    t_.nodes[n].self_ps += weight;
+  }
+
+  // Totals bottom-up (children always come after their parent) and children in display order.
+  void finish() {
+    for (size_t i = t_.nodes.size(); i-- > 0;) {
+      FlameNode& n = t_.nodes[i];
+      n.total_ps = n.self_ps;
+      for (uint32_t c : n.children) n.total_ps += t_.nodes[c].total_ps;
+    }
+    for (FlameNode& n : t_.nodes)
+      std::sort(n.children.begin(), n.children.end(), [&](uint32_t a, uint32_t b) {
+        const FlameNode &x = t_.nodes[a], &y = t_.nodes[b];
+        if (x.total_ps != y.total_ps) return x.total_ps > y.total_ps;
+        return x.name < y.name;
+      });
+  }
+
+ private:
+  FlameTree& t_;
+  std::vector<std::unordered_map<std::string, uint32_t>> index_;  // per node: child by name
+};
+
+// Idle time in the device's span [first, last): inside a module execution (clipped to the span)
+// or outside all of them. `busy` is the device's op intervals (merged here).
+void split_idle(std::vector<Interval>& busy, int64_t first, int64_t last,
+                const DeviceExecutions* executions, FlameDevice& fd) {
+  merge_intervals(busy);
+  int64_t busy_ps = 0;
+  for (const Interval& b : busy) busy_ps += b.length();
+  fd.has_idle = true;
+  std::vector<Interval> modules;
+  if (executions)
+    for (const ModuleExecution& x : executions->executions) {
+      Interval in{std::max(x.start_ps, first), std::min(x.end_ps, last)};
+      if (in.end > in.begin) modules.push_back(in);
+    }
+  fd.has_modules = executions && executions->source != ExecutionSource::kNone;
+  if (!fd.has_modules) {
+    fd.idle_between_modules_ps = (last - first) - busy_ps;
+    return;
+  }
+  merge_intervals(modules);
+  int64_t module_ps = 0;
+  for (const Interval& m : modules) module_ps += m.length();
+  int64_t both = intersection_length(modules, busy);
+  fd.idle_during_modules_ps = module_ps - both;
+  fd.idle_between_modules_ps = (last - first) - module_ps - busy_ps + both;
+}
+
+}  // namespace
+
+FlameTree compute_flame(const Profile& p, const FlameOptions& options) {
+  EventFilterSpec spec;
+  spec.device = options.device;
+  EventFilter filter(spec);
+  FlameTree tree;
+  tree.by = options.by;
+  TreeBuilder builder(tree);
+
+  std::vector<DeviceLines> devices = op_devices(p);
+  std::vector<uint32_t> needed;
+  for (const DeviceLines& dev : devices)
+    if (filter.keeps_device(dev.name))
+      needed.insert(needed.end(), dev.lines.begin(), dev.lines.end());
+  p.require_lines(needed);
+  Resolver resolver(p, options.by);  // after decoding, which interns the modules events name
+
+  std::vector<DeviceExecutions> executions;
+  if (options.idle) executions = module_executions(p);  // one per op_devices() entry, same order
+
+  const Events& ev = p.events;
+  for (size_t di = 0; di < devices.size(); ++di) {
+    const DeviceLines& dev = devices[di];
+    if (!filter.keeps_device(dev.name)) continue;
+    FlameDevice fd;
+    fd.device = dev.name;
+    fd.host = p.hosts[p.planes[dev.plane].host].name;
+    int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
+    std::vector<Interval> busy;
+    for (uint32_t li : dev.lines) {
+      const Line& line = p.lines[li];
+      for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
+        if (!dev.counts(ev, e)) continue;
+        ++fd.events;
+        first = std::min(first, ev.start_ps[e]);
+        last = std::max(last, ev.end_ps(e));
+        if (options.idle) busy.push_back({ev.start_ps[e], ev.end_ps(e)});
+      }
+    }
+    if (fd.events == 0) continue;
+    fd.span_ps = last - first;
+    if (options.idle)
+      split_idle(busy, first, last, di < executions.size() ? &executions[di] : nullptr, fd);
+
+    struct Acc {
+      int64_t weight = 0;
+      uint32_t event = 0;  // a representative, for stat lookups
+    };
+    std::unordered_map<uint64_t, Acc> ops;
+    share_busy_time(
+        ev, p.lines, dev.lines, [&](uint32_t e) { return dev.counts(ev, e); },
+        [&](uint32_t e, int64_t ps) {
+          const EventMetadata& m = p.event_metadata[ev.metadata[e]];
+          bool by_name = ev.hlo_op[e] == 0;
+          StringId name = !by_name ? ev.hlo_op[e] : (m.display_name != 0 ? m.display_name : m.name);
+          Acc& a = ops[op_key(ev.module[e], name, by_name)];
+          if (a.weight == 0) a.event = e;
+          a.weight += ps;
+          fd.busy_ps += ps;
+        });
+
+    // Several hosts each have a /device:GPU:0: the host keeps their frames apart.
+    fd.node =
+        builder.child(0, p.hosts.size() > 1 ? fd.host + fd.device : fd.device, FrameKind::kDevice);
+    // Keys in a fixed order, so that the picoseconds left over by equal splits always go to the
+    // same stacks.
+    std::vector<uint64_t> keys;
+    keys.reserve(ops.size());
+    for (const auto& [k, a] : ops) keys.push_back(k);
+    std::sort(keys.begin(), keys.end());
+    if (fd.has_idle) {
+      // Busy + idle = span exactly: the split below is the one split_idle measured.
+      if (fd.has_modules) {
+        builder.add(fd.node, {{"[idle during modules]", FrameKind::kIdle}},
+                    fd.idle_during_modules_ps);
+        builder.add(fd.node, {{"[idle between modules]", FrameKind::kIdle}},
+                    fd.idle_between_modules_ps);
+      } else {
+        builder.add(fd.node, {{"[idle]", FrameKind::kIdle}}, fd.idle_between_modules_ps);
+      }
+    }
+    for (uint64_t k : keys) {
+      const Acc& a = ops[k];
+      uint32_t module = static_cast<uint32_t>(k >> 33);
+      bool by_name = (k >> 32) & 1;
+      std::vector<Path> paths =
+          resolver.paths(module, static_cast<StringId>(k), by_name, dev.plane, a.event);
+      int64_t n = static_cast<int64_t>(paths.size());
+      int64_t q = a.weight / n, r = a.weight % n;
+      for (int64_t i = 0; i < n; ++i) builder.add(fd.node, paths[i], q + (i < r ? 1 : 0));
+    }
+    tree.devices.push_back(std::move(fd));
+  }
+  builder.finish();
+  return tree;
+}
+
+}  // namespace jaxprof

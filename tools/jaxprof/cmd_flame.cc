@@ -1,0 +1,83 @@
+// jaxprof flame: device time by source line, JAX op path or module, as a flamegraph.
+#include <cstdio>
+#include <fstream>
+
+#include "cli_common.h"
+#include "jaxprof/analysis/flame.h"
+#include "jaxprof/error.h"
+#include "jaxprof/render/flame_folded.h"
+#include "jaxprof/render/flame_speedscope.h"
+#include "jaxprof/render/flame_svg.h"
+#include "jaxprof/render/flame_text.h"
+
+namespace jaxprof::cli {
+namespace {
+
+// "-" is stdout, so that `--folded - | flamegraph.pl` works.
+void write_output(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    write(text);
+    return;
+  }
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(text.data(), static_cast<std::streamsize>(text.size()));
+  f.close();
+  if (!f) throw InputError(path, "cannot write the output file");
+}
+
+RegisterCommand flame_command(40, [](CLI::App& app) -> std::function<int()> {
+  struct Options {
+    CommonOptions common;
+    std::string by = "source", device, svg, folded, speedscope, title;
+    size_t top = 20;
+    bool no_idle = false;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand(
+      "flame", "Device time as a flamegraph by source line, JAX op path or module");
+  cmd->footer(
+      "Each device's busy time is split exactly over its ops (overlapping streams share an\n"
+      "instant equally), and a fusion's time equally over its fused instructions that carry\n"
+      "metadata. Without -o/--folded/--speedscope the heaviest stacks are printed; --format json\n"
+      "prints the whole tree. Folded weights are integer picoseconds. See docs/flame.md.");
+  add_common(cmd, o->common);
+  cmd->add_option("--by", o->by, "Frames: Python source stack, JAX op path, or module")
+      ->check(CLI::IsMember({"source", "op-name", "module"}))
+      ->capture_default_str();
+  cmd->add_option("--device", o->device,
+                  "Only devices whose name contains this (or matches re:REGEX)");
+  cmd->add_option("-o,--svg", o->svg, "Write an interactive SVG flamegraph here ('-' = stdout)");
+  cmd->add_option("--folded", o->folded,
+                  "Write folded stacks ('frame;frame weight_ps' lines) here ('-' = stdout)");
+  cmd->add_option("--speedscope", o->speedscope,
+                  "Write a speedscope JSON profile here ('-' = stdout)");
+  cmd->add_flag("--no-idle", o->no_idle,
+                "Leave out the idle frames (a device then weighs its busy time, not its span)");
+  cmd->add_option("--title", o->title, "SVG title (default: the profile path)");
+  cmd->add_option("--top", o->top, "Stacks per device in the table (0 = all)")
+      ->capture_default_str();
+  return [o]() {
+    FlameOptions options;
+    parse_flame_by(o->by, options.by);
+    options.device = o->device;
+    options.idle = !o->no_idle;
+    LoadedProfile loaded;
+    load(o->common, loaded);
+    FlameTree tree = compute_flame(loaded.profile, options);
+    warn(loaded.profile.warnings);
+    warn(tree.warnings);
+    bool files = !o->svg.empty() || !o->folded.empty() || !o->speedscope.empty();
+    if (!o->svg.empty()) {
+      FlameSvgOptions svg;
+      svg.title = o->title.empty() ? "jaxprof flame: " + o->common.paths.front() : o->title;
+      write_output(o->svg, render_flame_svg(tree, svg));
+    }
+    if (!o->folded.empty()) write_output(o->folded, render_flame_folded(tree));
+    if (!o->speedscope.empty()) write_output(o->speedscope, render_flame_speedscope(tree));
+    if (!files) write(render_flame(tree, format_of(o->common), o->top));
+    return 0;
+  };
+});
+
+}  // namespace
+}  // namespace jaxprof::cli
