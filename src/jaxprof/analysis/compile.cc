@@ -1,0 +1,548 @@
+#include "jaxprof/analysis/compile.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace jaxprof {
+
+const char* compile_phase_name(CompilePhase p) {
+  switch (p) {
+    case CompilePhase::kTrace:
+      return "trace";
+    case CompilePhase::kLower:
+      return "lower";
+    case CompilePhase::kHloPasses:
+      return "hlo-passes";
+    case CompilePhase::kCodegen:
+      return "codegen";
+    case CompilePhase::kCompileOther:
+      return "compile-other";
+    case CompilePhase::kBetweenStages:
+      return "between-stages";
+  }
+  return "?";
+}
+
+namespace {
+
+bool contains(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
+
+CompileEventClass stage(CompilePhase p) { return {CompileEventKind::kJaxStage, p}; }
+CompileEventClass phase(CompilePhase p) { return {CompileEventKind::kPhase, p}; }
+
+}  // namespace
+
+CompileEventClass classify_compile_event(std::string_view name) {
+  using P = CompilePhase;
+  if (name.starts_with('$')) {
+    // Python tracer frames ("$partial_eval.py:2268 trace_to_jaxpr"): only tracing is useful,
+    // because JAX versions that annotate lowering do not annotate tracing before it.
+    std::string_view fn = name.substr(name.rfind(' ') + 1);
+    if (fn == "trace_to_jaxpr" || fn == "trace_to_jaxpr_dynamic") return stage(P::kTrace);
+    return {};
+  }
+  // JAX's profiler annotations on its compile stages.
+  if (name == "trace_to_jaxpr_dynamic" || name == "trace_to_jaxpr") return stage(P::kTrace);
+  if (name == "lower_sharding_computation" || name == "lower_mesh_computation" ||
+      name == "lower_jaxpr_to_module")
+    return stage(P::kLower);
+  if (name == "backend_compile" || name == "backend_compile_and_load")
+    return stage(P::kCompileOther);
+  // XLA: per-kernel compilers are code generation; client and backend compilers are the entry.
+  if (name.starts_with("FusionCompiler::") || name.starts_with("JitCompiler::") ||
+      name.starts_with("KernelCompiler"))
+    return phase(P::kCodegen);
+  if (name.ends_with("Client::Compile") || name.ends_with("Compiler::Compile") ||
+      name.ends_with("Client::CompileAndLoad"))
+    return {CompileEventKind::kXlaRoot, P::kCompileOther};
+  if (name.starts_with("XLA::TPU ")) {
+    bool hlo = contains(name, "HLO") || contains(name, "hlo") || contains(name, "PreLayout") ||
+               contains(name, "X64 elimination");
+    return phase(hlo ? P::kHloPasses : P::kCodegen);
+  }
+  if (contains(name, "RunBackend") || contains(name, "CompileCpuExecutable") ||
+      name.starts_with("ThunkEmitter::") || name == "SplitModule" || name == "Codegen" ||
+      name.starts_with("mlir::") || name.starts_with("TaskDispatcher::") ||
+      contains(name, "LLVM") || contains(name, "llvm") || name.starts_with("LSRAv2") ||
+      (name.ends_with("Pass") && name.find(' ') == std::string_view::npos))
+    return phase(P::kCodegen);
+  if (contains(name, "RunHloPasses") || contains(name, "passes") || contains(name, "Passes") ||
+      name == "RunInvariantCheckers")
+    return phase(P::kHloPasses);
+  return {};
+}
+
+namespace {
+
+constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+
+// A compile event on one line, in line order (start ascending, longest first).
+struct Inc {
+  uint32_t event = 0;
+  int64_t start = 0, end = 0;
+  CompilePhase phase = CompilePhase::kCompileOther;
+  CompileEventKind kind = CompileEventKind::kNone;
+  uint32_t parent = kNone;  // nearest enclosing compile event (index into the line's list)
+  uint32_t top = 0;         // outermost enclosing compile event (itself when top-level)
+  uint32_t anchor = kNone;  // nearest enclosing non-compile, non-Python-frame event (global)
+};
+
+struct LineIncs {
+  uint32_t line = 0;
+  std::vector<Inc> incs;
+};
+
+// The compile events of one line. Inside a JAX stage only recognised events count (everything
+// else there is Python or nested dispatch, folded into the stage); inside XLA's compiler every
+// event counts, unknown names taking their parent's phase (direct children of the compile entry
+// are HLO passes). On threads that only compile, every event counts.
+LineIncs collect_line(const Profile& p, uint32_t li, const std::vector<CompileEventClass>& cls) {
+  LineIncs out;
+  out.line = li;
+  const Line& line = p.lines[li];
+  std::string_view lname = p.str(line.name);
+  bool compile_thread =
+      contains(lname, "Compil") || contains(lname, "compil") || contains(lname, "codegen");
+  CompilePhase thread_phase =
+      contains(lname, "codegen") ? CompilePhase::kCodegen : CompilePhase::kCompileOther;
+  const Events& ev = p.events;
+  // Stack of open events: (end, index into incs or kNone, anchor for children).
+  struct Open {
+    int64_t end;
+    uint32_t inc;
+    uint32_t anchor;
+  };
+  std::vector<Open> stack;
+  for (uint32_t k = 0; k < line.event_count; ++k) {
+    uint32_t e = line.first_event + k;
+    int64_t s = ev.start_ps[e], d = ev.duration_ps[e];
+    while (!stack.empty() && stack.back().end <= s) stack.pop_back();
+    // Each open entry carries the nearest compile event at or above it.
+    uint32_t parent = stack.empty() ? kNone : stack.back().inc;
+    uint32_t anchor = stack.empty() ? kNone : stack.back().anchor;
+    uint32_t mi = ev.metadata[e];
+    std::string_view name = p.str(p.event_metadata[mi].name);
+    const CompileEventClass& c = cls[mi];
+    bool include = false;
+    CompilePhase ph = c.phase;
+    if (d > 0 && !name.starts_with("ThreadpoolListener::")) {
+      if (c.kind != CompileEventKind::kNone) {
+        include = true;
+      } else if (!name.starts_with('$')) {
+        if (parent != kNone) {
+          const Inc& up = out.incs[parent];
+          if (up.kind != CompileEventKind::kJaxStage) {
+            include = true;
+            ph = up.kind == CompileEventKind::kXlaRoot ? CompilePhase::kHloPasses : up.phase;
+          }
+        } else if (compile_thread) {
+          include = true;
+          ph = thread_phase;
+        }
+      }
+    }
+    uint32_t inc = kNone;
+    if (include) {
+      inc = static_cast<uint32_t>(out.incs.size());
+      Inc& x = out.incs.emplace_back();
+      x.event = e;
+      x.start = s;
+      x.end = s + d;
+      x.phase = ph;
+      x.kind = c.kind;
+      x.parent = parent;
+      x.top = parent == kNone ? inc : out.incs[parent].top;
+      x.anchor = anchor;
+    }
+    // Children of a non-compile event that is not a Python frame anchor to it (PjitFunction(f)).
+    uint32_t child_anchor = (!include && !name.starts_with('$')) ? e : anchor;
+    if (d > 0) stack.push_back({s + d, inc != kNone ? inc : parent, child_anchor});
+  }
+  return out;
+}
+
+// Self-time segments of a set of nested events on one line: [a, b) belongs to `inc`, the
+// innermost event open there. Children are clipped to their parent and to the window.
+struct Seg {
+  int64_t a, b;
+  uint32_t inc;
+};
+
+std::vector<Seg> flatten(const std::vector<Inc>& incs, const std::vector<uint32_t>& members,
+                         int64_t lo, int64_t hi) {
+  std::vector<Seg> out;
+  struct Open {
+    int64_t end;
+    uint32_t inc;
+  };
+  std::vector<Open> stack;
+  int64_t cur = lo;
+  auto emit = [&](int64_t a, int64_t b, uint32_t inc) {
+    a = std::max(a, lo);
+    b = std::min(b, hi);
+    if (b > a) out.push_back({a, b, inc});
+  };
+  auto pop_until = [&](int64_t t) {
+    while (!stack.empty() && stack.back().end <= t) {
+      emit(cur, stack.back().end, stack.back().inc);
+      cur = std::max(cur, stack.back().end);
+      stack.pop_back();
+    }
+  };
+  for (uint32_t i : members) {
+    const Inc& x = incs[i];
+    pop_until(x.start);
+    if (!stack.empty()) emit(cur, x.start, stack.back().inc);
+    cur = std::max(cur, x.start);
+    int64_t end = stack.empty() ? x.end : std::min(x.end, stack.back().end);
+    if (end > x.start) stack.push_back({end, i});
+  }
+  pop_until(std::numeric_limits<int64_t>::max());
+  return out;
+}
+
+struct Window {
+  uint32_t plane = 0;
+  uint32_t line = 0;  // index into the plane's LineIncs
+  int64_t start = 0, end = 0;
+  std::vector<uint32_t> roots;  // tops on the launching line
+  uint32_t anchor = kNone;
+  // (line index, top index) of worker events attributed to it
+  std::vector<std::pair<uint32_t, uint32_t>> worker_tops;
+};
+
+std::vector<CompilePhaseTime> empty_phases() {
+  std::vector<CompilePhaseTime> v(kCompilePhaseCount);
+  for (int i = 0; i < kCompilePhaseCount; ++i) v[i].phase = static_cast<CompilePhase>(i);
+  return v;
+}
+
+std::string_view function_of(std::string_view anchor_name) {
+  constexpr std::string_view kPjit = "PjitFunction(";
+  if (anchor_name.starts_with(kPjit) && anchor_name.ends_with(')'))
+    return anchor_name.substr(kPjit.size(), anchor_name.size() - kPjit.size() - 1);
+  return {};
+}
+
+// "spmd-partitioner (jit_global_sse)" -> "jit_global_sse"
+std::string_view name_suffix(std::string_view name) {
+  if (!name.ends_with(')')) return {};
+  size_t open = name.rfind(" (");
+  if (open == std::string_view::npos) return {};
+  return name.substr(open + 2, name.size() - open - 3);
+}
+
+}  // namespace
+
+CompileResult compute_compile(const Profile& p, const CompileOptions& options) {
+  CompileResult result;
+  result.phases = empty_phases();
+
+  std::vector<CompileEventClass> cls(p.event_metadata.size());
+  std::vector<uint8_t> plane_has_compile(p.planes.size(), 0);
+  for (uint32_t mi = 0; mi < p.event_metadata.size(); ++mi) {
+    const EventMetadata& m = p.event_metadata[mi];
+    if (p.planes[m.plane].kind != PlaneKind::kHostCpu) continue;
+    cls[mi] = classify_compile_event(p.str(m.name));
+    // Only a stage or compiler entry starts a compile: planes without one are never decoded.
+    if (cls[mi].kind == CompileEventKind::kJaxStage || cls[mi].kind == CompileEventKind::kXlaRoot)
+      plane_has_compile[m.plane] = 1;
+  }
+  std::vector<uint32_t> needed;
+  for (uint32_t pi = 0; pi < p.planes.size(); ++pi)
+    if (plane_has_compile[pi])
+      needed.insert(needed.end(), p.planes[pi].lines.begin(), p.planes[pi].lines.end());
+  p.require_lines(needed);
+
+  std::unordered_set<std::string_view> known_modules;
+  for (const ModuleKey& m : p.modules)
+    if (m.name != 0) known_modules.insert(p.str(m.name));
+  for (const auto& m : p.hlo.modules()) known_modules.insert(m->name);
+  auto is_module_name = [&](std::string_view s) {
+    if (s.empty()) return false;
+    return known_modules.count(s) > 0 || s.starts_with("jit_") || s.starts_with("pmap_");
+  };
+
+  uint64_t unattributed = 0;
+  bool saw_stage = false;
+  for (uint32_t pi = 0; pi < p.planes.size(); ++pi) {
+    if (!plane_has_compile[pi]) continue;
+    const Plane& plane = p.planes[pi];
+    std::vector<LineIncs> lines;
+    for (uint32_t li : plane.lines) {
+      LineIncs l = collect_line(p, li, cls);
+      if (!l.incs.empty()) lines.push_back(std::move(l));
+    }
+    // Windows: outermost JAX stages, merged when they share the enclosing call (one cache miss
+    // runs trace, lower and backend_compile inside one PjitFunction(f)).
+    std::vector<Window> windows;
+    for (uint32_t L = 0; L < lines.size(); ++L) {
+      const auto& incs = lines[L].incs;
+      size_t last = kNone;
+      for (uint32_t i = 0; i < incs.size(); ++i) {
+        const Inc& x = incs[i];
+        if (x.top != i || x.kind != CompileEventKind::kJaxStage) continue;
+        saw_stage = true;
+        if (last != kNone && x.anchor != kNone && x.anchor == windows[last].anchor) {
+          windows[last].roots.push_back(i);
+          windows[last].end = std::max(windows[last].end, x.end);
+          continue;
+        }
+        last = windows.size();
+        Window& w = windows.emplace_back();
+        w.plane = pi;
+        w.line = L;
+        w.start = x.start;
+        w.end = x.end;
+        w.roots = {i};
+        w.anchor = x.anchor;
+      }
+    }
+    auto by_start = [](const Window& a, const Window& b) { return a.start < b.start; };
+    std::sort(windows.begin(), windows.end(), by_start);
+    // The window a time falls in: the latest-starting one that contains it.
+    auto window_at = [&](int64_t t) -> Window* {
+      Window* found = nullptr;
+      for (Window& w : windows) {
+        if (w.start > t) break;
+        if (t < w.end) found = &w;
+      }
+      return found;
+    };
+    // XLA compiles outside any JAX stage (no annotations, or a C++ caller) are compiles too.
+    size_t jax_windows = windows.size();
+    for (uint32_t L = 0; L < lines.size(); ++L) {
+      const auto& incs = lines[L].incs;
+      for (uint32_t i = 0; i < incs.size(); ++i) {
+        const Inc& x = incs[i];
+        if (x.top != i || x.kind != CompileEventKind::kXlaRoot) continue;
+        bool inside = false;
+        for (size_t w = 0; w < jax_windows && !inside; ++w)
+          inside = windows[w].start <= x.start && x.start < windows[w].end;
+        if (inside) continue;
+        Window& w = windows.emplace_back();
+        w.plane = pi;
+        w.line = L;
+        w.start = x.start;
+        w.end = x.end;
+        w.roots = {i};
+      }
+    }
+    std::sort(windows.begin(), windows.end(), by_start);
+    std::vector<std::unordered_set<uint32_t>> root_sets(windows.size());
+    for (size_t w = 0; w < windows.size(); ++w)
+      root_sets[w].insert(windows[w].roots.begin(), windows[w].roots.end());
+    // Attribute every other top-level compile event by time containment.
+    for (uint32_t L = 0; L < lines.size(); ++L) {
+      const auto& incs = lines[L].incs;
+      for (uint32_t i = 0; i < incs.size(); ++i) {
+        if (incs[i].top != i) continue;
+        Window* w = window_at(incs[i].start);
+        if (w == nullptr) {
+          ++unattributed;
+          continue;
+        }
+        size_t wi = static_cast<size_t>(w - windows.data());
+        if (w->line == L && root_sets[wi].count(i)) continue;
+        w->worker_tops.push_back({L, i});
+      }
+    }
+
+    for (Window& w : windows) {
+      CompileRecord rec;
+      rec.host = p.hosts[plane.host].name;
+      rec.thread = std::string(p.str(p.lines[lines[w.line].line].name));
+      rec.start_ps = w.start;
+      rec.wall_ps = w.end - w.start;
+      rec.phases = empty_phases();
+      if (w.anchor != kNone) rec.function = std::string(function_of(p.event_name(w.anchor)));
+
+      // Members per line: the tops attributed to this window and everything nested in them.
+      std::map<uint32_t, std::vector<uint32_t>> tops_by_line;
+      for (uint32_t r : w.roots) tops_by_line[w.line].push_back(r);
+      for (auto [L, t] : w.worker_tops) tops_by_line[L].push_back(t);
+      struct LineSegs {
+        uint32_t L;
+        std::vector<Seg> segs;
+        int64_t busy = 0;
+      };
+      std::vector<LineSegs> segs;
+      std::unordered_map<std::string_view, size_t> step_index;
+      auto step_of = [&](uint32_t L, uint32_t inc) -> CompileStepTime& {
+        const Inc& x = lines[L].incs[inc];
+        std::string_view name = p.event_name(x.event);
+        auto [it, added] = step_index.try_emplace(name, rec.steps.size());
+        if (added) {
+          CompileStepTime& s = rec.steps.emplace_back();
+          s.name = std::string(name);
+          s.phase = x.phase;
+        }
+        return rec.steps[it->second];
+      };
+      std::string module;
+      for (auto& [L, tops] : tops_by_line) {
+        const auto& incs = lines[L].incs;
+        // A top's nested events follow it directly in line order.
+        std::sort(tops.begin(), tops.end());
+        std::vector<uint32_t> members;
+        for (uint32_t t : tops)
+          for (uint32_t i = t; i < incs.size() && incs[i].top == t; ++i) members.push_back(i);
+        for (uint32_t i : members) {
+          ++step_of(L, i).count;
+          ++rec.events;
+          if (module.empty()) {
+            std::string_view suffix = name_suffix(p.event_name(incs[i].event));
+            if (is_module_name(suffix)) module = std::string(suffix);
+          }
+        }
+        LineSegs ls{L, flatten(incs, members, w.start, w.end)};
+        for (const Seg& s : ls.segs) {
+          ls.busy += s.b - s.a;
+          const Inc& x = incs[s.inc];
+          rec.phases[static_cast<int>(x.phase)].thread_ps += s.b - s.a;
+          step_of(L, s.inc).thread_ps += s.b - s.a;
+        }
+        if (L != w.line) {
+          ++rec.worker_threads;
+          rec.worker_busy_ps += ls.busy;
+        }
+        segs.push_back(std::move(ls));
+      }
+      // Wall partition: a worker thread's innermost event where one runs (the launching thread
+      // waits for it; the busiest worker first), else the launching thread's, else between
+      // stages.
+      std::sort(segs.begin(), segs.end(), [&](const LineSegs& a, const LineSegs& b) {
+        bool am = a.L == w.line, bm = b.L == w.line;
+        if (am != bm) return bm;
+        if (a.busy != b.busy) return a.busy > b.busy;
+        return a.L < b.L;
+      });
+      std::vector<int64_t> cuts = {w.start, w.end};
+      for (const LineSegs& ls : segs)
+        for (const Seg& s : ls.segs) {
+          cuts.push_back(s.a);
+          cuts.push_back(s.b);
+        }
+      std::sort(cuts.begin(), cuts.end());
+      cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+      std::vector<size_t> pos(segs.size(), 0);
+      int64_t between = 0;
+      for (size_t c = 0; c + 1 < cuts.size(); ++c) {
+        int64_t a = cuts[c], b = cuts[c + 1];
+        bool placed = false;
+        for (size_t k = 0; k < segs.size(); ++k) {
+          const auto& v = segs[k].segs;
+          while (pos[k] < v.size() && v[pos[k]].b <= a) ++pos[k];
+          if (placed || pos[k] >= v.size() || v[pos[k]].a > a) continue;
+          const Inc& x = lines[segs[k].L].incs[v[pos[k]].inc];
+          rec.phases[static_cast<int>(x.phase)].wall_ps += b - a;
+          step_of(segs[k].L, v[pos[k]].inc).wall_ps += b - a;
+          placed = true;
+        }
+        if (!placed) between += b - a;
+      }
+      rec.phases[static_cast<int>(CompilePhase::kBetweenStages)].wall_ps = between;
+      if (between > 0) {
+        CompileStepTime& s = rec.steps.emplace_back();
+        s.name = "(between stages)";
+        s.phase = CompilePhase::kBetweenStages;
+        s.wall_ps = between;
+      }
+      // Module: a pass named "... (jit_f)", else a module/name stat on the compiler's own events
+      // (not on codegen: FusionCompiler names its kernel module), else jit_<function>.
+      if (module.empty()) {
+        int budget = 256;
+        for (auto& [L, tops] : tops_by_line) {
+          const auto& incs = lines[L].incs;
+          for (uint32_t t : tops) {
+            for (uint32_t i = t;
+                 i < incs.size() && incs[i].top == t && module.empty() && budget > 0; ++i) {
+              if (incs[i].phase == CompilePhase::kCodegen) continue;
+              --budget;
+              for (const Stat& st : p.event_stats(pi, incs[i].event)) {
+                std::string_view sn = p.str(st.name);
+                if ((sn == "hlo_module" || sn == "module" || sn == "name") && st.value.is_text() &&
+                    is_module_name(st.value.str)) {
+                  module = std::string(st.value.str);
+                  break;
+                }
+              }
+            }
+          }
+          if (!module.empty()) break;
+        }
+      }
+      if (module.empty() && !rec.function.empty()) {
+        std::string guess = "jit_" + rec.function;
+        if (known_modules.count(guess)) module = guess;
+      }
+      rec.module = std::move(module);
+      std::sort(rec.steps.begin(), rec.steps.end(),
+                [](const CompileStepTime& a, const CompileStepTime& b) {
+                  if (a.wall_ps != b.wall_ps) return a.wall_ps > b.wall_ps;
+                  if (a.thread_ps != b.thread_ps) return a.thread_ps > b.thread_ps;
+                  return a.name < b.name;
+                });
+      if (options.top_steps > 0 && rec.steps.size() > options.top_steps)
+        rec.steps.resize(options.top_steps);
+      result.compiles.push_back(std::move(rec));
+    }
+  }
+  std::stable_sort(
+      result.compiles.begin(), result.compiles.end(),
+      [](const CompileRecord& a, const CompileRecord& b) { return a.start_ps < b.start_ps; });
+
+  std::unordered_map<std::string, size_t> module_index;
+  for (const CompileRecord& c : result.compiles) {
+    result.wall_ps += c.wall_ps;
+    result.worker_busy_ps += c.worker_busy_ps;
+    auto [it, added] = module_index.try_emplace(c.module, result.modules.size());
+    if (added) {
+      ModuleCompile& m = result.modules.emplace_back();
+      m.module = c.module;
+      m.phases = empty_phases();
+    }
+    ModuleCompile& m = result.modules[it->second];
+    ++m.compiles;
+    m.wall_ps += c.wall_ps;
+    m.worker_busy_ps += c.worker_busy_ps;
+    for (int i = 0; i < kCompilePhaseCount; ++i) {
+      m.phases[i].wall_ps += c.phases[i].wall_ps;
+      m.phases[i].thread_ps += c.phases[i].thread_ps;
+      result.phases[i].wall_ps += c.phases[i].wall_ps;
+      result.phases[i].thread_ps += c.phases[i].thread_ps;
+    }
+  }
+  std::stable_sort(result.modules.begin(), result.modules.end(),
+                   [](const ModuleCompile& a, const ModuleCompile& b) {
+                     if (a.wall_ps != b.wall_ps) return a.wall_ps > b.wall_ps;
+                     return a.module < b.module;
+                   });
+
+  if (result.compiles.empty()) {
+    result.notes.push_back(
+        "no compile events: programs were compiled before the capture began, loaded from the "
+        "compilation cache, or this backend records none on host threads");
+  } else if (!saw_stage) {
+    result.notes.push_back(
+        "no JAX stage events (trace_to_jaxpr_dynamic, lower_sharding_computation, "
+        "backend_compile): compiles are XLA's compile entry points alone; tracing and lowering "
+        "are not visible");
+  }
+  if (unattributed > 0)
+    result.notes.push_back(fmt::format(
+        "{} compile events lie outside every compile window (a compile cut by the capture's "
+        "start, or one with no launching event) and are not counted",
+        unattributed));
+  return result;
+}
+
+}  // namespace jaxprof

@@ -1,0 +1,95 @@
+// "How long did compiling take, and in which phase": the compile events JAX and XLA record on
+// host threads (JAX's trace / lower / backend-compile stages, XLA's compile driver, HLO passes,
+// code generation), grouped into one compile per jit cache miss, with per-phase self times that
+// add up to the compile's wall time exactly, and the work XLA hands to worker threads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "jaxprof/model/profile.h"
+
+namespace jaxprof {
+
+enum class CompilePhase : uint8_t {
+  kTrace,          // JAX: Python function -> jaxpr
+  kLower,          // JAX: jaxpr -> StableHLO
+  kHloPasses,      // XLA: HLO optimization passes (SPMD partitioning, fusion, layout, ...)
+  kCodegen,        // XLA: backend code generation (thunks, MLIR/LLVM, TPU LLO, ...)
+  kCompileOther,   // the compile driver's own time (backend_compile, Client::Compile): waiting,
+                   // loading, bookkeeping not covered by a finer event
+  kBetweenStages,  // inside the compile window but in no compile event (Python between stages)
+};
+inline constexpr int kCompilePhaseCount = 6;
+
+const char* compile_phase_name(CompilePhase p);
+
+// What a host event's name says about compilation.
+enum class CompileEventKind : uint8_t {
+  kNone,      // not a compile event (or not recognised)
+  kJaxStage,  // a JAX stage that starts a compile: trace_to_jaxpr_dynamic, lower_*,
+              // backend_compile*
+  kXlaRoot,   // XLA's compile entry: PjRtCpuClient::Compile, TfrtTpuCompiler::Compile, ...
+  kPhase,     // a recognised finer event (pass pipeline, codegen step) with a fixed phase
+};
+struct CompileEventClass {
+  CompileEventKind kind = CompileEventKind::kNone;
+  CompilePhase phase = CompilePhase::kCompileOther;
+};
+CompileEventClass classify_compile_event(std::string_view name);
+
+struct CompilePhaseTime {
+  CompilePhase phase = CompilePhase::kCompileOther;
+  int64_t wall_ps = 0;    // share of the compile's wall time (the phases partition it)
+  int64_t thread_ps = 0;  // time of this phase summed over every thread (launching + workers)
+};
+
+// Time per event name along the wall-time partition (the finest breakdown the profile has).
+struct CompileStepTime {
+  std::string name;
+  CompilePhase phase = CompilePhase::kCompileOther;
+  uint64_t count = 0;     // events of this name in the compile (all threads)
+  int64_t wall_ps = 0;    // wall time attributed to it (self time along the partition)
+  int64_t thread_ps = 0;  // self time summed over threads
+};
+
+struct CompileRecord {
+  std::string host;
+  std::string thread;    // the line that launched it
+  std::string module;    // XLA module name when the events say it, else ""
+  std::string function;  // the jitted Python function (PjitFunction(f) -> "f"), else ""
+  int64_t start_ps = 0;
+  int64_t wall_ps = 0;
+  uint64_t events = 0;          // compile events attributed to it, all threads
+  uint32_t worker_threads = 0;  // other threads that did part of it
+  int64_t worker_busy_ps = 0;   // union of its events per worker thread, summed over threads
+  std::vector<CompilePhaseTime> phases;  // every phase, in enum order; wall_ps adds up to wall_ps
+  std::vector<CompileStepTime> steps;    // by wall_ps descending
+};
+
+struct ModuleCompile {
+  std::string module;  // "" = not known
+  uint64_t compiles = 0;
+  int64_t wall_ps = 0;
+  int64_t worker_busy_ps = 0;
+  std::vector<CompilePhaseTime> phases;
+};
+
+struct CompileOptions {
+  size_t top_steps = 0;  // per compile, keep the N largest steps (0 = all)
+};
+
+struct CompileResult {
+  std::vector<CompileRecord> compiles;  // by start time
+  std::vector<ModuleCompile> modules;   // by wall_ps descending
+  int64_t wall_ps = 0;                  // sum over compiles
+  int64_t worker_busy_ps = 0;
+  std::vector<CompilePhaseTime> phases;  // totals over compiles
+  std::vector<std::string> notes;        // what the profile can and cannot tell
+};
+
+CompileResult compute_compile(const Profile& profile, const CompileOptions& options = {});
+
+}  // namespace jaxprof

@@ -1,0 +1,137 @@
+#include "jaxprof/render/compile_render.h"
+
+#include <fmt/format.h>
+
+#include "jaxprof/render/units.h"
+
+namespace jaxprof {
+
+namespace {
+
+std::string phases_json(const std::vector<CompilePhaseTime>& phases) {
+  std::string out = "[";
+  for (size_t i = 0; i < phases.size(); ++i)
+    out += fmt::format("{}{{\"phase\": {}, \"wall_ns\": {}, \"thread_ns\": {}}}", i ? ", " : "",
+                       json_string(compile_phase_name(phases[i].phase)),
+                       ps_to_ns_exact(phases[i].wall_ps), ps_to_ns_exact(phases[i].thread_ps));
+  return out + "]";
+}
+
+std::string json(const CompileResult& r) {
+  std::string out =
+      fmt::format("{{\"wall_ns\": {}, \"worker_busy_ns\": {}, \"compiles\": {}, ",
+                  ps_to_ns_exact(r.wall_ps), ps_to_ns_exact(r.worker_busy_ps), r.compiles.size());
+  out += "\"phases\": " + phases_json(r.phases) + ", \"modules\": [";
+  for (size_t i = 0; i < r.modules.size(); ++i) {
+    const ModuleCompile& m = r.modules[i];
+    out += fmt::format(
+        "{}{{\"module\": {}, \"compiles\": {}, \"wall_ns\": {}, \"worker_busy_ns\": {}, "
+        "\"phases\": {}}}",
+        i ? ", " : "", json_string(m.module), m.compiles, ps_to_ns_exact(m.wall_ps),
+        ps_to_ns_exact(m.worker_busy_ps), phases_json(m.phases));
+  }
+  out += "], \"events\": [";
+  for (size_t i = 0; i < r.compiles.size(); ++i) {
+    const CompileRecord& c = r.compiles[i];
+    out += fmt::format(
+        "{}{{\"module\": {}, \"function\": {}, \"host\": {}, \"thread\": {}, \"start_ns\": {}, "
+        "\"wall_ns\": {}, \"events\": {}, \"worker_threads\": {}, \"worker_busy_ns\": {}, "
+        "\"phases\": {}, \"steps\": [",
+        i ? ", " : "", json_string(c.module), json_string(c.function), json_string(c.host),
+        json_string(c.thread), ps_to_ns_exact(c.start_ps), ps_to_ns_exact(c.wall_ps), c.events,
+        c.worker_threads, ps_to_ns_exact(c.worker_busy_ps), phases_json(c.phases));
+    for (size_t k = 0; k < c.steps.size(); ++k) {
+      const CompileStepTime& s = c.steps[k];
+      out += fmt::format(
+          "{}{{\"name\": {}, \"phase\": {}, \"count\": {}, \"wall_ns\": {}, \"thread_ns\": {}}}",
+          k ? ", " : "", json_string(s.name), json_string(compile_phase_name(s.phase)), s.count,
+          ps_to_ns_exact(s.wall_ps), ps_to_ns_exact(s.thread_ps));
+    }
+    out += "]}";
+  }
+  out += "], \"notes\": [";
+  for (size_t i = 0; i < r.notes.size(); ++i)
+    out += fmt::format("{}{}", i ? ", " : "", json_string(r.notes[i]));
+  return out + "]}\n";
+}
+
+std::string csv(const CompileResult& r) {
+  std::string out = "start_ns,module,function,host,thread,wall_ns,worker_busy_ns";
+  for (const CompilePhaseTime& ph : r.phases)
+    out += fmt::format(",{}_ns", compile_phase_name(ph.phase));
+  out += "\n";
+  for (const CompileRecord& c : r.compiles) {
+    out += fmt::format("{},{},{},{},{},{},{}", ps_to_ns_exact(c.start_ps), csv_field(c.module),
+                       csv_field(c.function), csv_field(c.host), csv_field(c.thread),
+                       ps_to_ns_exact(c.wall_ps), ps_to_ns_exact(c.worker_busy_ps));
+    for (const CompilePhaseTime& ph : c.phases)
+      out += fmt::format(",{}", ps_to_ns_exact(ph.wall_ps));
+    out += "\n";
+  }
+  return out;
+}
+
+std::string dur(int64_t ps) { return human_duration(static_cast<double>(ps)); }
+
+std::string share(int64_t part, int64_t whole) {
+  return whole > 0 ? human_percent(static_cast<double>(part) / static_cast<double>(whole)) : "";
+}
+
+std::string table(const CompileResult& r, size_t steps_shown) {
+  std::string out;
+  if (r.compiles.empty()) {
+    for (const std::string& n : r.notes) out += n + "\n";
+    return out;
+  }
+  out += fmt::format("{} compile{}, {} wall on the launching threads, {} on worker threads\n\n",
+                     r.compiles.size(), r.compiles.size() == 1 ? "" : "s", dur(r.wall_ps),
+                     dur(r.worker_busy_ps));
+  Table phases({"phase", "wall", "share", "all threads"}, {false, true, true, true});
+  for (const CompilePhaseTime& ph : r.phases)
+    phases.add({compile_phase_name(ph.phase), dur(ph.wall_ps), share(ph.wall_ps, r.wall_ps),
+                dur(ph.thread_ps)});
+  out += phases.render() + "\n";
+  Table mods({"module", "compiles", "wall", "trace", "lower", "hlo-passes", "codegen", "other"},
+             {false, true, true, true, true, true, true, true});
+  for (const ModuleCompile& m : r.modules) {
+    auto w = [&](CompilePhase p) { return dur(m.phases[static_cast<int>(p)].wall_ps); };
+    int64_t other = m.phases[static_cast<int>(CompilePhase::kCompileOther)].wall_ps +
+                    m.phases[static_cast<int>(CompilePhase::kBetweenStages)].wall_ps;
+    mods.add({m.module.empty() ? "(unknown)" : m.module, std::to_string(m.compiles), dur(m.wall_ps),
+              w(CompilePhase::kTrace), w(CompilePhase::kLower), w(CompilePhase::kHloPasses),
+              w(CompilePhase::kCodegen), dur(other)});
+  }
+  out += mods.render() + "\n";
+  for (const CompileRecord& c : r.compiles) {
+    std::string label = !c.module.empty() ? c.module : !c.function.empty() ? c.function : "?";
+    out += fmt::format("{}  at {}  wall {}  ({} on {}; {} worker thread{}, {} busy)\n", label,
+                       dur(c.start_ps), dur(c.wall_ps), c.host, c.thread, c.worker_threads,
+                       c.worker_threads == 1 ? "" : "s", dur(c.worker_busy_ps));
+    Table steps({"step", "phase", "count", "wall", "share", "all threads"},
+                {false, false, true, true, true, true});
+    for (size_t k = 0; k < c.steps.size() && k < steps_shown; ++k) {
+      const CompileStepTime& s = c.steps[k];
+      steps.add({s.name, compile_phase_name(s.phase), std::to_string(s.count), dur(s.wall_ps),
+                 share(s.wall_ps, c.wall_ps), dur(s.thread_ps)});
+    }
+    out += steps.render(60) + "\n";
+  }
+  for (const std::string& n : r.notes) out += "note: " + n + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::string render_compile(const CompileResult& result, OutputFormat format) {
+  switch (format) {
+    case OutputFormat::kJson:
+      return json(result);
+    case OutputFormat::kCsv:
+      return csv(result);
+    case OutputFormat::kTable:
+      return table(result, 8);
+  }
+  return {};
+}
+
+}  // namespace jaxprof

@@ -1,0 +1,37 @@
+// jaxprof compile: compile time seen in the profile.
+#include "cli_common.h"
+#include "jaxprof/analysis/compile.h"
+#include "jaxprof/render/compile_render.h"
+
+namespace jaxprof::cli {
+namespace {
+
+RegisterCommand compile_command(30, [](CLI::App& app) -> std::function<int()> {
+  struct Options {
+    CommonOptions common;
+    size_t top_steps = 0;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand(
+      "compile", "Compile time per compile, module and phase (trace, lower, HLO passes, codegen)");
+  cmd->footer(
+      "One compile per jit cache miss: JAX's trace/lower/backend_compile stages on the launching\n"
+      "thread, with XLA's work on compiler threads attributed by time. Phase wall times add up\n"
+      "to the compile's wall time exactly. See docs/compile.md.");
+  add_common(cmd, o->common);
+  cmd->add_option("--top-steps", o->top_steps,
+                  "Keep the N largest steps (event names) per compile in JSON/CSV (0 = all)");
+  return [o]() {
+    LoadedProfile loaded;
+    load(o->common, loaded);
+    CompileOptions options;
+    options.top_steps = o->top_steps;
+    CompileResult r = compute_compile(loaded.profile, options);
+    warn(loaded.profile.warnings);
+    write(render_compile(r, format_of(o->common)));
+    return 0;
+  };
+});
+
+}  // namespace
+}  // namespace jaxprof::cli
