@@ -16,13 +16,19 @@
 
 #include "jaxprof/analysis/device_events.h"
 #include "jaxprof/analysis/info.h"
+#include "jaxprof/analysis/kernels.h"
+#include "jaxprof/analysis/modules.h"
 #include "jaxprof/analysis/ops.h"
 #include "jaxprof/analysis/plane_timing.h"
+#include "jaxprof/analysis/timeline.h"
 #include "jaxprof/error.h"
 #include "jaxprof/formats/load.h"
 #include "jaxprof/formats/xplane.h"
 #include "jaxprof/render/info_render.h"
+#include "jaxprof/render/kernels_render.h"
+#include "jaxprof/render/modules_render.h"
 #include "jaxprof/render/ops_render.h"
+#include "jaxprof/render/timeline_render.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -207,6 +213,34 @@ std::string info_json(PyProfile& self) {
   return render_info(compute_info(self.profile()), OutputFormat::kJson, true);
 }
 
+std::string timeline_json(PyProfile& self) {
+  nb::gil_scoped_release release;
+  std::lock_guard lock(self.mu);
+  return render_timeline(compute_timeline(self.profile()), OutputFormat::kJson);
+}
+
+std::string modules_json(PyProfile& self, size_t top_ops) {
+  nb::gil_scoped_release release;
+  std::lock_guard lock(self.mu);
+  ModulesOptions o;
+  o.top_ops = top_ops;
+  return render_modules(compute_modules(self.profile(), o), OutputFormat::kJson);
+}
+
+std::string kernels_json(PyProfile& self, const std::string& device, const std::string& prefix,
+                         const std::string& match, int64_t min_duration_ps, size_t top) {
+  KernelsOptions o;
+  o.filter.device = device;
+  o.filter.prefix = prefix;
+  o.filter.match = match;
+  o.filter.min_duration_ps = min_duration_ps;
+  o.top = top;
+  nb::gil_scoped_release release;
+  EventFilter check(o.filter);
+  std::lock_guard lock(self.mu);
+  return render_kernels(compute_kernels(self.profile(), o), OutputFormat::kJson);
+}
+
 std::vector<std::tuple<std::string, int64_t, uint64_t>> plane_timing(
     PyProfile& self, uint32_t plane, const std::string& prefix, const std::string& regex,
     int64_t min_duration_ps, uint64_t max_events) {
@@ -292,6 +326,10 @@ NB_MODULE(_core, m) {
       .def("ops_json", &ops_json, "group_by"_a, "device"_a, "prefix"_a, "match"_a,
            "min_duration_ps"_a, "max_events"_a, "top"_a)
       .def("info_json", &info_json)
+      .def("timeline_json", &timeline_json)
+      .def("modules_json", &modules_json, "top_ops"_a)
+      .def("kernels_json", &kernels_json, "device"_a, "prefix"_a, "match"_a, "min_duration_ps"_a,
+           "top"_a)
       .def("plane_timing", &plane_timing, "plane"_a, "prefix"_a, "regex"_a, "min_duration_ps"_a,
            "max_events"_a);
 

@@ -10,7 +10,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 import numpy as np
 
 from . import _core
-from ._results import InfoResult, OpsResult
+from ._results import InfoResult, OpsResult, Result, ResultJSON
 
 __all__ = ["load", "Profile", "Events", "Plane"]
 
@@ -239,6 +239,23 @@ class Profile:
     def info(self) -> InfoResult:
         """Hosts, planes, lines, modules (``jaxprof info --all-lines``)."""
         return InfoResult(json.loads(self._core.info_json()))
+
+    def timeline(self) -> Result:
+        """Compute, exposed communication, exposed memcpy and idle per device
+        (``jaxprof timeline``); ``data`` equals its JSON, one row per device."""
+        return ResultJSON(json.loads(self._core.timeline_json()), "devices")
+
+    def modules(self, top_ops: int = 5) -> Result:
+        """XLA program executions, warm-up apart (``jaxprof modules``); one row per module."""
+        return ResultJSON(json.loads(self._core.modules_json(int(top_ops))), "modules")
+
+    def kernels(self, *, device: Optional[str] = None, prefix: Optional[str] = None,
+                match: Optional[str] = None, min_duration_ns: float = 0.0,
+                top: int = 0) -> Result:
+        """GPU kernels with launch configurations (``jaxprof kernels``)."""
+        text = self._core.kernels_json(device or "", prefix or "", match or "",
+                                       int(min_duration_ns * 1000.0 + 0.5), int(top))
+        return ResultJSON(json.loads(text), "kernels")
 
     def __repr__(self) -> str:
         return (f"<jaxprof.Profile hosts={self.hosts} planes={len(self._core.planes())} "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from typing import Any, Dict, Iterator, List, Sequence
 
-__all__ = ["Result", "OpsResult", "InfoResult"]
+__all__ = ["Result", "OpsResult", "InfoResult", "ResultJSON"]
 
 
 class Result:
@@ -104,3 +104,33 @@ class InfoResult(Result):
     @property
     def modules(self) -> List[Dict[str, Any]]:
         return self.data["modules"]
+
+
+class ResultJSON(Result):
+    """A result whose rows are the list under one key of its JSON, flattened one level: nested
+    lists stay in ``data``; nested dicts become ``parent.child`` columns; with several
+    devices (a ``devices`` list of objects holding the list) rows get ``device``/``host``."""
+
+    def __init__(self, data: Dict[str, Any], key: str) -> None:
+        self._key = key
+        super().__init__(data)
+
+    def _make_rows(self, data: Dict[str, Any]) -> List[Dict[str, Any]]:
+        items = data.get(self._key)
+        if items is None and isinstance(data.get("devices"), list):
+            items = []
+            for dev in data["devices"]:
+                for it in dev.get(self._key, []):
+                    items.append({"device": dev.get("device"), "host": dev.get("host"), **it})
+        rows = []
+        for it in items or []:
+            row: Dict[str, Any] = {}
+            for k, v in it.items():
+                if isinstance(v, dict):
+                    for k2, v2 in v.items():
+                        if not isinstance(v2, (list, dict)):
+                            row[f"{k}.{k2}"] = v2
+                elif not isinstance(v, list):
+                    row[k] = v
+            rows.append(row)
+        return rows

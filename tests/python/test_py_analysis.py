@@ -165,3 +165,14 @@ def test_not_a_profile(tmp_path: Path) -> None:
     f.write_bytes(b"\xff" * 100)
     with pytest.raises(jaxprof.CorruptProfileError):
         jaxprof.load(f).info()
+
+
+@pytest.mark.parametrize("path", PROFILES[:2] + SHARED_PROFILES[:2], ids=lambda p: p.name)
+def test_other_analyses_equal_cli_json(path: Path) -> None:
+    p = jaxprof.load(path)
+    assert p.timeline().data == cli_json("timeline", str(path))
+    modules = p.modules()
+    assert modules.data == cli_json("modules", str(path))
+    assert len(modules.rows) == len(modules.data["modules"])
+    assert p.kernels().data == cli_json("kernels", str(path))
+    assert p.timeline()._repr_html_().startswith("<table>")
