@@ -73,6 +73,8 @@ TEST(Flame, SplitOpPathOnlyAtTopLevelSlashes) {
   EXPECT_EQ(split_op_path("/a//b/"), (V{"a", "b"}));
   EXPECT_EQ(split_op_path("a)/b(/c"), (V{"a)", "b(/c"}));  // unbalanced: later slashes inside
   EXPECT_TRUE(split_op_path("").empty());
+  EXPECT_EQ(split_op_names("jit(f)/mul;jit(f)/add"), (V{"jit(f)/mul", "jit(f)/add"}));
+  EXPECT_EQ(split_op_names("jit(f)/(a;b)"), (V{"jit(f)/(a;b)"}));
 }
 
 TEST(Flame, CpuMatmulOpWeightsEqualOpsTotals) {

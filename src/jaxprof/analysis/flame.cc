@@ -36,22 +36,35 @@ bool parse_flame_by(std::string_view text, FlameBy& out) {
   return false;
 }
 
-std::vector<std::string_view> split_op_path(std::string_view op_name) {
+namespace {
+
+// Splits at the `sep` characters outside (), [] and {}; empty parts are dropped.
+std::vector<std::string_view> split_top_level(std::string_view text, char sep) {
   std::vector<std::string_view> out;
   int depth = 0;
   size_t begin = 0;
-  for (size_t i = 0; i <= op_name.size(); ++i) {
-    char c = i < op_name.size() ? op_name[i] : '/';
+  for (size_t i = 0; i <= text.size(); ++i) {
+    char c = i < text.size() ? text[i] : sep;
     if (c == '(' || c == '[' || c == '{') {
       ++depth;
     } else if (c == ')' || c == ']' || c == '}') {
-      depth = std::max(0, depth - 1);  // unbalanced text must not hide every later slash
-    } else if (c == '/' && (depth == 0 || i == op_name.size())) {
-      if (i > begin) out.push_back(op_name.substr(begin, i - begin));
+      depth = std::max(0, depth - 1);  // unbalanced text must not hide every later separator
+    } else if (c == sep && (depth == 0 || i == text.size())) {
+      if (i > begin) out.push_back(text.substr(begin, i - begin));
       begin = i + 1;
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<std::string_view> split_op_path(std::string_view op_name) {
+  return split_top_level(op_name, '/');
+}
+
+std::vector<std::string_view> split_op_names(std::string_view op_name) {
+  return split_top_level(op_name, ';');
 }
 
 std::vector<std::string_view> FlameTree::stack(uint32_t node) const {
@@ -106,9 +119,11 @@ std::string source_frame(const HloStackFrame& f) {
 
 class Resolver {
  public:
-  Resolver(const Profile& p, FlameBy by) : p_(p), by_(by) {
+  // `used` marks the modules that op events name (indices into Profile::modules).
+  Resolver(const Profile& p, FlameBy by, const std::vector<uint8_t>& used) : p_(p), by_(by) {
     std::unordered_map<StringId, int> uses;
-    for (size_t i = 1; i < p.modules.size(); ++i) ++uses[p.modules[i].name];
+    for (size_t i = 1; i < p.modules.size(); ++i)
+      if (used[i]) ++uses[p.modules[i].name];
     for (size_t i = 0; i < p.modules.size(); ++i) {
       const ModuleKey& k = p.modules[i];
       if (i == 0 || k.name == 0)
@@ -135,10 +150,20 @@ class Resolver {
 
     std::vector<Path> out;
     for (const HloInstruction* in : leaves) {
-      Path path = by_ == FlameBy::kSource ? source_path(mod, in) : op_path(in, plane, event);
-      path.push_back(op);
-      out.push_back(std::move(path));
+      if (by_ == FlameBy::kSource) {
+        out.push_back(source_path(mod, in));
+      } else {
+        std::string stat;
+        std::vector<std::string_view> names = split_op_names(op_name(in, plane, event, stat));
+        if (names.empty()) out.emplace_back();
+        for (std::string_view name : names) {  // merged instructions: each name a share
+          Path& path = out.emplace_back();
+          for (std::string_view part : split_op_path(name))
+            path.push_back({std::string(part), FrameKind::kOpPath});
+        }
+      }
     }
+    for (Path& path : out) path.push_back(op);
     return out;
   }
 
@@ -155,21 +180,17 @@ class Resolver {
     return path;
   }
 
-  Path op_path(const HloInstruction* in, uint32_t plane, uint32_t event) const {
-    std::string_view op_name = in ? in->op_name : std::string_view();
-    std::string from_stat;
-    if (op_name.empty()) {
-      // GPU kernels carry the JAX op path as the tf_op stat ("XlaModule:" is a placeholder).
-      if (auto v = p_.event_stat(plane, event, "tf_op"); v && v->is_text()) {
-        from_stat = std::string(v->str);
-        if (from_stat.ends_with(':')) from_stat.pop_back();
-        if (from_stat.find('/') != std::string::npos) op_name = from_stat;
-      }
+  // The JAX op path of the instruction, else of the event's tf_op stat (GPU kernels carry it
+  // there; "XlaModule:" is a placeholder). `storage` keeps a stat's text alive.
+  std::string_view op_name(const HloInstruction* in, uint32_t plane, uint32_t event,
+                           std::string& storage) const {
+    if (in && !in->op_name.empty()) return in->op_name;
+    if (auto v = p_.event_stat(plane, event, "tf_op"); v && v->is_text()) {
+      storage = std::string(v->str);
+      if (storage.ends_with(':')) storage.pop_back();
+      if (storage.find('/') != std::string::npos) return storage;
     }
-    Path path;
-    for (std::string_view part : split_op_path(op_name))
-      path.push_back({std::string(part), FrameKind::kOpPath});
-    return path;
+    return {};
   }
 
   const Profile& p_;
@@ -203,6 +224,7 @@ class TreeBuilder {
   }
 
   void add(uint32_t from, const Path& path, int64_t weight) {
+    if (weight <= 0) return;  // no empty frames
     uint32_t n = from;
     for (const Frame& f : path) n = child(n, f.name, f.kind);
     t_.nodes[n].self_ps += weight;
@@ -266,15 +288,22 @@ FlameTree compute_flame(const Profile& p, const FlameOptions& options) {
   TreeBuilder builder(tree);
 
   std::vector<DeviceLines> devices = op_devices(p);
-  std::vector<uint32_t> needed;
+  // Every device's lines, even with --device: module frames are the module name, with the
+  // program id only where op events name several programs of that name, decided over all
+  // devices so that --device does not change the labels.
+  std::vector<uint32_t> all_lines;
   for (const DeviceLines& dev : devices)
-    if (filter.keeps_device(dev.name))
-      needed.insert(needed.end(), dev.lines.begin(), dev.lines.end());
-  p.require_lines(needed);
-  Resolver resolver(p, options.by);  // after decoding, which interns the modules events name
-
+    all_lines.insert(all_lines.end(), dev.lines.begin(), dev.lines.end());
+  p.require_lines(all_lines);
   std::vector<DeviceExecutions> executions;
   if (options.idle) executions = module_executions(p);  // one per op_devices() entry, same order
+  std::vector<uint8_t> used(p.modules.size(), 0);
+  for (const DeviceLines& dev : devices)
+    for (uint32_t li : dev.lines)
+      for (uint32_t e = p.lines[li].first_event;
+           e < p.lines[li].first_event + p.lines[li].event_count; ++e)
+        if (dev.counts(p.events, e)) used[p.events.module[e]] = 1;
+  Resolver resolver(p, options.by, used);
 
   const Events& ev = p.events;
   for (size_t di = 0; di < devices.size(); ++di) {

@@ -72,6 +72,9 @@ struct FlameTree {
 // "jit(f)/(transpose(jvp()))/dot_general" -> "jit(f)", "(transpose(jvp()))", "dot_general".
 // Empty parts are dropped.
 std::vector<std::string_view> split_op_path(std::string_view op_name);
+// XLA joins the op names of instructions it merged with ';' ("jit(f)/mul;jit(f)/add"): the
+// names, split at the ';' that are not inside brackets.
+std::vector<std::string_view> split_op_names(std::string_view op_name);
 
 // Throws InputError for an invalid --device regex.
 FlameTree compute_flame(const Profile& profile, const FlameOptions& options);

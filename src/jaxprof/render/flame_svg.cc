@@ -122,6 +122,8 @@ constexpr const char* kScript = R"JS(
     g.addEventListener('mouseover', function () { details.textContent = g.jpInfo; });
     g.addEventListener('mouseout', function () { details.textContent = ' '; });
   });
+  zoom(root);
+  svg.setAttribute('data-ready', '1');  // lets a headless check see that the script ran through
 })();
 )JS";
 
@@ -222,8 +224,8 @@ std::string render_flame_svg(const FlameTree& t, const FlameSvgOptions& o) {
       fmt::format("by {}, {} in all. Hover: time and share; click: zoom; click the root: reset.",
                   flame_by_name(t.by), human_duration(static_cast<double>(total)));
   if (omitted > 0)
-    hint +=
-        fmt::format(" {} frames under {}% of the whole left out.", omitted, o.min_fraction * 100);
+    hint += fmt::format(" Frames under {:g}% of the whole left out: {}.", o.min_fraction * 100,
+                        omitted);
   out += fmt::format("<text class=\"hint\" x=\"{}\" y=\"38\">{}</text>\n", kPad, xml_escape(hint));
 
   for (uint32_t id : order) {
