@@ -1,0 +1,1089 @@
+#include "jaxprof/formats/chrome_trace.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <deque>
+#include <limits>
+#include <mutex>
+#include <numeric>
+#include <unordered_map>
+#include <vector>
+
+#include "jaxprof/error.h"
+
+namespace jaxprof {
+
+namespace od = simdjson::ondemand;
+
+bool micros_text_to_ps(std::string_view t, int64_t& ps) {
+  size_t i = 0;
+  const size_t n = t.size();
+  auto is_digit = [&](size_t k) { return k < n && t[k] >= '0' && t[k] <= '9'; };
+  bool negative = false;
+  if (i < n && t[i] == '-') {
+    negative = true;
+    ++i;
+  }
+  if (!is_digit(i)) return false;
+  // value = m * 10^scale microseconds; digits beyond uint64 precision only set `sticky`.
+  uint64_t m = 0;
+  int64_t scale = 0;
+  bool sticky = false;
+  constexpr uint64_t kMaxM = (std::numeric_limits<uint64_t>::max() - 9) / 10;
+  auto digit = [&](int d, bool fraction) {
+    if (m <= kMaxM) {
+      m = m * 10 + static_cast<uint64_t>(d);
+      if (fraction) --scale;
+    } else {
+      if (!fraction) ++scale;
+      sticky |= d != 0;
+    }
+  };
+  while (is_digit(i)) digit(t[i++] - '0', false);
+  if (i < n && t[i] == '.') {
+    ++i;
+    if (!is_digit(i)) return false;
+    while (is_digit(i)) digit(t[i++] - '0', true);
+  }
+  if (i < n && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    bool exp_negative = false;
+    if (i < n && (t[i] == '+' || t[i] == '-')) exp_negative = t[i++] == '-';
+    if (!is_digit(i)) return false;
+    int64_t e = 0;
+    while (is_digit(i)) e = std::min<int64_t>(e * 10 + (t[i++] - '0'), 1000000);
+    scale += exp_negative ? -e : e;
+  }
+  if (i != n) return false;
+  scale += 6;  // microseconds -> picoseconds
+  uint64_t result = 0;
+  if (m == 0) {
+    result = 0;
+  } else if (scale >= 0) {
+    if (scale > 19) return false;
+    result = m;
+    for (int64_t k = 0; k < scale; ++k) {
+      if (result > std::numeric_limits<uint64_t>::max() / 10) return false;
+      result *= 10;
+    }
+  } else if (-scale <= 19) {
+    uint64_t p10 = 1;
+    for (int64_t k = 0; k < -scale; ++k) p10 *= 10;
+    result = m / p10;
+    uint64_t rem = m % p10, half = p10 / 2;
+    if (rem > half || (rem == half && (sticky || (result & 1)))) ++result;
+  }  // else: below 0.2 ps, rounds to 0
+  if (result > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return false;
+  ps = negative ? -static_cast<int64_t>(result) : static_cast<int64_t>(result);
+  return true;
+}
+
+namespace {
+
+constexpr uint32_t kNoStats = std::numeric_limits<uint32_t>::max();
+// Markers in Record::dur_ps for begin/end events until they are paired.
+constexpr int64_t kBegin = -1, kEnd = -2;
+// Window growth when a cut lands inside an event, and the window size beyond which the rest of
+// the document is parsed at once.
+constexpr size_t kGrowth = 4;
+constexpr size_t kMaxWindow = size_t{64} << 20;
+
+bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_ws(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// A pid or tid written as a string names the process or thread by its text.
+std::string_view unquote(std::string_view s) {
+  return s.size() >= 2 && s.front() == '"' ? s.substr(1, s.size() - 2) : s;
+}
+
+[[noreturn]] void fail(const std::string& reason, size_t offset) {
+  throw InputError("", reason, static_cast<int64_t>(offset));
+}
+
+// The HLO instruction name from "%fusion.3 = f32[...] fusion(...)" (TPU long names).
+std::string_view hlo_name_from_text(std::string_view name) {
+  if (!name.starts_with('%')) return {};
+  size_t eq = name.find(" = ");
+  if (eq == std::string_view::npos) return {};
+  return name.substr(1, eq - 1);
+}
+
+// Scans the JSON around the events array (a handful of small members); the array itself goes
+// to simdjson in windows.
+class OuterScanner {
+ public:
+  explicit OuterScanner(std::string_view s) : s_(s) {}
+  size_t pos = 0;
+
+  void ws() {
+    while (pos < s_.size() && is_ws(s_[pos])) ++pos;
+  }
+  bool at_end() const { return pos >= s_.size(); }
+  char peek() const { return at_end() ? '\0' : s_[pos]; }
+
+  // At a '"': the raw text between the quotes; moves past the closing quote.
+  std::string_view string() {
+    size_t start = ++pos;
+    while (true) {
+      size_t q = s_.find_first_of("\"\\", pos);
+      if (q == std::string_view::npos) fail("truncated JSON (a string is not closed)", start - 1);
+      if (s_[q] == '\\') {
+        pos = q + 2;
+        continue;
+      }
+      pos = q + 1;
+      return s_.substr(start, q - start);
+    }
+  }
+
+  void skip_value() {
+    ws();
+    char c = peek();
+    if (c == '"') {
+      string();
+      return;
+    }
+    if (c == '{' || c == '[') {
+      size_t start = pos;
+      int depth = 0;
+      while (!at_end()) {
+        char d = s_[pos];
+        if (d == '"') {
+          string();
+          continue;
+        }
+        if (d == '{' || d == '[') {
+          ++depth;
+        } else if (d == '}' || d == ']') {
+          if (--depth == 0) {
+            ++pos;
+            return;
+          }
+        }
+        ++pos;
+      }
+      fail("truncated JSON (an object or array is not closed)", start);
+    }
+    size_t start = pos;
+    while (!at_end() && !std::strchr(",}] \t\r\n", s_[pos])) ++pos;
+    if (pos == start) fail("invalid JSON: expected a value", start);
+  }
+
+ private:
+  std::string_view s_;
+};
+
+// One event as read from the file, before planes and lines exist.
+struct Record {
+  int64_t ts_ps;
+  int64_t dur_ps;  // or kBegin / kEnd
+  uint32_t thread;
+  StringId name;     // the full name: TPU ops' "long_name" arg, else "name"
+  StringId display;  // "name" when the full name came from "long_name"
+  StringId hlo_op;
+  uint32_t module;
+  uint32_t stats;  // index into spans_, or kNoStats
+};
+
+// The fields of one trace event that the import needs; views live as long as the window.
+struct Fields {
+  char ph = 0;
+  bool has_ts = false, has_dur = false;
+  std::string_view pid, tid, ts, dur, name;
+  std::string_view hlo_op, hlo_module, long_name, program_id, arg_name;
+  bool has_args = false;
+};
+
+struct Process {
+  std::string key;  // pid as written (number or string)
+  std::string name;
+};
+struct Thread {
+  uint32_t process;
+  std::string key;
+  std::string name;
+  uint32_t line = 0;
+};
+
+std::optional<int64_t> number_of(std::string_view key) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(key.data(), key.data() + key.size(), v);
+  if (ec == std::errc() && p == key.data() + key.size()) return v;
+  return std::nullopt;
+}
+
+// "program_id" as a string or number; XLA ids are unsigned 64-bit.
+ProgramId program_of(std::string_view text) {
+  if (text.size() >= 2 && text.front() == '"') text = text.substr(1, text.size() - 2);
+  uint64_t u = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), u);
+  if (ec == std::errc() && p == text.data() + text.size()) return u;
+  int64_t i = 0;
+  auto [q, ec2] = std::from_chars(text.data(), text.data() + text.size(), i);
+  if (ec2 == std::errc() && q == text.data() + text.size()) return static_cast<uint64_t>(i);
+  return kNoProgram;
+}
+
+// A direct-mapped cache in front of StringTable::intern_copy: trace events repeat a few
+// hundred names and keys millions of times, and most lookups then cost one short memcmp.
+class InternCache {
+ public:
+  StringId intern(StringTable& table, std::string_view s) {
+    if (s.empty()) return 0;
+    uint64_t h = s.size() * 0x9E3779B97F4A7C15ull;
+    size_t n = std::min<size_t>(s.size(), 16);
+    for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<uint8_t>(s[i])) * 0x100000001B3ull;
+    h ^= static_cast<uint8_t>(s.back());
+    Slot& slot = slots_[(h >> 20) % kSlots];
+    if (slot.text.size() == s.size() && std::memcmp(slot.text.data(), s.data(), s.size()) == 0)
+      return slot.id;
+    slot.id = table.intern_copy(s);
+    slot.text = table[slot.id];
+    return slot.id;
+  }
+
+ private:
+  static constexpr size_t kSlots = 4096;
+  struct Slot {
+    std::string_view text;
+    StringId id = 0;
+  };
+  std::vector<Slot> slots_ = std::vector<Slot>(kSlots);
+};
+
+class ChromeTraceImporter : public EventSource {
+ public:
+  ChromeTraceImporter(Profile& p, std::shared_ptr<Buffer> buf, const std::string& host,
+                      const ChromeTraceOptions& opt)
+      : p_(&p), buf_(std::move(buf)), opt_(opt), text_(buf_->view()) {
+    host_index_ = static_cast<uint32_t>(p_->hosts.size());
+    p_->hosts.push_back(Host{host, buf_->path(), 0});
+    buffer_index_ = static_cast<uint32_t>(p_->buffers.size());
+    p_->buffers.push_back(buf_);
+    source_index_ = static_cast<uint32_t>(p_->sources.size());
+    opt_.window_bytes = std::max<size_t>(opt_.window_bytes, 64);
+  }
+
+  void run() {
+    // Reserving for the densest plausible trace costs address space, not memory: untouched
+    // pages are never faulted in, and growth never copies.
+    records_.reserve(text_.size() / 64 + 16);
+    spans_.reserve(text_.size() / 64 + 16);
+    OuterScanner outer(text_);
+    outer.ws();
+    if (outer.peek() == '[') {
+      // The JSON Array Format: the document is the events array; the closing ']' is optional.
+      ++outer.pos;
+      size_t end = read_events(outer.pos, /*bare=*/true);
+      outer.pos = end;
+      outer.ws();
+      if (!outer.at_end()) fail("invalid JSON: data after the events array", outer.pos);
+    } else if (outer.peek() == '{') {
+      ++outer.pos;
+      bool found = false;
+      outer.ws();
+      if (outer.peek() == '}') {
+        ++outer.pos;
+      } else {
+        while (true) {
+          outer.ws();
+          if (outer.peek() != '"') {
+            if (outer.at_end()) fail("truncated JSON (the document ends early)", outer.pos);
+            fail("invalid JSON: expected a member name", outer.pos);
+          }
+          std::string_view key = outer.string();
+          outer.ws();
+          if (outer.peek() != ':') fail("invalid JSON: expected ':'", outer.pos);
+          ++outer.pos;
+          outer.ws();
+          if (key == "traceEvents" && !found) {
+            if (outer.peek() != '[') fail("\"traceEvents\" is not an array", outer.pos);
+            found = true;
+            outer.pos = read_events(outer.pos + 1, /*bare=*/false);
+          } else {
+            outer.skip_value();
+          }
+          outer.ws();
+          if (outer.peek() == ',') {
+            ++outer.pos;
+            continue;
+          }
+          if (outer.peek() == '}') {
+            ++outer.pos;
+            break;
+          }
+          if (outer.at_end()) fail("truncated JSON (the document ends early)", outer.pos);
+          fail("invalid JSON: expected ',' or '}'", outer.pos);
+        }
+      }
+      outer.ws();
+      if (!outer.at_end()) fail("invalid JSON: data after the document", outer.pos);
+      if (!found) fail("no \"traceEvents\" array: not a Chrome trace (Trace Event Format) file", 0);
+    } else {
+      fail("not a Chrome trace: expected a JSON object or array", outer.pos);
+    }
+    if (opt_.release_pages) buf_->release(0, buf_->size());
+    finish();
+    p_ = nullptr;
+  }
+
+  void decode_lines(Profile& profile, const std::vector<uint32_t>& lines) override {
+    // Events are in place; only the shift to the profile's common time zero is left.
+    int64_t shift_ps = (profile.hosts[host_index_].base_ns - profile.base_ns) * 1000;
+    for (uint32_t li : lines) {
+      Line& line = profile.lines[li];
+      if (shift_ps != 0)
+        for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e)
+          profile.events.start_ps[e] += shift_ps;
+      line.decoded = true;
+    }
+  }
+
+  std::vector<Stat> event_stats(const Profile& p, uint32_t, uint32_t e) const override {
+    uint32_t idx = p.events.raw[e];
+    std::vector<Stat> out;
+    if (idx == kNoStats) return out;
+    auto [offset, length] = spans_[idx];
+    thread_local od::parser parser;
+    thread_local std::vector<char> scratch;
+    scratch.resize(length + simdjson::SIMDJSON_PADDING);
+    std::memcpy(scratch.data(), text_.data() + offset, length);
+    od::document doc;
+    if (parser.iterate(scratch.data(), length, scratch.size()).get(doc)) return out;
+    // Views into the file for text that needs no unescaping.
+    auto in_file = [&](std::string_view s) {
+      return text_.substr(offset + static_cast<size_t>(s.data() - scratch.data()), s.size());
+    };
+    od::object event;
+    if (doc.get_object().get(event)) return out;
+    for (auto member : event) {
+      od::field f;
+      std::string_view key;
+      if (std::move(member).get(f) || f.unescaped_key().get(key)) return out;
+      if (key != "args") continue;
+      od::object args;
+      if (f.value().get_object().get(args)) return out;
+      for (auto arg : args) {
+        od::field a;
+        std::string_view name;
+        if (std::move(arg).get(a) || a.unescaped_key().get(name)) return out;
+        Stat s;
+        s.name = p.strings.find(name);
+        if (s.name == UINT32_MAX) continue;
+        od::value& v = a.value();
+        od::json_type type;
+        if (v.type().get(type)) return out;
+        switch (type) {
+          case od::json_type::string: {
+            std::string_view raw = trim(v.raw_json_token());
+            s.value.kind = StatKind::kString;
+            if (raw.find('\\') == std::string_view::npos) {
+              s.value.str = in_file(raw.substr(1, raw.size() - 2));
+            } else {
+              std::string_view text;
+              if (v.get_string().get(text)) return out;
+              s.value.str = keep(text);
+            }
+            break;
+          }
+          case od::json_type::number: {
+            od::number_type nt;
+            if (v.get_number_type().get(nt)) return out;
+            if (nt == od::number_type::signed_integer) {
+              s.value.kind = StatKind::kInt64;
+              if (v.get_int64().get(s.value.i)) return out;
+            } else if (nt == od::number_type::unsigned_integer) {
+              s.value.kind = StatKind::kUint64;
+              if (v.get_uint64().get(s.value.u)) return out;
+            } else {
+              s.value.kind = StatKind::kDouble;
+              if (v.get_double().get(s.value.d)) return out;
+            }
+            break;
+          }
+          case od::json_type::boolean: {
+            bool b = false;
+            if (v.get_bool().get(b)) return out;
+            s.value.kind = StatKind::kString;
+            s.value.str = b ? "true" : "false";
+            break;
+          }
+          case od::json_type::null:
+            continue;
+          case od::json_type::object:
+          case od::json_type::array: {
+            // Nested values stay JSON text.
+            std::string_view raw;
+            if (type == od::json_type::object) {
+              od::object o;
+              if (v.get_object().get(o) || o.raw_json().get(raw)) return out;
+            } else {
+              od::array arr;
+              if (v.get_array().get(arr) || arr.raw_json().get(raw)) return out;
+            }
+            s.value.kind = StatKind::kString;
+            s.value.str = in_file(trim(raw));
+            break;
+          }
+        }
+        out.push_back(s);
+      }
+    }
+    return out;
+  }
+
+  std::vector<Stat> metadata_stats(const Profile&, uint32_t) const override { return {}; }
+
+ private:
+  // Storage for unescaped strings handed out by event_stats.
+  std::string_view keep(std::string_view s) const {
+    std::lock_guard<std::mutex> lock(kept_mutex_);
+    return kept_.emplace_back(s);
+  }
+
+  // Parses the events array starting at `begin` (just past '['); returns the offset just past
+  // its closing ']' (or the end of the file for a bare array without one).
+  size_t read_events(size_t begin, bool bare) {
+    size_t pos = begin;
+    size_t released = 0;
+    while (true) {
+      while (pos < text_.size() && is_ws(text_[pos])) ++pos;
+      if (pos >= text_.size()) {
+        if (bare) return text_.size();  // the closing ']' is optional in the array format
+        fail("truncated JSON (the traceEvents array is not closed)", text_.size());
+      }
+      if (text_[pos] == ']') return pos + 1;
+      size_t want = opt_.window_bytes;
+      while (true) {
+        size_t cut = want >= kMaxWindow ? std::string_view::npos : find_cut(pos + want);
+        ArrayEnd last;
+        if (cut == std::string_view::npos) {
+          // No later element boundary: the rest of the array is one window.
+          last = array_end(pos, text_.size(), bare, /*quiet=*/false);
+          cut = last.at;
+        }
+        Window w = parse_window(pos, cut);
+        if (w.ok) {
+          if (opt_.release_pages && w.next - released >= (size_t{8} << 20)) {
+            buf_->release(released, w.next);
+            released = w.next;
+          }
+          if (last.found) return last.closed ? last.at + 1 : text_.size();
+          pos = w.next;
+          break;
+        }
+        if (!last.found) {
+          // The cut may lie beyond the end of the array (in members after it).
+          ArrayEnd inside = array_end(pos, cut, bare, /*quiet=*/true);
+          if (inside.found && inside.closed) {
+            Window exact = parse_window(pos, inside.at);
+            if (!exact.ok) fail(exact.error, exact.error_offset);
+            return inside.at + 1;
+          }
+        }
+        if (last.found || w.definite) fail(w.error, w.error_offset);
+        // The cut landed inside an event (or a string): keep what was read, widen the window.
+        if (w.next > pos)
+          pos = w.next;
+        else
+          want *= kGrowth;
+      }
+    }
+  }
+
+  struct ArrayEnd {
+    bool found = false;
+    bool closed = false;  // at a ']' (else: the end of a bare array without one)
+    size_t at = 0;        // offset of the ']' (or just past the last element)
+  };
+
+  // Finds the end of the events array by scanning elements from `pos` (an element start) up to
+  // `limit`. Only for the last window and for failed windows, so its scalar speed is fine.
+  ArrayEnd array_end(size_t pos, size_t limit, bool bare, bool quiet) const {
+    OuterScanner sc(text_.substr(0, limit));
+    sc.pos = pos;
+    ArrayEnd out;
+    try {
+      while (true) {
+        sc.ws();
+        if (sc.peek() == ']') {
+          out = {true, true, sc.pos};
+          return out;
+        }
+        if (sc.at_end()) break;
+        size_t element_end = 0;
+        sc.skip_value();
+        element_end = sc.pos;
+        sc.ws();
+        if (sc.peek() == ',') {
+          ++sc.pos;
+          continue;
+        }
+        if (sc.peek() == ']') {
+          out = {true, true, sc.pos};
+          return out;
+        }
+        if (sc.at_end()) {
+          if (bare && limit == text_.size()) return {true, false, element_end};
+          break;
+        }
+        fail("invalid JSON: expected ',' or ']' after an event", sc.pos);
+      }
+      if (bare && limit == text_.size()) {
+        // Trailing commas of an unterminated array.
+        size_t end = limit;
+        while (end > pos && (is_ws(text_[end - 1]) || text_[end - 1] == ',')) --end;
+        return {true, false, end};
+      }
+      if (!quiet) fail("truncated JSON (the traceEvents array is not closed)", limit);
+    } catch (const InputError&) {
+      if (!quiet) throw;
+    }
+    return out;
+  }
+
+  // The first offset at or after `from` that ends an array element: just past a '}' followed by
+  // ',' and the '{' of the next element. Strings cannot hold `},{"` unescaped except at their
+  // end, and a wrong guess only makes the window fail and grow.
+  size_t find_cut(size_t from) const {
+    while (from < text_.size()) {
+      const void* hit = std::memchr(text_.data() + from, '}', text_.size() - from);
+      if (hit == nullptr) return std::string_view::npos;
+      size_t brace = static_cast<size_t>(static_cast<const char*>(hit) - text_.data());
+      size_t k = brace + 1;
+      while (k < text_.size() && is_ws(text_[k])) ++k;
+      if (k < text_.size() && text_[k] == ',') {
+        ++k;
+        while (k < text_.size() && is_ws(text_[k])) ++k;
+        if (k < text_.size() && text_[k] == '{') {
+          ++k;
+          while (k < text_.size() && is_ws(text_[k])) ++k;
+          if (k < text_.size() && (text_[k] == '"' || text_[k] == '}')) return brace + 1;
+        }
+      }
+      from = brace + 1;
+    }
+    return std::string_view::npos;
+  }
+
+  struct Window {
+    bool ok = false;
+    bool definite = false;  // the error is in the file, not an artefact of the cut
+    size_t next = 0;        // offset of the element after the last one read
+    std::string error;
+    size_t error_offset = 0;
+  };
+
+  // Parses `[` + text[begin, end) + `]` and commits every event in it.
+  Window parse_window(size_t begin, size_t end) {
+    Window w;
+    w.next = begin;
+    size_t len = end - begin;
+    size_t doc_len = len + 2;
+    scratch_.resize(doc_len + simdjson::SIMDJSON_PADDING);
+    scratch_[0] = '[';
+    std::memcpy(scratch_.data() + 1, text_.data() + begin, len);
+    scratch_[len + 1] = ']';
+    std::memset(scratch_.data() + doc_len, 0, simdjson::SIMDJSON_PADDING);
+    const char* base = scratch_.data();
+    auto file_offset = [&](const char* at) {
+      return begin + static_cast<size_t>(std::max<ptrdiff_t>(at - base - 1, 0));
+    };
+    auto failed = [&](simdjson::error_code code, od::document& doc) {
+      const char* at = nullptr;
+      if (!doc.current_location().get(at) && at < base + doc_len - 1) {
+        // Away from the cut: a real error in the file.
+        w.definite = true;
+        w.error_offset = file_offset(at);
+      } else {
+        w.error_offset = w.next;
+      }
+      if (code == simdjson::INCORRECT_TYPE)
+        w.error =
+            "wrong shape: a trace event member has an unexpected type (\"ph\" and \"name\" "
+            "must be strings, \"args\" an object)";
+      else
+        w.error = std::string(w.definite ? "invalid JSON: " : "truncated or invalid JSON: ") +
+                  simdjson::error_message(code);
+      return w;
+    };
+
+    od::document doc;
+    auto code = parser_.iterate(base, doc_len, scratch_.size()).get(doc);
+    if (code) {
+      w.error = std::string("invalid JSON: ") + simdjson::error_message(code);
+      w.error_offset = begin;
+      return w;
+    }
+    od::array events;
+    if ((code = doc.get_array().get(events))) return failed(code, doc);
+    for (auto element : events) {
+      od::value v;
+      if ((code = std::move(element).get(v))) return failed(code, doc);
+      const char* start = v.raw_json_token().data();
+      od::json_type type;
+      if ((code = v.type().get(type))) return failed(code, doc);
+      if (type != od::json_type::object) {
+        // Not an event; skip it (the iteration moves past it).
+        ++counts_.malformed;
+        continue;
+      }
+      Fields f;
+      if ((code = read_event(v, f))) return failed(code, doc);
+      const char* after = nullptr;
+      if (doc.current_location().get(after)) after = base + doc_len - 1;
+      size_t offset = file_offset(start);
+      size_t length = static_cast<size_t>(after - start);
+      commit(f, offset, length);
+      // The next window starts at the following element.
+      size_t next = offset + length;
+      while (next < end && is_ws(text_[next])) ++next;
+      if (next < end && text_[next] == ',') ++next;
+      w.next = next;
+    }
+    const char* at = nullptr;
+    if (!doc.current_location().get(at)) {
+      // Tokens after the array: the cut was not where the array ends.
+      w.error = "invalid JSON: data after the events array";
+      w.error_offset = file_offset(at);
+      return w;
+    }
+    w.ok = true;
+    w.next = end;  // just past an element's '}': step over the comma to the next element
+    while (w.next < text_.size() && is_ws(text_[w.next])) ++w.next;
+    if (w.next < text_.size() && text_[w.next] == ',') ++w.next;
+    return w;
+  }
+
+  simdjson::error_code read_event(od::value& v, Fields& f) {
+    od::object obj;
+    auto code = v.get_object().get(obj);
+    if (code) return code;
+    for (auto member : obj) {
+      od::field field;
+      std::string_view key;
+      if ((code = std::move(member).get(field))) return code;
+      if ((code = field.unescaped_key().get(key))) return code;
+      od::value& value = field.value();
+      if (key == "ph") {
+        std::string_view ph;
+        if ((code = value.get_string().get(ph))) return code;
+        f.ph = ph.empty() ? '?' : ph[0];
+      } else if (key == "ts") {
+        f.ts = trim(value.raw_json_token());
+        f.has_ts = true;
+      } else if (key == "dur") {
+        f.dur = trim(value.raw_json_token());
+        f.has_dur = true;
+      } else if (key == "pid") {
+        f.pid = unquote(trim(value.raw_json_token()));
+      } else if (key == "tid") {
+        f.tid = unquote(trim(value.raw_json_token()));
+      } else if (key == "name") {
+        if ((code = value.get_string().get(f.name))) return code;
+      } else if (key == "args") {
+        od::object args;
+        if ((code = value.get_object().get(args))) return code;
+        f.has_args = true;
+        for (auto arg_member : args) {
+          od::field arg;
+          std::string_view arg_key;
+          if ((code = std::move(arg_member).get(arg))) return code;
+          if ((code = arg.unescaped_key().get(arg_key))) return code;
+          intern_arg_key(arg_key);
+          od::value& arg_value = arg.value();
+          if (arg_key == "hlo_op") {
+            if ((code = arg_value.get_string().get(f.hlo_op))) return code;
+          } else if (arg_key == "hlo_module") {
+            if ((code = arg_value.get_string().get(f.hlo_module))) return code;
+          } else if (arg_key == "long_name") {
+            if ((code = arg_value.get_string().get(f.long_name))) return code;
+          } else if (arg_key == "program_id") {
+            f.program_id = trim(arg_value.raw_json_token());
+          } else if (arg_key == "name") {
+            // process_name / thread_name metadata; a non-string is not a name.
+            std::string_view s;
+            if (arg_value.get_string().get(s) == simdjson::SUCCESS) f.arg_name = s;
+          }
+        }
+      }
+    }
+    return simdjson::SUCCESS;
+  }
+
+  // Stat names must be interned now: event_stats only has a const Profile.
+  void intern_arg_key(std::string_view key) { cache_.intern(p_->strings, key); }
+
+  uint32_t process_of(std::string_view pid) {
+    auto it = process_index_.find(std::string(pid));
+    if (it != process_index_.end()) return it->second;
+    uint32_t index = static_cast<uint32_t>(processes_.size());
+    processes_.push_back(Process{std::string(pid), {}});
+    process_index_.emplace(std::string(pid), index);
+    return index;
+  }
+
+  uint32_t thread_of(std::string_view pid, std::string_view tid) {
+    if (last_thread_ != UINT32_MAX && pid == last_pid_ && tid == last_tid_) return last_thread_;
+    std::string key;
+    key.reserve(pid.size() + tid.size() + 1);
+    key.append(pid).push_back('\0');
+    key.append(tid);
+    auto it = thread_index_.find(key);
+    uint32_t index;
+    if (it != thread_index_.end()) {
+      index = it->second;
+    } else {
+      index = static_cast<uint32_t>(threads_.size());
+      threads_.push_back(Thread{process_of(pid), std::string(tid), {}});
+      thread_index_.emplace(std::move(key), index);
+    }
+    last_pid_.assign(pid);
+    last_tid_.assign(tid);
+    last_thread_ = index;
+    return index;
+  }
+
+  int64_t time_of(std::string_view text, const char* what, size_t offset) {
+    if (text.size() >= 2 && text.front() == '"') text = text.substr(1, text.size() - 2);
+    int64_t ps = 0;
+    if (!micros_text_to_ps(text, ps))
+      fail(std::string("\"") + what +
+               "\" is not a number of microseconds: " + std::string(text.substr(0, 40)),
+           offset);
+    return ps;
+  }
+
+  void commit(const Fields& f, size_t offset, size_t length) {
+    switch (f.ph) {
+      case 'X':
+      case 'B':
+      case 'E':
+      case 'i':
+      case 'I':
+        break;
+      case 'M':
+        if (f.name == "process_name" && !f.arg_name.empty())
+          processes_[process_of(f.pid)].name = std::string(f.arg_name);
+        if (f.name == "thread_name" && !f.arg_name.empty())
+          threads_[thread_of(f.pid, f.tid)].name = std::string(f.arg_name);
+        return;
+      case 'C':
+        ++counts_.counters;
+        return;
+      case 0:
+        ++counts_.empty;  // e.g. the `{}` XLA writes after the last event
+        return;
+      default:
+        ++counts_.other;
+        return;
+    }
+    if (!f.has_ts) {
+      ++counts_.malformed;
+      return;
+    }
+    Record r;
+    r.ts_ps = time_of(f.ts, "ts", offset);
+    r.dur_ps = 0;
+    if (f.ph == 'X' && f.has_dur) {
+      r.dur_ps = time_of(f.dur, "dur", offset);
+      if (r.dur_ps < 0) fail("event with a negative duration", offset);
+    }
+    if (f.ph == 'B') r.dur_ps = kBegin;
+    if (f.ph == 'E') r.dur_ps = kEnd;
+    r.thread = thread_of(f.pid, f.tid);
+    r.name = 0;
+    r.display = 0;
+    if (f.ph != 'E') {
+      // XLA writes the metadata display name as "name" and the full name as "long_name".
+      bool full = !f.long_name.empty() && f.long_name != f.name;
+      r.name = cache_.intern(p_->strings, full ? f.long_name : f.name);
+      if (full) r.display = cache_.intern(p_->strings, f.name);
+    }
+    std::string_view op = f.hlo_op;
+    if (op.empty()) op = hlo_name_from_text(f.long_name);
+    if (op.empty()) op = hlo_name_from_text(f.name);
+    r.hlo_op = cache_.intern(p_->strings, op);
+    r.module = 0;
+    if (!f.hlo_module.empty() || !f.program_id.empty()) {
+      ModuleKey key{cache_.intern(p_->strings, f.hlo_module),
+                    f.program_id.empty() ? kNoProgram : program_of(f.program_id)};
+      r.module = p_->intern_module(key);
+    }
+    r.stats = kNoStats;
+    if (f.has_args && f.ph != 'E') {
+      if (length > std::numeric_limits<uint32_t>::max()) fail("event larger than 4 GiB", offset);
+      r.stats = static_cast<uint32_t>(spans_.size());
+      spans_.emplace_back(offset, static_cast<uint32_t>(length));
+    }
+    if (r.dur_ps < 0)
+      paired_.push_back(r);
+    else
+      records_.push_back(r);
+  }
+
+  // Begin/end pairs become complete events: per thread, in time order (file order on ties), an
+  // end closes the innermost open begin.
+  void pair_begin_end() {
+    std::stable_sort(paired_.begin(), paired_.end(), [](const Record& a, const Record& b) {
+      return a.thread != b.thread ? a.thread < b.thread : a.ts_ps < b.ts_ps;
+    });
+    std::vector<size_t> open;
+    for (size_t i = 0; i < paired_.size(); ++i) {
+      if (i > 0 && paired_[i].thread != paired_[i - 1].thread) {
+        counts_.unmatched += open.size();
+        open.clear();
+      }
+      if (paired_[i].dur_ps == kBegin) {
+        open.push_back(i);
+      } else if (open.empty()) {
+        ++counts_.unmatched;
+      } else {
+        Record r = paired_[open.back()];
+        open.pop_back();
+        r.dur_ps = paired_[i].ts_ps - r.ts_ps;
+        records_.push_back(r);
+      }
+    }
+    counts_.unmatched += open.size();
+    paired_.clear();
+    paired_.shrink_to_fit();
+  }
+
+  void finish() {
+    pair_begin_end();
+    if (records_.size() >= std::numeric_limits<uint32_t>::max() - p_->events.size())
+      fail("trace has more than 4 billion events; not supported", 0);
+
+    // Planes in pid order, lines in tid order (numbers numerically, names after numbers).
+    auto order_key = [](const std::string& k) {
+      auto n = number_of(k);
+      return std::make_tuple(n ? 0 : 1, n.value_or(0), k);
+    };
+    std::vector<uint32_t> process_order(processes_.size());
+    std::iota(process_order.begin(), process_order.end(), 0);
+    std::sort(process_order.begin(), process_order.end(), [&](uint32_t a, uint32_t b) {
+      return order_key(processes_[a].key) < order_key(processes_[b].key);
+    });
+    std::vector<std::vector<uint32_t>> threads_of(processes_.size());
+    for (uint32_t t = 0; t < threads_.size(); ++t) threads_of[threads_[t].process].push_back(t);
+
+    std::vector<uint32_t> counts(threads_.size(), 0);
+    int64_t min_ts = std::numeric_limits<int64_t>::max();
+    for (const Record& r : records_) {
+      ++counts[r.thread];
+      min_ts = std::min(min_ts, r.ts_ps);
+    }
+    if (records_.empty()) min_ts = 0;
+    // Time zero: the earliest event, floored to a nanosecond (Host::base_ns is in ns).
+    int64_t base_ns = min_ts >= 0 ? min_ts / 1000 : -((-min_ts + 999) / 1000);
+    p_->hosts[host_index_].base_ns = base_ns;
+    int64_t base_ps = base_ns * 1000;
+
+    std::vector<uint32_t> plane_of_process(processes_.size());
+    uint64_t next_event = p_->events.size();
+    for (uint32_t pi : process_order) {
+      const Process& proc = processes_[pi];
+      uint32_t plane_index = static_cast<uint32_t>(p_->planes.size());
+      plane_of_process[pi] = plane_index;
+      Plane& plane = p_->planes.emplace_back();
+      std::string name = proc.name.empty() ? "pid " + proc.key : proc.name;
+      plane.name = p_->strings.intern_copy(name);
+      plane.id = number_of(proc.key).value_or(static_cast<int64_t>(pi));
+      plane.host = host_index_;
+      plane.buffer = buffer_index_;
+      plane.source = source_index_;
+      plane.kind = classify_plane(name);
+      auto& ts = threads_of[pi];
+      std::sort(ts.begin(), ts.end(), [&](uint32_t a, uint32_t b) {
+        return order_key(threads_[a].key) < order_key(threads_[b].key);
+      });
+      for (uint32_t t : ts) {
+        uint32_t line_index = static_cast<uint32_t>(p_->lines.size());
+        threads_[t].line = line_index;
+        plane.lines.push_back(line_index);
+        Line& line = p_->lines.emplace_back();
+        line.plane = plane_index;
+        line.source = source_index_;
+        line.id = number_of(threads_[t].key).value_or(static_cast<int64_t>(t));
+        std::string line_name = threads_[t].name.empty() ? threads_[t].key : threads_[t].name;
+        line.name = p_->strings.intern_copy(line_name);
+        line.timestamp_ns = base_ns;
+        line.first_event = static_cast<uint32_t>(next_event);
+        line.event_count = counts[t];
+        line.decoded = counts[t] == 0;
+        next_event += counts[t];
+      }
+    }
+
+    // Scatter records into the line ranges, in file order.
+    Events& ev = p_->events;
+    ev.resize(next_event, /*uninitialised=*/true);
+    std::vector<uint32_t> cursor(threads_.size());
+    for (uint32_t t = 0; t < threads_.size(); ++t)
+      cursor[t] = p_->lines[threads_[t].line].first_event;
+    std::unordered_map<uint64_t, uint32_t> metadata_index;
+    uint64_t last_key = UINT64_MAX;
+    uint32_t last_metadata = 0;
+    for (const Record& r : records_) {
+      uint32_t plane = plane_of_process[threads_[r.thread].process];
+      uint64_t key = (static_cast<uint64_t>(plane) << 32) | r.name;
+      if (key != last_key) {
+        auto [it, inserted] =
+            metadata_index.try_emplace(key, static_cast<uint32_t>(p_->event_metadata.size()));
+        if (inserted) {
+          EventMetadata& m = p_->event_metadata.emplace_back();
+          m.plane = plane;
+          m.id = static_cast<int64_t>(it->second);
+          m.name = r.name;
+          m.display_name = r.display;
+        }
+        last_key = key;
+        last_metadata = it->second;
+      }
+      uint32_t e = cursor[r.thread]++;
+      ev.start_ps[e] = r.ts_ps - base_ps;
+      ev.duration_ps[e] = r.dur_ps;
+      ev.metadata[e] = last_metadata;
+      ev.raw[e] = r.stats;
+      ev.hlo_op[e] = r.hlo_op;
+      ev.module[e] = r.module;
+    }
+    records_.clear();
+    records_.shrink_to_fit();
+    for (const Thread& t : threads_) sort_line(p_->lines[t.line]);
+    assign_tpu_modules();
+    report();
+  }
+
+  // Lines are sorted by (start, longest first), as analyses expect.
+  void sort_line(const Line& line) {
+    Events& ev = p_->events;
+    uint32_t b = line.first_event, n = line.event_count;
+    bool sorted = true;
+    for (uint32_t i = b + 1; i < b + n && sorted; ++i)
+      sorted = ev.start_ps[i - 1] < ev.start_ps[i] ||
+               (ev.start_ps[i - 1] == ev.start_ps[i] && ev.duration_ps[i - 1] >= ev.duration_ps[i]);
+    if (sorted) return;
+    std::vector<uint32_t> order(n);
+    std::iota(order.begin(), order.end(), b);
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+      if (ev.start_ps[x] != ev.start_ps[y]) return ev.start_ps[x] < ev.start_ps[y];
+      return ev.duration_ps[x] > ev.duration_ps[y];
+    });
+    auto permute = [&](auto& column) {
+      using T = typename std::decay_t<decltype(column)>::value_type;
+      std::vector<T> tmp(n);
+      for (uint32_t i = 0; i < n; ++i) tmp[i] = column[order[i]];
+      std::copy(tmp.begin(), tmp.end(), column.begin() + b);
+    };
+    permute(ev.start_ps);
+    permute(ev.duration_ps);
+    permute(ev.metadata);
+    permute(ev.raw);
+    permute(ev.hlo_op);
+    permute(ev.module);
+  }
+
+  // TPU op events name no module in the trace (the xplane has it as a program id on their
+  // metadata); the enclosing event on the plane's "XLA Modules" line, named "module(program id)",
+  // gives it.
+  void assign_tpu_modules() {
+    for (uint32_t pi = first_plane_; pi < p_->planes.size(); ++pi) {
+      const Plane& plane = p_->planes[pi];
+      if (plane.kind != PlaneKind::kTpu) continue;
+      const Line* modules = nullptr;
+      for (uint32_t li : plane.lines)
+        if (p_->str(p_->lines[li].name) == "XLA Modules") modules = &p_->lines[li];
+      if (modules == nullptr || modules->event_count == 0) continue;
+      Events& ev = p_->events;
+      std::vector<uint32_t> module_of(modules->event_count, 0);
+      for (uint32_t i = 0; i < modules->event_count; ++i) {
+        std::string_view name = p_->event_name(modules->first_event + i);
+        size_t open = name.rfind('(');
+        if (open == std::string_view::npos || !name.ends_with(')')) continue;
+        ProgramId id = program_of(name.substr(open + 1, name.size() - open - 2));
+        StringId module_name = p_->strings.intern_copy(name.substr(0, open));
+        module_of[i] = p_->intern_module(ModuleKey{module_name, id});
+      }
+      for (uint32_t li : plane.lines) {
+        const Line& line = p_->lines[li];
+        if (&line == modules) continue;
+        uint32_t m = 0;  // modules are sorted and do not overlap: one pointer suffices
+        for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
+          if (ev.module[e] != 0 || ev.hlo_op[e] == 0) continue;
+          while (m < modules->event_count && ev.end_ps(modules->first_event + m) <= ev.start_ps[e])
+            ++m;
+          if (m < modules->event_count && ev.start_ps[modules->first_event + m] <= ev.start_ps[e])
+            ev.module[e] = module_of[m];
+        }
+      }
+    }
+  }
+
+  void report() {
+    std::string notes;
+    auto note = [&](uint64_t n, const char* what) {
+      if (n == 0) return;
+      if (!notes.empty()) notes += ", ";
+      notes += std::to_string(n) + " " + what;
+    };
+    note(counts_.counters, "counter (C) events");
+    note(counts_.other, "events of other phases (flow, async, sample, object)");
+    note(counts_.unmatched, "unmatched begin/end (B/E) events");
+    note(counts_.malformed, "events without a timestamp or not objects");
+    if (!notes.empty()) p_->warnings.push_back(buf_->path() + ": ignored " + notes);
+  }
+
+  struct Counts {
+    uint64_t counters = 0, other = 0, unmatched = 0, malformed = 0, empty = 0;
+  };
+
+  Profile* p_;  // only set while run() is running
+  std::shared_ptr<Buffer> buf_;
+  ChromeTraceOptions opt_;
+  std::string_view text_;
+  uint32_t host_index_ = 0, buffer_index_ = 0, source_index_ = 0;
+  uint32_t first_plane_ = static_cast<uint32_t>(p_->planes.size());
+  od::parser parser_;
+  std::vector<char> scratch_;
+  std::vector<Record> records_, paired_;
+  std::vector<std::pair<size_t, uint32_t>> spans_;  // per event with args: its bytes in the file
+  std::vector<Process> processes_;
+  std::vector<Thread> threads_;
+  std::unordered_map<std::string, uint32_t> process_index_, thread_index_;
+  std::string last_pid_, last_tid_;
+  uint32_t last_thread_ = UINT32_MAX;
+  InternCache cache_;
+  Counts counts_;
+  mutable std::mutex kept_mutex_;
+  mutable std::deque<std::string> kept_;
+};
+
+}  // namespace
+
+void import_chrome_trace(Profile& profile, std::shared_ptr<Buffer> buffer, const std::string& host,
+                         const ChromeTraceOptions& options) {
+  std::string path = buffer->path();
+  bool compressed = buffer->compressed();
+  try {
+    auto importer =
+        std::make_unique<ChromeTraceImporter>(profile, std::move(buffer), host, options);
+    importer->run();
+    profile.sources.push_back(std::move(importer));
+  } catch (const InputError& e) {
+    if (!e.file().empty()) throw;
+    std::string reason = e.reason();
+    if (compressed && e.offset() >= 0) reason += " (offset in the decompressed data)";
+    throw InputError(path, reason, e.offset());
+  }
+}
+
+}  // namespace jaxprof
