@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "jaxprof/error.h"
+#include "jaxprof/formats/chrome_trace.h"
 #include "jaxprof/formats/nsys_jax.h"
 #include "jaxprof/wire/reader.h"
 
@@ -83,8 +84,22 @@ void load_profile(const std::vector<std::string>& paths, const LoadOptions& opti
       out.files.hosts.insert(out.files.hosts.end(), one.hosts.begin(), one.hosts.end());
     }
   }
+  // Chrome traces keep times relative to their session start, xplanes since the epoch: one clock
+  // cannot hold both.
+  size_t traces = 0;
   for (const auto& h : out.files.hosts)
-    import_xspace(out.profile, Buffer::open(h.path), h.host, options.import);
+    traces += is_chrome_trace_file_name(std::filesystem::path(h.path).filename().string());
+  if (traces > 0 && traces < out.files.hosts.size())
+    throw InputError(paths.front(), "cannot combine Chrome trace JSON with *.xplane.pb files");
+  for (const auto& h : out.files.hosts) {
+    if (is_chrome_trace_file_name(std::filesystem::path(h.path).filename().string())) {
+      ChromeTraceOptions trace_options;
+      trace_options.release_pages = options.import.release_pages;
+      import_chrome_trace(out.profile, Buffer::open(h.path), h.host, trace_options);
+    } else {
+      import_xspace(out.profile, Buffer::open(h.path), h.host, options.import);
+    }
+  }
   index_hlo_from_metadata(out.profile);
   for (const auto& f : out.files.hlo_files) load_hlo_file(out.profile, f);
   for (const auto& f : hlo_files) {

@@ -34,20 +34,43 @@ void scan_run_dir(const fs::path& dir, ProfileFiles& out) {
     if (entry.is_regular_file(ec)) entries.push_back(entry.path());
   }
   std::sort(entries.begin(), entries.end());
+  std::vector<HostFile> traces;
+  size_t first = out.hosts.size();
   for (const auto& p : entries) {
     std::string name = p.filename().string();
     if (is_xspace_file_name(name))
       out.hosts.push_back({host_from_file_name(name), p.string()});
+    else if (is_run_dir_trace_file_name(name))
+      traces.push_back({host_from_file_name(name), p.string()});
     else if (is_hlo_file_name(name))
       out.hlo_files.push_back(p.string());
   }
+  // The xplane of a host holds everything its trace does and more.
+  bool only_perfetto = out.hosts.size() == first;
+  for (const auto& t : traces)
+    if (!ends_with(t.path, "perfetto_trace.json.gz") && !ends_with(t.path, "perfetto_trace.json"))
+      only_perfetto = false;
+  for (const auto& t : traces) {
+    bool perfetto =
+        ends_with(t.path, "perfetto_trace.json.gz") || ends_with(t.path, "perfetto_trace.json");
+    if (perfetto && !only_perfetto) continue;
+    bool has_xplane =
+        std::any_of(out.hosts.begin() + static_cast<ptrdiff_t>(first), out.hosts.end(),
+                    [&](const HostFile& h) { return h.host == t.host; });
+    if (!has_xplane) out.hosts.push_back(t);
+  }
+  std::sort(out.hosts.begin() + static_cast<ptrdiff_t>(first), out.hosts.end(),
+            [](const HostFile& a, const HostFile& b) { return a.path < b.path; });
 }
 
 bool has_xspace_files(const fs::path& dir) {
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec))
-    if (entry.is_regular_file(ec) && is_xspace_file_name(entry.path().filename().string()))
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    std::string name = entry.path().filename().string();
+    if (entry.is_regular_file(ec) &&
+        (is_xspace_file_name(name) || is_run_dir_trace_file_name(name)))
       return true;
+  }
   return false;
 }
 
@@ -57,13 +80,22 @@ bool is_xspace_file_name(const std::string& name) {
   return ends_with(name, ".xplane.pb") || ends_with(name, ".xplane.pb.gz");
 }
 
+bool is_chrome_trace_file_name(const std::string& name) {
+  return ends_with(name, ".json") || ends_with(name, ".json.gz");
+}
+
+bool is_run_dir_trace_file_name(const std::string& name) {
+  return ends_with(name, ".trace.json") || ends_with(name, ".trace.json.gz") ||
+         name == "perfetto_trace.json" || name == "perfetto_trace.json.gz";
+}
+
 bool is_hlo_file_name(const std::string& name) {
   return ends_with(name, ".hlo.pb") || ends_with(name, ".hlo_proto.pb") ||
          ends_with(name, ".hlo.pb.gz") || ends_with(name, ".hlo_proto.pb.gz");
 }
 
 std::string host_from_file_name(const std::string& name) {
-  for (std::string_view suffix : {".xplane.pb.gz", ".xplane.pb"})
+  for (std::string_view suffix : {".xplane.pb.gz", ".xplane.pb", ".trace.json.gz", ".trace.json"})
     if (ends_with(name, suffix)) return name.substr(0, name.size() - suffix.size());
   size_t dot = name.find('.');
   return dot == std::string::npos || dot == 0 ? name : name.substr(0, dot);

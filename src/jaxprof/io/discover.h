@@ -26,8 +26,14 @@ struct DiscoverOptions {
 };
 
 bool is_xspace_file_name(const std::string& name);
+// Any *.json / *.json.gz named on the command line is read as a Chrome trace.
+bool is_chrome_trace_file_name(const std::string& name);
+// In a run directory only *.trace.json[.gz] and perfetto_trace.json[.gz] are traces (XProf
+// writes other JSON there, e.g. <host>.memory_profile.json.gz); a host's xplane wins over its
+// trace, and perfetto_trace.json.gz (a copy JAX makes) is read only when nothing else is there.
+bool is_run_dir_trace_file_name(const std::string& name);
 bool is_hlo_file_name(const std::string& name);
-// "host.xplane.pb[.gz]" -> "host"; other names lose their extension.
+// "host.xplane.pb[.gz]" and "host.trace.json[.gz]" -> "host"; other names lose their extension.
 std::string host_from_file_name(const std::string& name);
 
 // Throws InputError (naming the path) when nothing usable is found, or when the requested
