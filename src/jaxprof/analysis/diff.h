@@ -1,0 +1,106 @@
+// "Did my change make it slower, and where": two profiles of the same program compared per XLA
+// module, per HLO op (ops renamed by a new compilation matched by opcode, JAX op path and source
+// line) and per op category within a module, each with a test of whether the change is beyond
+// the run-to-run noise of the per-execution samples.
+//
+// Times are per execution of the op's module (means over steady-state executions, warm-up runs
+// left out). Contributions weight them by how often each module runs per device in BASE, so that
+// they add up to the change in the device time of one BASE-sized run of the whole profile.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jaxprof/model/profile.h"
+
+namespace jaxprof {
+
+// Per-execution samples of one profile, the input of diff and check.
+struct OpSamples {
+  std::string name;  // hlo_op (or event name)
+  std::string opcode, op_name, source, category;
+  uint64_t events = 0;
+  int64_t total_ps = 0;          // over steady executions
+  std::vector<double> per_exec;  // summed duration in each steady execution (0 when absent)
+};
+
+struct ModuleSamples {
+  std::string name;
+  uint64_t devices = 0;
+  uint64_t warmup_executions = 0;
+  int64_t total_ps = 0;          // steady executions
+  std::vector<double> per_exec;  // steady execution durations (all devices)
+  std::vector<OpSamples> ops;    // by name
+  double runs_per_device() const {
+    return devices ? static_cast<double>(per_exec.size()) / static_cast<double>(devices) : 0;
+  }
+};
+
+struct ProfileSamples {
+  std::vector<ModuleSamples> modules;  // by name
+  std::vector<std::string> warnings;
+  const ModuleSamples* find(std::string_view module) const;
+};
+
+// Modules are keyed by name (a program compiled again gets a new program id); programs that
+// share a name are merged, with a warning.
+ProfileSamples collect_samples(const Profile& profile);
+
+enum class Change : uint8_t { kSame, kSlower, kFaster, kAdded, kRemoved };
+const char* change_name(Change c);
+
+// One compared quantity (module, op, or category within a module).
+struct DiffRow {
+  std::string module;
+  std::string name;        // module name, op name in BASE (NEW when added), or category
+  std::string new_name;    // ops: the name in NEW when it was renamed
+  std::string matched_by;  // ops: "name", "opcode+op_name+source", "opcode+op_name"
+  std::string opcode, op_name, source, category;
+  uint64_t base_executions = 0, new_executions = 0;
+  int64_t base_total_ps = 0, new_total_ps = 0;  // over steady executions
+  double base_mean_ps = 0, new_mean_ps = 0;     // per execution
+  double base_median_ps = 0, new_median_ps = 0;
+  double delta_ps = 0;            // new_mean - base_mean
+  std::optional<double> ratio;    // new_mean / base_mean; none when base is 0
+  double weight = 0;              // module runs per device (BASE, else NEW)
+  double contribution_ps = 0;     // delta * weight
+  std::optional<double> p_value;  // two-sided Mann-Whitney; none for added or removed
+  double shift_ps = 0;            // Hodges-Lehmann estimate of new - base
+  bool significant = false;       // p < alpha and |ratio - 1| >= min_change
+  Change change = Change::kSame;
+  double cumulative_share = 0;  // ops: running sum of contributions / total change
+};
+
+struct DiffOptions {
+  double alpha = 0.01;       // significance level of the two-sided test
+  double min_change = 0.02;  // smallest relative change reported as a change
+  size_t top = 10;           // differences counted in `explained`
+};
+
+struct DiffResult {
+  double alpha = 0, min_change = 0;
+  double base_total_ps = 0, new_total_ps = 0;  // weighted module time: one BASE-sized run
+  double delta_ps = 0;
+  size_t explained_top = 0;
+  double explained_ps = 0;                // sum of the top ops' contributions
+  std::optional<double> explained_share;  // explained / delta; none when delta is 0
+  std::vector<DiffRow> modules;           // by |contribution| descending
+  std::vector<DiffRow> ops;               // by |contribution| descending
+  std::vector<DiffRow> categories;        // per (module, category), by |contribution| descending
+  std::vector<std::string> warnings;
+};
+
+DiffResult compute_diff(const ProfileSamples& base, const ProfileSamples& now,
+                        const DiffOptions& options = {});
+
+// Pairs of op indices (base, new) of one module, plus how each pair was matched; ops of either
+// side left out are removed or added.
+struct OpMatch {
+  std::optional<size_t> base, now;
+  std::string matched_by;
+};
+std::vector<OpMatch> match_ops(const ModuleSamples& base, const ModuleSamples& now);
+
+}  // namespace jaxprof

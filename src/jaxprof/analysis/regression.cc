@@ -1,0 +1,111 @@
+#include "jaxprof/analysis/regression.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "jaxprof/error.h"
+
+namespace jaxprof {
+
+namespace {
+
+[[noreturn]] void usage(const std::string& what) { throw InputError("", what); }
+
+std::string names(const ProfileSamples& s) {
+  std::string out;
+  for (const ModuleSamples& m : s.modules) out += (out.empty() ? "" : ", ") + m.name;
+  return out.empty() ? "(none)" : out;
+}
+
+const ModuleSamples& need_module(const ProfileSamples& s, const std::string& name,
+                                 const char* side) {
+  const ModuleSamples* m = s.find(name);
+  if (!m)
+    usage(fmt::format("{} has no executions of module {} (modules: {})", side, name, names(s)));
+  return *m;
+}
+
+// The program that takes the most device time per device in BASE: the training or serving step.
+const ModuleSamples& step_module(const ProfileSamples& base) {
+  const ModuleSamples* best = nullptr;
+  double best_time = -1;
+  for (const ModuleSamples& m : base.modules) {
+    double t = m.devices ? static_cast<double>(m.total_ps) / static_cast<double>(m.devices) : 0;
+    if (t > best_time) best = &m, best_time = t;
+  }
+  if (!best) usage("BASE has no XLA module executions to compare");
+  return *best;
+}
+
+}  // namespace
+
+CheckResult check_regression(const ProfileSamples& base, const ProfileSamples& now,
+                             const CheckOptions& o) {
+  CheckResult r;
+  const std::vector<double>* a = nullptr;
+  const std::vector<double>* b = nullptr;
+  std::string_view metric = o.metric;
+  if (metric == "step" || metric.starts_with("module:")) {
+    const ModuleSamples& mb = metric == "step"
+                                  ? step_module(base)
+                                  : need_module(base, std::string(metric.substr(7)), "BASE");
+    const ModuleSamples& mn = need_module(now, mb.name, "NEW");
+    r.metric =
+        (metric == "step" ? "step (module " : "module ") + mb.name + (metric == "step" ? ")" : "");
+    a = &mb.per_exec;
+    b = &mn.per_exec;
+  } else if (metric.starts_with("op:")) {
+    std::string spec(metric.substr(3)), module, op = spec;
+    if (auto slash = spec.find('/'); slash != std::string::npos)
+      module = spec.substr(0, slash), op = spec.substr(slash + 1);
+    const ModuleSamples* mb = nullptr;
+    const OpSamples* ob = nullptr;
+    std::vector<std::string> found_in;
+    for (const ModuleSamples& m : base.modules) {
+      if (!module.empty() && m.name != module) continue;
+      for (const OpSamples& x : m.ops)
+        if (x.name == op) {
+          mb = &m, ob = &x;
+          found_in.push_back(m.name);
+        }
+    }
+    if (!ob) usage(fmt::format("BASE has no op {}", spec));
+    if (found_in.size() > 1)
+      usage(fmt::format("op {} is in several modules ({}): name one as op:MODULE/{}", op,
+                        fmt::join(found_in, ", "), op));
+    r.metric = fmt::format("op {}/{}", mb->name, ob->name);
+    a = &ob->per_exec;
+    const ModuleSamples& mn = need_module(now, mb->name, "NEW");
+    for (const OpMatch& m : match_ops(*mb, mn))
+      if (m.base && &mb->ops[*m.base] == ob && m.now) b = &mn.ops[*m.now].per_exec;
+    if (!b) {
+      r.removed = true;
+      r.base_executions = a->size();
+      r.base_median_ps = median(*a);
+      return r;
+    }
+  } else {
+    usage(fmt::format("--metric {}: expected step, module:NAME or op:NAME", o.metric));
+  }
+
+  r.base_executions = a->size();
+  r.new_executions = b->size();
+  r.base_median_ps = median(*a);
+  r.new_median_ps = median(*b);
+  if (r.base_median_ps > 0) r.ratio = r.new_median_ps / r.base_median_ps;
+  r.ratio_ci = bootstrap_median_ratio(*a, *b);
+  double limit = 1.0 + o.max_regression;
+  bool over = r.ratio ? *r.ratio > limit : r.new_median_ps > 0;
+  r.tested = a->size() >= 3 && b->size() >= 3;
+  if (r.tested) {
+    std::vector<double> scaled(*a);
+    for (double& x : scaled) x *= limit;
+    r.p_value = mann_whitney(scaled, *b).p_greater;
+    r.regression = over && r.p_value < o.alpha;
+  } else {
+    r.regression = over;
+  }
+  return r;
+}
+
+}  // namespace jaxprof

@@ -1,0 +1,39 @@
+// A performance gate for CI: is NEW significantly slower than BASE by more than a budget? The
+// per-execution samples of one metric (the step program, a module, or an op) decide, through a
+// one-sided Mann-Whitney test of NEW against BASE scaled by the budget: "slower by more than 5%"
+// must be shown by the ranks, not by one unlucky run.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jaxprof/analysis/diff.h"
+#include "jaxprof/analysis/significance.h"
+
+namespace jaxprof {
+
+struct CheckOptions {
+  std::string metric = "step";   // step | module:NAME | op:NAME | op:MODULE/NAME
+  double max_regression = 0.05;  // allowed relative slowdown
+  double alpha = 0.01;           // one-sided significance level
+};
+
+struct CheckResult {
+  std::string metric;  // what was compared, e.g. "module jit_step" or "op jit_step/dot.3"
+  bool regression = false;
+  bool tested = false;   // false: too few executions for a test, the medians decided
+  bool removed = false;  // the op is not in NEW
+  size_t base_executions = 0, new_executions = 0;
+  double base_median_ps = 0, new_median_ps = 0;
+  std::optional<double> ratio;  // of the medians
+  Interval95 ratio_ci;          // bootstrap 95% interval of the ratio of medians
+  double p_value = 1;           // one-sided: NEW > BASE * (1 + max_regression)
+};
+
+// Throws InputError when the metric does not name a module or op of BASE (or NEW lacks the
+// module).
+CheckResult check_regression(const ProfileSamples& base, const ProfileSamples& now,
+                             const CheckOptions& options);
+
+}  // namespace jaxprof

@@ -1,0 +1,154 @@
+#include "jaxprof/render/diff_render.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "jaxprof/render/units.h"
+
+namespace jaxprof {
+
+namespace {
+
+std::string opt(const std::optional<double>& v) { return v ? number(*v) : "null"; }
+
+std::string json_row(const DiffRow& r, bool op) {
+  std::string out =
+      fmt::format("{{\"module\": {}, \"name\": {}", json_string(r.module), json_string(r.name));
+  if (op)
+    out += fmt::format(
+        ", \"new_name\": {}, \"matched_by\": {}, \"opcode\": {}, \"op_name\": {}, "
+        "\"source\": {}, \"category\": {}",
+        r.new_name.empty() ? std::string("null") : json_string(r.new_name),
+        r.matched_by.empty() ? std::string("null") : json_string(r.matched_by),
+        json_string(r.opcode), json_string(r.op_name), json_string(r.source),
+        json_string(r.category));
+  out += fmt::format(
+      ", \"change\": \"{}\", \"significant\": {}, \"p_value\": {}, \"base_executions\": {}, "
+      "\"new_executions\": {}, \"base_total_ns\": {}, \"new_total_ns\": {}, \"base_mean_ns\": {}, "
+      "\"new_mean_ns\": {}, \"base_median_ns\": {}, \"new_median_ns\": {}, \"delta_ns\": {}, "
+      "\"ratio\": {}, \"shift_ns\": {}, \"weight\": {}, \"contribution_ns\": {}",
+      change_name(r.change), r.significant ? "true" : "false", opt(r.p_value), r.base_executions,
+      r.new_executions, ps_to_ns_exact(r.base_total_ps), ps_to_ns_exact(r.new_total_ps),
+      ps_to_ns(r.base_mean_ps), ps_to_ns(r.new_mean_ps), ps_to_ns(r.base_median_ps),
+      ps_to_ns(r.new_median_ps), ps_to_ns(r.delta_ps), opt(r.ratio), ps_to_ns(r.shift_ps),
+      number(r.weight), ps_to_ns(r.contribution_ps));
+  if (op) out += fmt::format(", \"cumulative_share\": {}", number(r.cumulative_share));
+  return out + "}";
+}
+
+std::string json_rows(const std::vector<DiffRow>& rows, bool op) {
+  std::string out = "[";
+  for (size_t i = 0; i < rows.size(); ++i) out += (i ? ", " : "") + json_row(rows[i], op);
+  return out + "]";
+}
+
+std::string json(const DiffResult& r) {
+  std::string out = fmt::format(
+      "{{\"test\": \"mann-whitney-u\", \"alpha\": {}, \"min_change\": {}, \"base_total_ns\": {}, "
+      "\"new_total_ns\": {}, \"delta_ns\": {}, \"explained\": {{\"top\": {}, \"delta_ns\": {}, "
+      "\"share\": {}}}",
+      number(r.alpha), number(r.min_change), ps_to_ns(r.base_total_ps), ps_to_ns(r.new_total_ps),
+      ps_to_ns(r.delta_ps), r.explained_top, ps_to_ns(r.explained_ps), opt(r.explained_share));
+  out += ", \"modules\": " + json_rows(r.modules, false);
+  out += ", \"ops\": " + json_rows(r.ops, true);
+  out += ", \"categories\": " + json_rows(r.categories, false);
+  out += ", \"warnings\": [";
+  for (size_t i = 0; i < r.warnings.size(); ++i)
+    out += (i ? ", " : "") + json_string(r.warnings[i]);
+  return out + "]}\n";
+}
+
+std::string csv(const DiffResult& r) {
+  std::string out =
+      "kind,module,name,new_name,matched_by,opcode,op_name,source,category,change,significant,"
+      "p_value,base_executions,new_executions,base_mean_ns,new_mean_ns,base_median_ns,"
+      "new_median_ns,delta_ns,ratio,shift_ns,weight,contribution_ns\n";
+  auto rows = [&](const char* kind, const std::vector<DiffRow>& v) {
+    for (const DiffRow& x : v)
+      out += fmt::format(
+          "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", kind,
+          csv_field(x.module), csv_field(x.name), csv_field(x.new_name), x.matched_by,
+          csv_field(x.opcode), csv_field(x.op_name), csv_field(x.source), csv_field(x.category),
+          change_name(x.change), x.significant ? "true" : "false",
+          x.p_value ? number(*x.p_value) : "", x.base_executions, x.new_executions,
+          ps_to_ns(x.base_mean_ps), ps_to_ns(x.new_mean_ps), ps_to_ns(x.base_median_ps),
+          ps_to_ns(x.new_median_ps), ps_to_ns(x.delta_ps), x.ratio ? number(*x.ratio) : "",
+          ps_to_ns(x.shift_ps), number(x.weight), ps_to_ns(x.contribution_ps));
+  };
+  rows("module", r.modules);
+  rows("op", r.ops);
+  rows("category", r.categories);
+  return out;
+}
+
+std::string signed_duration(double ps) {
+  return fmt::format("{}{}", ps > 0 ? "+" : "", human_duration(ps));
+}
+
+std::string ratio_text(const DiffRow& r) {
+  return r.ratio ? fmt::format("{:+.1f}%", (*r.ratio - 1) * 100) : "";
+}
+
+std::string p_text(const DiffRow& r) { return r.p_value ? fmt::format("{:.2g}", *r.p_value) : ""; }
+
+std::string table(const DiffResult& r, size_t top) {
+  if (r.modules.empty())
+    return "no XLA module executions in either profile: nothing to compare (see jaxprof "
+           "modules)\n";
+  std::string out = fmt::format(
+      "total (one BASE-sized run per device): {} -> {} ({}{})\n\n", human_duration(r.base_total_ps),
+      human_duration(r.new_total_ps), signed_duration(r.delta_ps),
+      r.base_total_ps > 0 ? fmt::format(", {:+.1f}%", (r.delta_ps / r.base_total_ps) * 100) : "");
+  Table m({"module", "runs", "base mean", "new mean", "delta", "change", "p", "verdict"},
+          {false, true, true, true, true, true, true, false});
+  for (const DiffRow& x : r.modules)
+    m.add({x.name, fmt::format("{}/{}", x.base_executions, x.new_executions),
+           human_duration(x.base_mean_ps), human_duration(x.new_mean_ps),
+           signed_duration(x.delta_ps), ratio_text(x), p_text(x), change_name(x.change)});
+  out += m.render(40) + "\n";
+  Table t({"op", "module", "category", "base/run", "new/run", "delta", "change", "p", "verdict",
+           "cum. share"},
+          {false, false, false, true, true, true, true, true, false, true});
+  size_t shown = 0;
+  for (const DiffRow& x : r.ops) {
+    if (top && shown++ >= top) break;
+    std::string name = x.new_name.empty() ? x.name : x.name + " -> " + x.new_name;
+    t.add({name, x.module, x.category, human_duration(x.base_mean_ps),
+           human_duration(x.new_mean_ps), signed_duration(x.delta_ps), ratio_text(x), p_text(x),
+           change_name(x.change), r.explained_share ? human_percent(x.cumulative_share) : ""});
+  }
+  out += t.render(48);
+  if (top && r.ops.size() > top) out += fmt::format("({} more ops)\n", r.ops.size() - top);
+  out += "\n";
+  Table c({"category", "module", "base/run", "new/run", "delta", "change", "p", "verdict"},
+          {false, false, true, true, true, true, true, false});
+  for (const DiffRow& x : r.categories)
+    c.add({x.name, x.module, human_duration(x.base_mean_ps), human_duration(x.new_mean_ps),
+           signed_duration(x.delta_ps), ratio_text(x), p_text(x), change_name(x.change)});
+  out += c.render(40);
+  if (r.explained_share)
+    out += fmt::format("\nthe top {} op differences explain {} of the total change\n",
+                       r.explained_top, human_percent(*r.explained_share));
+  out += fmt::format(
+      "times per module run (steady state); slower/faster: two-sided Mann-Whitney p < {} and a "
+      "change of at least {}\n",
+      number(r.alpha), human_percent(r.min_change));
+  return out;
+}
+
+}  // namespace
+
+std::string render_diff(const DiffResult& result, OutputFormat format, size_t top) {
+  switch (format) {
+    case OutputFormat::kJson:
+      return json(result);
+    case OutputFormat::kCsv:
+      return csv(result);
+    case OutputFormat::kTable:
+      return table(result, top);
+  }
+  return {};
+}
+
+}  // namespace jaxprof

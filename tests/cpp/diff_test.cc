@@ -1,0 +1,187 @@
+// diff and check: samples from the project's JAX captures, op matching across compilations, and
+// verdicts on samples with known differences.
+#include "jaxprof/analysis/diff.h"
+
+#include <gtest/gtest.h>
+
+#include "jaxprof/analysis/regression.h"
+#include "jaxprof/error.h"
+#include "jaxprof/formats/load.h"
+#include "test_paths.h"
+
+namespace jaxprof {
+namespace {
+
+ProfileSamples samples_of(const std::string& path) {
+  LoadedProfile lp;
+  load_profile({path}, {}, lp);
+  return collect_samples(lp.profile);
+}
+
+TEST(DiffSamples, CpuMatmulCaptureLeavesTheWarmUpOut) {
+  ProfileSamples s = samples_of(testing::test_data("jax_cpu_matmul"));
+  ASSERT_EQ(s.modules.size(), 1u);
+  const ModuleSamples& m = s.modules[0];
+  EXPECT_EQ(m.name, "jit_two_matmuls");
+  EXPECT_EQ(m.devices, 1u);
+  EXPECT_EQ(m.warmup_executions, 1u);
+  EXPECT_EQ(m.per_exec.size(), 9u);  // 10 runs, the first is the warm-up
+  ASSERT_EQ(m.ops.size(), 2u);
+  int64_t ops_total = 0;
+  for (const OpSamples& op : m.ops) {
+    EXPECT_EQ(op.per_exec.size(), 9u);
+    EXPECT_EQ(op.events, 9u);
+    EXPECT_EQ(op.opcode, "fusion");
+    EXPECT_EQ(op.op_name, "jit(two_matmuls)/dot_general");
+    EXPECT_EQ(op.category, "gemm");
+    ops_total += op.total_ps;
+  }
+  // The ops of the 10 runs sum to 35,143,993,000 ps (tests/data/README.md); 9 steady runs less.
+  EXPECT_LT(ops_total, 35143993000);
+  EXPECT_LE(ops_total, m.total_ps);  // ops lie inside their executions
+}
+
+TEST(DiffSamples, EightDevicesGivePerDeviceRuns) {
+  ProfileSamples s = samples_of(testing::test_data("jax_cpu_8dev"));
+  ASSERT_EQ(s.modules.size(), 2u);
+  for (const ModuleSamples& m : s.modules) {
+    EXPECT_EQ(m.devices, 8u);
+    EXPECT_EQ(m.warmup_executions, 8u);
+    EXPECT_EQ(m.per_exec.size(), 24u);  // 4 steps x 8 devices, the first per device left out
+    EXPECT_DOUBLE_EQ(m.runs_per_device(), 3);
+  }
+}
+
+TEST(Diff, SameProfileIsUnchanged) {
+  ProfileSamples s = samples_of(testing::test_data("jax_cpu_8dev"));
+  DiffResult r = compute_diff(s, s);
+  EXPECT_EQ(r.delta_ps, 0);
+  EXPECT_EQ(r.ops.size(), 22u);  // 17 + 5 ops
+  for (const auto* rows : {&r.modules, &r.ops, &r.categories})
+    for (const DiffRow& row : *rows) {
+      EXPECT_EQ(row.change, Change::kSame) << row.name;
+      EXPECT_EQ(row.matched_by.empty(), rows != &r.ops);
+      ASSERT_TRUE(row.p_value);
+      EXPECT_GT(*row.p_value, 0.5);
+    }
+  EXPECT_FALSE(r.explained_share);
+}
+
+OpSamples op(std::string name, std::string op_name, std::string source, double per_exec,
+             size_t n = 30) {
+  OpSamples o;
+  o.name = std::move(name);
+  o.opcode = "fusion";
+  o.op_name = std::move(op_name);
+  o.source = std::move(source);
+  o.category = "gemm";
+  for (size_t i = 0; i < n; ++i) o.per_exec.push_back(per_exec + static_cast<double>(i % 7));
+  o.events = n;
+  return o;
+}
+
+ModuleSamples module(std::vector<OpSamples> ops, size_t n = 30) {
+  ModuleSamples m;
+  m.name = "jit_step";
+  m.devices = 1;
+  m.per_exec.assign(n, 0);
+  for (const OpSamples& o : ops)
+    for (size_t i = 0; i < n; ++i) m.per_exec[i] += o.per_exec[i] + 10;
+  m.ops = std::move(ops);
+  return m;
+}
+
+TEST(MatchOps, RenumberedFusionsFollowTheirSourceLine) {
+  // An extra matmul at line 12 takes the name ynn_fusion.1; the old ynn_fusion.1 (line 13)
+  // becomes ynn_fusion.2.
+  ModuleSamples base = module({op("ynn_fusion", "jit(step)/dot_general", "s.py:11", 1000),
+                               op("ynn_fusion.1", "jit(step)/dot_general", "s.py:13", 2000)});
+  ModuleSamples now = module({op("ynn_fusion", "jit(step)/dot_general", "s.py:11", 1000),
+                              op("ynn_fusion.1", "jit(step)/dot_general", "s.py:12", 1500),
+                              op("ynn_fusion.2", "jit(step)/dot_general", "s.py:13", 2000)});
+  std::vector<OpMatch> m = match_ops(base, now);
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(*m[0].base, 0u);
+  EXPECT_EQ(*m[0].now, 0u);
+  EXPECT_EQ(m[0].matched_by, "name");
+  EXPECT_EQ(*m[1].base, 1u);
+  EXPECT_EQ(*m[1].now, 2u);
+  EXPECT_EQ(m[1].matched_by, "opcode+op_name+source");
+  EXPECT_FALSE(m[2].base);
+  EXPECT_EQ(*m[2].now, 1u);
+
+  DiffResult r = compute_diff({{base}, {}}, {{now}, {}});
+  ASSERT_EQ(r.ops.size(), 3u);
+  const DiffRow& added = r.ops[0];  // the largest contribution
+  EXPECT_EQ(added.name, "ynn_fusion.1");
+  EXPECT_EQ(added.change, Change::kAdded);
+  EXPECT_EQ(added.source, "s.py:12");
+  // Mean of 1500 + (i % 7) over 30 runs (1502 + 85/30), times 30 runs of the module.
+  EXPECT_DOUBLE_EQ(added.contribution_ps, 45085);
+  EXPECT_EQ(r.ops[1].new_name.empty() ? r.ops[2].new_name : r.ops[1].new_name, "ynn_fusion.2");
+  ASSERT_EQ(r.modules.size(), 1u);
+  EXPECT_EQ(r.modules[0].change, Change::kSlower);
+  EXPECT_LT(*r.modules[0].p_value, 1e-6);
+  // The added op explains the change but for the 10 ps per run that came with it as overhead.
+  ASSERT_TRUE(r.explained_share);
+  EXPECT_NEAR(r.delta_ps, 45085 + 300, 1e-6);
+  EXPECT_NEAR(added.cumulative_share, 45085.0 / 45385.0, 1e-12);
+  EXPECT_NEAR(*r.explained_share, 45085.0 / 45385.0, 1e-12);
+}
+
+TEST(MatchOps, SameNameDifferentOpPathIsNotTheSameOp) {
+  ModuleSamples base = module({op("fusion.3", "jit(step)/tanh", "s.py:5", 100)});
+  ModuleSamples now = module({op("fusion.3", "jit(step)/exp", "s.py:6", 100)});
+  std::vector<OpMatch> m = match_ops(base, now);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_FALSE(m[0].now);
+  EXPECT_FALSE(m[1].base);
+}
+
+TEST(Diff, SmallSignificantChangeBelowTheFloorIsSame) {
+  // 1% slower with no noise: significant for the test, below the 2% floor.
+  ModuleSamples base = module({op("dot.1", "jit(step)/dot_general", "s.py:3", 100000)});
+  ModuleSamples now = module({op("dot.1", "jit(step)/dot_general", "s.py:3", 101000)});
+  DiffResult r = compute_diff({{base}, {}}, {{now}, {}});
+  EXPECT_LT(*r.ops[0].p_value, 1e-6);
+  EXPECT_EQ(r.ops[0].change, Change::kSame);
+  DiffOptions strict;
+  strict.min_change = 0.005;
+  EXPECT_EQ(compute_diff({{base}, {}}, {{now}, {}}, strict).ops[0].change, Change::kSlower);
+}
+
+TEST(Check, RegressionOnlyBeyondTheBudget) {
+  ModuleSamples base = module({op("dot.1", "jit(step)/dot_general", "s.py:3", 100000)});
+  ProfileSamples b{{base}, {}};
+  CheckOptions o;
+  CheckResult same = check_regression(b, b, o);
+  EXPECT_FALSE(same.regression);
+  EXPECT_EQ(same.metric, "step (module jit_step)");
+  EXPECT_TRUE(same.tested);
+
+  // 3% slower, consistently: significant, but within a 5% budget.
+  ModuleSamples slow3 = module({op("dot.1", "jit(step)/dot_general", "s.py:3", 103000)});
+  EXPECT_FALSE(check_regression(b, {{slow3}, {}}, o).regression);
+  o.max_regression = 0.02;
+  EXPECT_TRUE(check_regression(b, {{slow3}, {}}, o).regression);
+
+  o.max_regression = 0.05;
+  o.metric = "op:dot.1";
+  ModuleSamples slow = module({op("dot.1", "jit(step)/dot_general", "s.py:3", 150000)});
+  CheckResult r = check_regression(b, {{slow}, {}}, o);
+  EXPECT_TRUE(r.regression);
+  EXPECT_EQ(r.metric, "op jit_step/dot.1");
+  EXPECT_NEAR(*r.ratio, 150003.0 / 100003.0, 1e-12);
+  EXPECT_LT(r.p_value, 1e-6);
+  EXPECT_GT(r.ratio_ci.low, 1.4);
+
+  o.metric = "op:nope";
+  EXPECT_THROW(check_regression(b, b, o), InputError);
+  o.metric = "module:jit_other";
+  EXPECT_THROW(check_regression(b, b, o), InputError);
+  o.metric = "steps";
+  EXPECT_THROW(check_regression(b, b, o), InputError);
+}
+
+}  // namespace
+}  // namespace jaxprof

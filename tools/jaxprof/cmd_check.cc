@@ -1,0 +1,72 @@
+// jaxprof check: a CI gate. Exit 3 when NEW is significantly slower than BASE by more than the
+// budget, 0 otherwise, 2 for bad input; one line says why either way.
+#include <fmt/format.h>
+
+#include "diff_inputs.h"
+#include "jaxprof/analysis/regression.h"
+#include "jaxprof/render/units.h"
+
+namespace jaxprof::cli {
+namespace {
+
+inline constexpr int kExitRegression = 3;
+
+std::string reason(const CheckResult& r, double budget, double alpha) {
+  if (r.removed)
+    return fmt::format("ok: {} is not in NEW (removed; {} per run in BASE)", r.metric,
+                       human_duration(r.base_median_ps));
+  std::string change =
+      r.ratio ? fmt::format("{:+.1f}%", (*r.ratio - 1) * 100) : std::string("from zero");
+  std::string numbers =
+      fmt::format("median {} -> {}, 95% CI of the ratio [{:.3f}, {:.3f}], {} vs {} runs",
+                  human_duration(r.base_median_ps), human_duration(r.new_median_ps), r.ratio_ci.low,
+                  r.ratio_ci.high, r.base_executions, r.new_executions);
+  std::string test =
+      r.tested ? fmt::format("one-sided Mann-Whitney p = {:.2g} for slower by more than {}",
+                             r.p_value, human_percent(budget))
+               : std::string("too few runs for a test: the medians decided");
+  if (r.regression)
+    return fmt::format("REGRESSION: {} is {} slower, over the {} budget ({}; {} < {})", r.metric,
+                       change, human_percent(budget), numbers, test, number(alpha));
+  return fmt::format("ok: {} changed {}, within the {} budget ({}; {})", r.metric, change,
+                     human_percent(budget), numbers, test);
+}
+
+RegisterCommand check_command(82, [](CLI::App& app) -> std::function<int()> {
+  struct Options {
+    TwoProfiles profiles;
+    std::string max_regression = "5%", metric = "step";
+    double alpha = 0.01;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand(
+      "check", "CI gate: exit 3 when NEW is significantly slower than BASE beyond a budget");
+  cmd->footer(
+      "Exit codes: 0 within budget, 3 regression, 2 bad input or usage. NEW regresses when the\n"
+      "median per-run time of the metric grew by more than --max-regression and a one-sided\n"
+      "Mann-Whitney test of NEW against BASE * (1 + budget) gives p < --alpha. Metrics: step (the\n"
+      "module with the most device time in BASE), module:NAME, op:NAME or op:MODULE/NAME.\n"
+      "See docs/diff.md.");
+  add_two_profiles(cmd, o->profiles);
+  cmd->add_option("--max-regression", o->max_regression, "Allowed slowdown, e.g. 5%")
+      ->capture_default_str();
+  cmd->add_option("--metric", o->metric, "step | module:NAME | op:NAME | op:MODULE/NAME")
+      ->capture_default_str();
+  cmd->add_option("--alpha", o->alpha, "Significance level of the one-sided test")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  return [o]() {
+    CheckOptions c;
+    c.metric = o->metric;
+    c.alpha = o->alpha;
+    c.max_regression = parse_percent("--max-regression", o->max_regression);
+    ProfileSamples base = load_samples(o->profiles, o->profiles.base);
+    ProfileSamples now = load_samples(o->profiles, o->profiles.now);
+    CheckResult r = check_regression(base, now, c);
+    write(reason(r, c.max_regression, c.alpha) + "\n");
+    return r.regression ? kExitRegression : 0;
+  };
+});
+
+}  // namespace
+}  // namespace jaxprof::cli
