@@ -149,7 +149,8 @@ std::vector<uint8_t> gunzip(std::string_view compressed, const std::string& path
     }
   }
   out.resize(produced);
-  out.shrink_to_fit();
+  // Shrinking copies the whole output; worth it only when the guess left much unused.
+  if (out.capacity() - produced > produced / 8) out.shrink_to_fit();
   return out;
 }
 
