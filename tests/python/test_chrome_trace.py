@@ -186,3 +186,20 @@ def test_fresh_capture_trace_matches_its_xplane(jaxprof_bin, tmp_path_factory):
         for group_by in ("hlo-op", "module"):
             compare_with_xplane(jaxprof_bin, d / "vm.trace.json.gz", d / "vm.xplane.pb", group_by,
                                 exact=False)
+
+
+def test_hlo_protos_given_beside_a_trace_add_opcodes_and_op_paths(jaxprof_bin, tmp_path):
+    import xplane_oracle as xo
+    d = run_dir("jax_cpu_matmul")
+    space = xo.load_xspace(str(d / "vm.xplane.pb"))
+    (plane,) = [p for p in space.planes if p.name == "/host:metadata"]
+    names = {k: v.name for k, v in plane.stat_metadata.items()}
+    hlo = tmp_path / "jit_two_matmuls.hlo.pb"
+    for m in plane.event_metadata.values():
+        for st in m.stats:
+            if names.get(st.metadata_id) == "Hlo Proto":
+                hlo.write_bytes(st.bytes_value)
+    got = oc.run_ops_json(jaxprof_bin, d / "vm.trace.json.gz", [hlo])
+    (device,) = got["devices"]
+    assert {g["opcode"] for g in device["groups"]} == {"fusion"}
+    assert all(g["op_name"] == "jit(two_matmuls)/dot_general" for g in device["groups"])
