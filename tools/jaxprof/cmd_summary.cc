@@ -1,0 +1,39 @@
+// jaxprof summary: the one-screen answer (also what `jaxprof PATH` runs).
+#include "cli_common.h"
+#include "jaxprof/analysis/summary.h"
+#include "jaxprof/render/summary_render.h"
+
+namespace jaxprof::cli {
+namespace {
+
+RegisterCommand summary_command(5, [](CLI::App& app) -> std::function<int()> {
+  struct Options {
+    CommonOptions common;
+    size_t top = 5;
+    size_t observations = 3;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand(
+      "summary",
+      "One screen: device time and idle share, top modules, ops, collectives, compile time, and "
+      "the observations most worth acting on (default: `jaxprof PATH`)");
+  cmd->footer("See docs/summary.md for the sections and the observation rules.");
+  add_common(cmd, o->common);
+  cmd->add_option("--top", o->top, "Rows per section")->capture_default_str();
+  cmd->add_option("--observations", o->observations, "Observations shown")->capture_default_str();
+  return [o]() {
+    LoadedProfile loaded;
+    load(o->common, loaded);
+    SummaryOptions options;
+    options.top = o->top;
+    options.observations = o->observations;
+    SummaryResult r = compute_summary(loaded.profile, options);
+    warn(loaded.profile.warnings);
+    warn(r.warnings);
+    write(render_summary(r, format_of(o->common)));
+    return 0;
+  };
+});
+
+}  // namespace
+}  // namespace jaxprof::cli
