@@ -1,0 +1,38 @@
+// The timeline of `jaxprof timeline` as intervals rather than totals: per device, disjoint
+// segments of compute, exposed communication, exposed memcpy and idle time that tile the span
+// exactly, for tracks that show where each part lies (the Perfetto export).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "jaxprof/analysis/intervals.h"
+#include "jaxprof/model/profile.h"
+
+namespace jaxprof {
+
+enum class SegmentKind : uint8_t {
+  kCompute,
+  kCommunication,  // not overlapped by compute
+  kMemcpy,         // overlapped by neither compute nor communication
+  kIdleInModule,
+  kIdleBetweenModules,
+};
+const char* segment_kind_name(SegmentKind k);
+
+struct Segment {
+  Interval interval;
+  SegmentKind kind = SegmentKind::kCompute;
+};
+
+struct DeviceSegments {
+  std::string device;             // as op_devices() names it
+  std::vector<Segment> segments;  // by start; they tile [first op start, last op end)
+};
+
+// Devices with op events, in the order of compute_timeline(); the segment lengths per kind equal
+// its compute, comm_exposed, memcpy_exposed, idle_in_modules and idle_between_modules.
+std::vector<DeviceSegments> timeline_segments(const Profile& profile);
+
+}  // namespace jaxprof
