@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <vector>
 
 #include "cli_common.h"
 #include "jaxprof/error.h"
@@ -17,6 +18,7 @@ int main(int argc, char** argv) {
       "Reads profiles written by jax.profiler (*.xplane.pb, log directories) and reports exact\n"
       "per-op, per-kernel and per-module device time.\n\n"
       "Examples:\n"
+      "  jaxprof /tmp/logdir                           the one-screen summary\n"
       "  jaxprof info /tmp/logdir                      what the newest capture holds\n"
       "  jaxprof ops /tmp/logdir                       top HLO ops per device\n"
       "  jaxprof ops prof.xplane.pb --group-by kernel --top 20\n"
@@ -39,8 +41,16 @@ int main(int argc, char** argv) {
     std::fputs(app.help().c_str(), stderr);
     return kExitBadInput;
   }
+  // `jaxprof PATH ...` (a first argument that is neither an option nor a command) runs summary.
+  std::vector<char*> args(argv, argv + argc);
+  if (argv[1][0] != '-') {
+    bool is_command = false;
+    for (const auto& [cmd, run] : runners) is_command = is_command || cmd->check_name(argv[1]);
+    static char summary[] = "summary";
+    if (!is_command) args.insert(args.begin() + 1, summary);
+  }
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
