@@ -6,9 +6,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 if (($# == 0)); then
   example=tests/data/jax_cpu_8dev
-  echo "# jaxprof info $example" >&2
-  build/jaxprof info "$example"
-  echo "# jaxprof ops $example --top 8" >&2
-  exec build/jaxprof ops "$example" --top 8
+  echo "# jaxprof summary $example" >&2
+  exec build/jaxprof summary "$example"
 fi
 exec build/jaxprof "$@"
