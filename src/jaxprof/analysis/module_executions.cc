@@ -76,20 +76,33 @@ HostLaunches index_host_launches(const Profile& p, uint32_t host) {
   p.require_lines(lines);
   const Events& ev = p.events;
   std::unordered_map<uint32_t, std::vector<Window>> raw;
+  // Whether events of a metadata entry carry a correlation id is decided by its first event:
+  // launch APIs always do, the millions of other host events never do, and reading stats from
+  // the file is the expensive part.
+  enum : uint8_t { kUnknown, kLaunch, kOther };
+  std::vector<uint8_t> kind(p.event_metadata.size(), kUnknown);
   for (uint32_t li : lines) {
     const Line& line = p.lines[li];
     for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
+      uint32_t m = ev.metadata[e];
+      if (kind[m] == kOther) continue;
       std::string_view name = p.event_name(e);
       if (name == kGpuExecuteEvent) {
         raw[li].push_back({ev.start_ps[e], ev.end_ps(e)});
         continue;
       }
-      if (name.starts_with('$')) continue;  // Python tracer frames carry no stats
-      for (const Stat& s : p.event_stats(line.plane, e)) {
-        if (p.str(s.name) != "correlation_id") continue;
-        if (auto v = s.value.as_int()) h.by_correlation[*v] = {li, ev.start_ps[e]};
-        break;
+      bool found = false;
+      if (!name.starts_with('$')) {  // Python tracer frames carry no stats
+        for (const Stat& s : p.event_stats(line.plane, e)) {
+          if (p.str(s.name) != "correlation_id") continue;
+          if (auto v = s.value.as_int()) {
+            h.by_correlation[*v] = {li, ev.start_ps[e]};
+            found = true;
+          }
+          break;
+        }
       }
+      if (kind[m] == kUnknown) kind[m] = found ? kLaunch : kOther;
     }
   }
   for (auto& [li, ws] : raw) {
@@ -267,9 +280,7 @@ void finish(const Profile& p, std::vector<ModuleExecution>& execs) {
   for (ModuleExecution& x : execs) x.warmup = seen.try_emplace({x.name, x.program_id}, true).second;
 }
 
-}  // namespace
-
-std::vector<DeviceExecutions> module_executions(const Profile& p) {
+std::vector<DeviceExecutions> compute_module_executions(const Profile& p) {
   std::vector<DeviceLines> devices = op_devices(p);
   std::vector<uint32_t> needed;
   for (const DeviceLines& dev : devices)
@@ -327,6 +338,13 @@ std::vector<DeviceExecutions> module_executions(const Profile& p) {
     finish(p, d.executions);
   }
   return out;
+}
+
+}  // namespace
+
+const std::vector<DeviceExecutions>& module_executions(const Profile& p) {
+  return p.memo<std::vector<DeviceExecutions>>("module_executions",
+                                               [&] { return compute_module_executions(p); });
 }
 
 }  // namespace jaxprof

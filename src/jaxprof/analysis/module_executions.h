@@ -49,6 +49,7 @@ struct DeviceExecutions {
 
 // One entry per device of op_devices(), in the same order (devices without executions included,
 // with source kNone). Decodes the device lines, and on GPU the host lines of the same host.
-std::vector<DeviceExecutions> module_executions(const Profile& profile);
+// Computed once per profile and shared by every analysis that asks (see Profile::memo).
+const std::vector<DeviceExecutions>& module_executions(const Profile& profile);
 
 }  // namespace jaxprof

@@ -151,6 +151,16 @@ class Profile {
   void require_lines(const std::vector<uint32_t>& lines) const;
   void require_all_lines() const;
 
+  // A derived result several analyses share within one run (e.g. module executions): computed
+  // by `make` on first use, then kept with the profile. Logically const, like require_lines.
+  template <typename T, typename Make>
+  const T& memo(const std::string& key, Make&& make) const {
+    auto it = memo_.find(key);
+    if (it == memo_.end())
+      it = memo_.emplace(key, std::make_shared<T>(std::forward<Make>(make)())).first;
+    return *std::static_pointer_cast<const T>(it->second);
+  }
+
   std::string_view str(StringId id) const { return strings[id]; }
   const Plane& plane_of_line(uint32_t line) const { return planes[lines[line].plane]; }
 
@@ -179,6 +189,7 @@ class Profile {
     }
   };
   std::unordered_map<ModuleKey, uint32_t, ModuleKeyHash> module_index_;
+  mutable std::unordered_map<std::string, std::shared_ptr<const void>> memo_;
 };
 
 }  // namespace jaxprof
