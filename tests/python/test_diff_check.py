@@ -1,11 +1,16 @@
 """`jaxprof diff` and `jaxprof check` on real JAX captures made during the test.
 
 Three programs are profiled on the CPU backend: the same jitted step twice, and once with an extra
-matmul. On a shared, noisy machine the load changes from one second to the next, so captures that
-are compared run at the same time: two processes capture side by side (started together through a
-barrier file) on the same core, each with one XLA thread, and see the same load. Then two captures of the same
-program must pass `check` at the default 5% budget, and the slower program must fail it (exit 3)
-with `diff` naming the added matmul.
+matmul. On a shared, noisy machine the load changes from one second to the next, so the two
+captures of a comparison are made together: two processes on the same core, each with one XLA
+thread, take turns execution by execution, and see the same load.
+
+What taking turns cannot remove is the process itself: two processes running the same program
+here differ by up to about 20% in steady state, one way or the other, with tight intervals (the
+speed of a process's matmuls depends on where its buffers landed). A test over the executions of
+one capture cannot see that, so the budget of the gate must cover it: two captures of the same
+program must pass `check --max-regression 30%`, and the program with an extra matmul (about 2.5x
+slower) must fail it (exit 3), with `diff` naming the added matmul.
 """
 from __future__ import annotations
 
@@ -13,7 +18,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -22,24 +26,24 @@ import ops_check as oc
 
 jax = pytest.importorskip("jax", reason="jax is needed to capture profiles (pip install jax)")
 
-RUNS = 80
+RUNS = 150  # executions per capture
+BUDGET = "30%"  # above the process-to-process spread of this machine (see above)
 
 CAPTURE = r'''
-import os, sys, time
-from pathlib import Path
-# Both captures of a pair share one core (inherited by every thread): they then share its load
-# too, where on different cores one may meet a busy neighbour and the other not.
-os.sched_setaffinity(0, {int(sys.argv[5])})
+import os, sys
+# Both captures of a pair share one core (inherited by every thread), so they meet the same
+# neighbours.
+os.sched_setaffinity(0, {int(sys.argv[3])})
 import jax, jax.numpy as jnp, numpy as np
 
-out, variant, runs, barrier = sys.argv[1], sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
+out, variant = sys.argv[1], sys.argv[2]
 EXTRA = variant == "slow"
 
 
-def step(x, w1, w2):
+def step(x, xw, w1, w2, w3):
     h = jnp.tanh(x @ w1)
-    if EXTRA:
-        h = jnp.tanh(h @ w1)  # the extra matmul of the slow variant
+    if EXTRA:  # the slow variant's extra matmul, with 4x the work of each of the others
+        h = h + jnp.tanh(xw @ w3)
     return h @ w2
 
 
@@ -48,41 +52,52 @@ rng = np.random.default_rng(0)
 x = jnp.asarray(rng.standard_normal((256, 512), np.float32))
 w1 = jnp.asarray(rng.standard_normal((512, 512), np.float32) * 0.05)
 w2 = jnp.asarray(rng.standard_normal((512, 512), np.float32) * 0.05)
+xw = jnp.asarray(rng.standard_normal((256, 2048), np.float32))
+w3 = jnp.asarray(rng.standard_normal((2048, 512), np.float32) * 0.02)
 for _ in range(3):
-    f(x, w1, w2).block_until_ready()  # compile and warm up before tracing
-(barrier.parent / ("ready-" + variant + "-" + Path(out).name)).touch()
-deadline = time.time() + 120
-while not barrier.exists() and time.time() < deadline:
-    time.sleep(0.005)
+    f(x, xw, w1, w2, w3).block_until_ready()  # compile and warm up before tracing
 with jax.profiler.trace(out):
-    for _ in range(runs):
-        f(x, w1, w2).block_until_ready()
+    sys.stdout.buffer.write(b"R")
+    sys.stdout.flush()
+    # One execution per token from the parent, which alternates between the two captures.
+    while sys.stdin.buffer.read(1) == b"r":
+        f(x, xw, w1, w2, w3).block_until_ready()
+        sys.stdout.buffer.write(b"k")
+        sys.stdout.flush()
 '''
 
 
 def capture_pair(tmp: Path, first: tuple, second: tuple) -> None:
-    """Captures two programs side by side: (out_dir_name, variant) each."""
+    """Captures two programs ((out_dir_name, variant) each) in two processes that take turns:
+    one execution of the first, one of the second, and so on. Neither runs while the other does,
+    and both see the machine's load of the same moments."""
     script = tmp / "capture.py"
     script.write_text(CAPTURE)
-    sync = tmp / f"sync-{first[0]}-{second[0]}"
-    sync.mkdir()
-    barrier = sync / "go"
-    cpu = min(os.sched_getaffinity(0))
     env = dict(os.environ, JAX_PLATFORMS="cpu",
                XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
-    procs = [subprocess.Popen([sys.executable, str(script), str(tmp / name), variant, str(RUNS),
-                               str(barrier), str(cpu)], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+    cpu = str(min(os.sched_getaffinity(0)))
+    procs = [subprocess.Popen([sys.executable, str(script), str(tmp / name), variant, cpu],
+                              env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
              for name, variant in (first, second)]
-    deadline = time.time() + 300
-    while len(list(sync.glob("ready-*"))) < 2 and time.time() < deadline:
-        if any(p.poll() not in (None, 0) for p in procs):
-            break
-        time.sleep(0.01)
-    barrier.touch()
-    for p in procs:
-        _, err = p.communicate(timeout=300)
-        assert p.returncode == 0, err[-2000:]
+    try:
+        for p in procs:
+            assert p.stdout.read(1) == b"R", p.communicate(timeout=60)[1][-2000:]
+        for _ in range(RUNS):
+            for p in procs:
+                p.stdin.write(b"r")
+                p.stdin.flush()
+                assert p.stdout.read(1) == b"k"
+        for p in procs:
+            p.stdin.write(b"q")
+            p.stdin.flush()
+        for p in procs:
+            _, err = p.communicate(timeout=120)
+            assert p.returncode == 0, err[-2000:]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +119,8 @@ def diff_json(binary, a, b):
 
 
 def test_same_program_passes_check(jaxprof_bin, captures):
-    proc = run(jaxprof_bin, "check", captures / "base", captures / "same")
+    proc = run(jaxprof_bin, "check", captures / "base", captures / "same", "--max-regression",
+               BUDGET)
     line = proc.stdout.decode()
     assert proc.returncode == 0, line + proc.stderr.decode()
     assert line.startswith("ok: step (module jit_step)") and line.count("\n") == 1, line
@@ -118,31 +134,34 @@ def test_same_program_diff_has_no_added_or_removed_ops(jaxprof_bin, captures):
     assert module["base_executions"] == module["new_executions"] == RUNS - 1
     assert all(op["change"] not in ("added", "removed") for op in d["ops"]), d["ops"]
     assert all(op["matched_by"] == "name" for op in d["ops"])
-    # The step itself is not flagged as slower beyond noise and 5%.
-    assert not (module["change"] == "slower" and module["ratio"] > 1.05), module
+    # The step itself is not flagged as slower beyond noise and the budget.
+    assert not (module["change"] == "slower" and module["ratio"] > 1.3), module
 
 
 def test_slower_program_fails_check_with_a_reason(jaxprof_bin, captures):
     proc = run(jaxprof_bin, "check", captures / "base2", captures / "slow", "--max-regression",
-               "5%")
+               BUDGET)
     line = proc.stdout.decode()
     assert proc.returncode == 3, line + proc.stderr.decode()
     assert line.startswith("REGRESSION: step (module jit_step) is +"), line
     assert "Mann-Whitney" in line and line.count("\n") == 1
-    # The same gate on the module by name, and on the op that survived the renumbering.
+    # The same gate on the module by name, and at the default 5% budget.
     assert run(jaxprof_bin, "check", captures / "base2", captures / "slow", "--metric",
-               "module:jit_step").returncode == 3
+               "module:jit_step", "--max-regression", BUDGET).returncode == 3
+    assert run(jaxprof_bin, "check", captures / "base2", captures / "slow").returncode == 3
 
 
 def test_diff_flags_the_added_matmul(jaxprof_bin, captures):
     d = diff_json(jaxprof_bin, captures / "base2", captures / "slow")
     (module,) = d["modules"]
-    assert module["change"] == "slower" and module["ratio"] > 1.1, module
+    assert module["change"] == "slower" and module["ratio"] > 1.5, module
     assert module["p_value"] < 0.01
     added = [op for op in d["ops"] if op["change"] == "added"]
     gemm = [op for op in added if op["category"] == "gemm"]
     assert len(gemm) == 1, added
     assert gemm[0]["op_name"] == "jit(step)/dot_general"
+    # It takes most of the added time.
+    assert gemm[0]["contribution_ns"] > 0.5 * d["delta_ns"]
     # The extra matmul sits on its own source line: the op that kept the last matmul's line was
     # matched to it even where XLA renumbered it.
     assert gemm[0]["source"] != ""
@@ -151,7 +170,10 @@ def test_diff_flags_the_added_matmul(jaxprof_bin, captures):
     assert gemm[0]["source"] not in base_sources
     assert all(op["matched_by"] in ("name", "opcode+op_name+source")
                for op in d["ops"] if op["change"] not in ("added", "removed"))
-    assert not [op for op in d["ops"] if op["change"] == "removed"], d["ops"]
+    # Both matmuls of BASE are still there; only elementwise fusions may have been regrouped
+    # around the new op (tanh fused with the add).
+    removed = [op for op in d["ops"] if op["change"] == "removed"]
+    assert all(op["category"] != "gemm" for op in removed), removed
     # Contributions add up to the total change; the top ones explain it.
     total = sum(op["contribution_ns"] for op in d["ops"])
     ops_share = total / d["delta_ns"]
