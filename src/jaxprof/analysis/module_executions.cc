@@ -67,6 +67,26 @@ struct HostLaunches {
   }
 };
 
+// Reads two integer stats of many events without decoding the rest of their stats.
+class TwoStats {
+ public:
+  TwoStats(const Profile& p, std::string_view a, std::string_view b)
+      : p_(p), names_{p.strings.find(a), p.strings.find(b)} {}
+  std::pair<std::optional<int64_t>, std::optional<int64_t>> operator()(uint32_t plane,
+                                                                       uint32_t e) const {
+    std::optional<StatValue> v[2];
+    p_.find_event_stats(plane, e, names_, v);
+    auto as_int = [](const std::optional<StatValue>& s) {
+      return s ? s->as_int() : std::optional<int64_t>();
+    };
+    return {as_int(v[0]), as_int(v[1])};
+  }
+
+ private:
+  const Profile& p_;
+  StringId names_[2];
+};
+
 HostLaunches index_host_launches(const Profile& p, uint32_t host) {
   HostLaunches h;
   std::vector<uint32_t> lines;
@@ -80,6 +100,7 @@ HostLaunches index_host_launches(const Profile& p, uint32_t host) {
   // launch APIs always do, the millions of other host events never do, and reading stats from
   // the file is the expensive part.
   enum : uint8_t { kUnknown, kLaunch, kOther };
+  TwoStats correlation(p, "correlation_id", "correlation_id");
   std::vector<uint8_t> kind(p.event_metadata.size(), kUnknown);
   for (uint32_t li : lines) {
     const Line& line = p.lines[li];
@@ -93,13 +114,9 @@ HostLaunches index_host_launches(const Profile& p, uint32_t host) {
       }
       bool found = false;
       if (!name.starts_with('$')) {  // Python tracer frames carry no stats
-        for (const Stat& s : p.event_stats(line.plane, e)) {
-          if (p.str(s.name) != "correlation_id") continue;
-          if (auto v = s.value.as_int()) {
-            h.by_correlation[*v] = {li, ev.start_ps[e]};
-            found = true;
-          }
-          break;
+        if (auto corr = correlation(line.plane, e).first) {
+          h.by_correlation[*corr] = {li, ev.start_ps[e]};
+          found = true;
         }
       }
       if (kind[m] == kUnknown) kind[m] = found ? kLaunch : kOther;
@@ -311,17 +328,19 @@ std::vector<DeviceExecutions> compute_module_executions(const Profile& p) {
     if (dev.hlo_ops_only) {
       grouper.keys_are_run_ids();
       d.source = ExecutionSource::kRunId;
+      TwoStats stats(p, "run_id", "group_id");
       for (uint32_t e : events) {
-        std::vector<Stat> stats = p.event_stats(dev.plane, e);
-        grouper.add(e, int_stat(stats, p, "run_id"), int_stat(stats, p, "group_id"));
+        auto [run, group] = stats(dev.plane, e);
+        grouper.add(e, run, group);
       }
     } else {
       const HostLaunches* host = nullptr;
       d.source = ExecutionSource::kConsecutive;
+      TwoStats stats(p, "correlation_id", "group_id");
       for (uint32_t e : events) {
-        std::vector<Stat> stats = p.event_stats(dev.plane, e);
+        auto [corr, group] = stats(dev.plane, e);
         std::optional<int64_t> window;
-        if (auto corr = int_stat(stats, p, "correlation_id")) {
+        if (corr) {
           if (!host) {
             auto it = hosts.find(plane.host);
             if (it == hosts.end())
@@ -331,7 +350,7 @@ std::vector<DeviceExecutions> compute_module_executions(const Profile& p) {
           if (auto w = host->window_of(*corr)) window = *w;
         }
         if (window) d.source = ExecutionSource::kHostLaunch;
-        grouper.add(e, window, int_stat(stats, p, "group_id"));
+        grouper.add(e, window, group);
       }
     }
     d.executions = grouper.take();

@@ -65,6 +65,7 @@ struct PlaneLookup {
   int64_t hlo_op_stat = -1, hlo_module_stat = -1, program_id_stat = -1;
   // Stat metadata id -> name, for refs; ids are dense small integers in practice.
   std::vector<StringId> dense_stat_names;
+  std::unordered_map<StringId, int64_t> stat_id_of_name;  // first id with each name
   const std::unordered_map<int64_t, StringId>* stat_names = nullptr;
 
   StringId stat_name(int64_t id) const {
@@ -296,6 +297,39 @@ class XSpaceImporter : public EventSource {
     return out;
   }
 
+  void find_event_stats(const Profile& p, uint32_t plane, uint32_t e,
+                        std::span<const StringId> names,
+                        std::span<std::optional<StatValue>> out) const override {
+    const Plane& pl = p.planes[plane];
+    const PlaneLookup& lookup = lookups_[plane - first_plane_];
+    // The stat metadata ids of the wanted names in this plane (-1: the plane has none).
+    constexpr size_t kMax = 8;
+    if (names.size() > kMax) return EventSource::find_event_stats(p, plane, e, names, out);
+    int64_t ids[kMax];
+    bool any = false;
+    for (size_t i = 0; i < names.size(); ++i) {
+      auto it = lookup.stat_id_of_name.find(names[i]);
+      ids[i] = it == lookup.stat_id_of_name.end() ? -1 : it->second;
+      any |= ids[i] >= 0;
+    }
+    if (!any) return;
+    const uint8_t* at = reinterpret_cast<const uint8_t*>(pl.bytes.data()) + p.events.raw[e];
+    const uint8_t* end = reinterpret_cast<const uint8_t*>(pl.bytes.data() + pl.bytes.size());
+    uint64_t len = wire::read_varint(at, end, origin_);
+    Reader r(std::string_view(reinterpret_cast<const char*>(at), len), origin_);
+    Field f;
+    while (r.next(f)) {
+      if (f.number != xevent::kStats || f.type != WireType::kLen || f.bytes.size() < 2) continue;
+      const uint8_t* q = reinterpret_cast<const uint8_t*>(f.bytes.data());
+      if (*q != kStatIdKey) continue;
+      ++q;
+      int64_t id = static_cast<int64_t>(wire::read_varint(q, q + f.bytes.size() - 1, origin_));
+      for (size_t i = 0; i < names.size(); ++i)
+        if (ids[i] == id && !out[i])
+          out[i] = decode_stat(f.bytes, pl.stat_names, p.strings, origin_).value;
+    }
+  }
+
   std::vector<Stat> metadata_stats(const Profile& p, uint32_t metadata) const override {
     const EventMetadata& m = p.event_metadata[metadata];
     std::vector<Stat> out;
@@ -397,6 +431,7 @@ class XSpaceImporter : public EventSource {
       }
       StringId sid = p_->strings.intern_view(name);
       plane.stat_names[key] = sid;
+      lookup.stat_id_of_name.try_emplace(sid, key);
       if (name == "hlo_op" && lookup.hlo_op_stat < 0) lookup.hlo_op_stat = key;
       if (name == "hlo_module" && lookup.hlo_module_stat < 0) lookup.hlo_module_stat = key;
       if (name == "program_id" && lookup.program_id_stat < 0) lookup.program_id_stat = key;

@@ -64,6 +64,26 @@ std::vector<Stat> Profile::metadata_stats(uint32_t metadata) const {
   return sources[planes[event_metadata[metadata].plane].source]->metadata_stats(*this, metadata);
 }
 
+void EventSource::find_event_stats(const Profile& profile, uint32_t plane, uint32_t event,
+                                   std::span<const StringId> names,
+                                   std::span<std::optional<StatValue>> out) const {
+  for (const Stat& s : event_stats(profile, plane, event))
+    for (size_t i = 0; i < names.size(); ++i)
+      if (s.name == names[i] && !out[i]) out[i] = s.value;
+}
+
+void Profile::find_event_stats(uint32_t plane, uint32_t e, std::span<const StringId> names,
+                               std::span<std::optional<StatValue>> out) const {
+  for (auto& o : out) o.reset();
+  sources[planes[plane].source]->find_event_stats(*this, plane, e, names, out);
+  bool missing = false;
+  for (const auto& o : out) missing |= !o.has_value();
+  if (!missing) return;
+  for (const Stat& s : metadata_stats(events.metadata[e]))
+    for (size_t i = 0; i < names.size(); ++i)
+      if (s.name == names[i] && !out[i]) out[i] = s.value;
+}
+
 std::optional<StatValue> Profile::event_stat(uint32_t plane, uint32_t e,
                                              std::string_view name) const {
   for (const Stat& s : event_stats(plane, e))

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -123,6 +124,11 @@ class EventSource {
   virtual std::vector<Stat> event_stats(const Profile& profile, uint32_t plane,
                                         uint32_t event) const = 0;
   virtual std::vector<Stat> metadata_stats(const Profile& profile, uint32_t metadata) const = 0;
+  // Sets out[i] to the event's own stat named names[i], when it has one. Sources override this
+  // when they can do better than scanning event_stats().
+  virtual void find_event_stats(const Profile& profile, uint32_t plane, uint32_t event,
+                                std::span<const StringId> names,
+                                std::span<std::optional<StatValue>> out) const;
 };
 
 class Profile {
@@ -177,6 +183,11 @@ class Profile {
   // A stat by name: the event's own first, then its metadata's.
   std::optional<StatValue> event_stat(uint32_t plane, uint32_t e, std::string_view name) const;
   std::optional<StatValue> plane_stat(uint32_t plane, std::string_view name) const;
+  // Several stats of one event by interned name (the event's own, then its metadata's), without
+  // decoding the others: for analyses that read a stat or two of many events. Names that are not
+  // interned (StringTable::find gives UINT32_MAX) are never found.
+  void find_event_stats(uint32_t plane, uint32_t e, std::span<const StringId> names,
+                        std::span<std::optional<StatValue>> out) const;
 
   // Interns a module; one known only by program id takes its name from the HLO index.
   uint32_t intern_module(ModuleKey key);
