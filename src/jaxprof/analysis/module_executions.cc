@@ -216,13 +216,6 @@ std::vector<uint32_t> module_events(const Profile& p, const DeviceLines& dev) {
   return out;
 }
 
-std::optional<int64_t> int_stat(const std::vector<Stat>& stats, const Profile& p,
-                                std::string_view name) {
-  for (const Stat& s : stats)
-    if (p.str(s.name) == name) return s.value.as_int();
-  return std::nullopt;
-}
-
 // "jit_f(12190760917235803885)" -> ("jit_f", 12190760917235803885).
 bool parse_module_event_name(std::string_view text, std::string& name, ProgramId& id) {
   if (!text.ends_with(')')) return false;
@@ -242,24 +235,33 @@ std::vector<ModuleExecution> from_module_line(const Profile& p, const DeviceLine
   p.require_lines({module_line});
   const Line& line = p.lines[module_line];
   std::vector<ModuleExecution> out;
+  TwoStats run_id(p, "run_id", "run_id");
+  // Name, program id and module index depend on the event metadata only: resolve each once.
+  std::unordered_map<uint32_t, size_t> first_of_metadata;  // metadata -> an execution using it
   for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
     ModuleExecution& x = out.emplace_back();
-    std::string_view label = p.event_name(e);
-    if (!parse_module_event_name(label, x.name, x.program_id)) x.name = std::string(label);
+    auto [seen, inserted] = first_of_metadata.try_emplace(p.events.metadata[e], out.size() - 1);
+    if (inserted) {
+      std::string_view label = p.event_name(e);
+      if (!parse_module_event_name(label, x.name, x.program_id)) x.name = std::string(label);
+      // Module index by (name, program id), then by program id alone.
+      for (uint32_t m = 1; m < p.modules.size(); ++m) {
+        if (p.modules[m].program_id != x.program_id) continue;
+        if (x.module == 0 || p.str(p.modules[m].name) == x.name) x.module = m;
+      }
+    } else {
+      const ModuleExecution& first = out[seen->second];
+      x.name = first.name;
+      x.program_id = first.program_id;
+      x.module = first.module;
+    }
     x.start_ps = p.events.start_ps[e];
     x.end_ps = p.events.end_ps(e);
-    x.run_id = int_stat(p.event_stats(line.plane, e), p, "run_id");
+    x.run_id = run_id(line.plane, e).first;
   }
   std::stable_sort(out.begin(), out.end(), [](const ModuleExecution& a, const ModuleExecution& b) {
     return a.start_ps < b.start_ps;
   });
-  // Module index by (name, program id), then by program id alone.
-  for (ModuleExecution& x : out) {
-    for (uint32_t m = 1; m < p.modules.size(); ++m) {
-      if (p.modules[m].program_id != x.program_id) continue;
-      if (x.module == 0 || p.str(p.modules[m].name) == x.name) x.module = m;
-    }
-  }
   // An op belongs to the execution it starts in (executions on one core do not overlap).
   std::vector<int64_t> starts;
   for (const ModuleExecution& x : out) starts.push_back(x.start_ps);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "jaxprof/analysis/module_executions.h"
 
@@ -32,7 +33,7 @@ ModulesResult compute_modules(const Profile& p, const ModulesOptions& options) {
   ModulesResult result;
   std::map<std::pair<std::string, ProgramId>, std::vector<const ModuleExecution*>> by_module;
   std::map<std::pair<std::string, ProgramId>, std::set<size_t>> devices;
-  std::vector<DeviceExecutions> all = module_executions(p);
+  const std::vector<DeviceExecutions>& all = module_executions(p);
   for (size_t di = 0; di < all.size(); ++di)
     for (const ModuleExecution& x : all[di].executions) {
       by_module[{x.name, x.program_id}].push_back(&x);
@@ -74,21 +75,23 @@ ModulesResult compute_modules(const Profile& p, const ModulesOptions& options) {
     m.ops_per_execution = static_cast<double>(ops) / static_cast<double>(m.executions);
 
     // Per op: its summed duration in each steady execution (absent = 0 is not assumed: an op
-    // that is missing from a run is counted over the runs that have it).
-    std::map<std::string, std::vector<double>> per_op;
-    for (const ModuleExecution* x : steady) {
-      std::map<std::string, int64_t> sums;
-      for (uint32_t e : x->events) {
-        StringId op = p.events.hlo_op[e];
-        sums[std::string(op ? p.str(op) : p.event_name(e))] += p.events.duration_ps[e];
+    // that is missing from a run is counted over the runs that have it). Keyed by interned name
+    // (equal strings share an id); skipped when no op is asked for (summary).
+    std::unordered_map<StringId, std::vector<double>> per_op;
+    if (options.top_ops > 0)
+      for (const ModuleExecution* x : steady) {
+        std::unordered_map<StringId, int64_t> sums;
+        for (uint32_t e : x->events) {
+          StringId op = p.events.hlo_op[e];
+          sums[op ? op : p.event_metadata[p.events.metadata[e]].name] += p.events.duration_ps[e];
+        }
+        for (auto& [name, s] : sums) per_op[name].push_back(static_cast<double>(s));
       }
-      for (auto& [name, s] : sums) per_op[name].push_back(static_cast<double>(s));
-    }
     for (auto& [name, v] : per_op) {
       if (v.size() < 2) continue;
       Moments om = moments(v);
       OpVariability& o = m.varying_ops.emplace_back();
-      o.name = name;
+      o.name = std::string(p.str(name));
       o.count = v.size();
       o.mean_ps = om.mean;
       o.std_ps = om.std;

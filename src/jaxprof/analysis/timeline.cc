@@ -54,7 +54,8 @@ std::vector<Interval> merged_union(std::vector<Interval> a, const std::vector<In
 TimelineResult compute_timeline(const Profile& p) {
   TimelineResult result;
   std::vector<DeviceLines> devices = op_devices(p);
-  std::vector<DeviceExecutions> executions = module_executions(p);  // decodes the device lines
+  const std::vector<DeviceExecutions>& executions =
+      module_executions(p);  // decodes the device lines
   // Categories depend on (metadata, hlo op, module) only: decide once per combination.
   std::map<std::tuple<uint32_t, StringId, uint32_t>, OpCategory> cache;
 
