@@ -36,8 +36,9 @@ TEST(NsysJax, ReferenceFiguresProcess0) {
   LoadedProfile lp;
   load_profile({proc(0)}, LoadOptions{}, lp);
   const Profile& p = lp.profile;
-  ASSERT_EQ(p.planes.size(), 1u);
+  ASSERT_EQ(p.planes.size(), 2u);  // the GPU, and the host threads' NVTX ranges
   EXPECT_EQ(p.str(p.planes[0].name), "/device:GPU:0");
+  EXPECT_EQ(p.str(p.planes[1].name), "/host:CPU");
   EXPECT_EQ(p.hosts[0].name, "pax_fsdp4_4proc_proc0");
   uint32_t mods = line_named(p, p.planes[0], "XLA Modules");
   uint32_t thunks = line_named(p, p.planes[0], "XLA Thunks");
@@ -104,7 +105,7 @@ TEST(NsysJax, TwoProcessesAreTwoHostsAndDevices) {
   ASSERT_EQ(p.hosts.size(), 2u);
   std::set<std::string> planes;
   for (const Plane& pl : p.planes) planes.insert(std::string(p.str(pl.name)));
-  EXPECT_EQ(planes, (std::set<std::string>{"/device:GPU:0", "/device:GPU:1"}));
+  EXPECT_EQ(planes, (std::set<std::string>{"/device:GPU:0", "/device:GPU:1", "/host:CPU"}));
   EXPECT_EQ(op_devices(p).size(), 2u);
 }
 

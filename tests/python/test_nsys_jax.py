@@ -1,6 +1,7 @@
 """jaxprof on nsys-jax archives: the CLI reproduces the process-0 reference figures (from the
-nsys-jax rules), and, where pyarrow is installed, per-module thunk counts match an independent
-reading of the projected NVTX trace that follows nsys-jax's own selection of innermost thunks."""
+nsys-jax rules), including compile time from the host NVTX ranges, and, where pyarrow is
+installed, per-module thunk counts match an independent reading of the projected NVTX trace that
+follows nsys-jax's own selection of innermost thunks."""
 from __future__ import annotations
 
 import collections
@@ -81,3 +82,53 @@ def test_thunk_counts_match_independent_reading(jaxprof_bin, archives):
         got[g["name"]] += g["count"]
     assert got == expected
     assert sum(expected.values()) == 13827
+
+
+def compile_json(jaxprof_bin, *args):
+    out = subprocess.run([str(jaxprof_bin), "compile", *map(str, args), "--format", "json"],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def test_compile_reference_figures_process0(jaxprof_bin, archives):
+    d = compile_json(jaxprof_bin, archives[0])
+    assert d["compiles"] == 17
+    assert d["wall_ns"] == 69388404880  # 69,388.405 ms of XlaCompile ranges
+    assert sum(p["wall_ns"] for p in d["phases"]) == d["wall_ns"]
+    step = next(e for e in d["events"] if e.get("program_id") == 40)
+    assert step["module"] == "pjit__wrapped_step_fn"
+    assert step["wall_ns"] == 51131029367  # 51,131.029 ms
+    assert step["worker_threads"] == 4
+    for e in d["events"]:
+        assert sum(p["wall_ns"] for p in e["phases"]) == e["wall_ns"]
+
+
+def xla_compile_walls(path):
+    """The wall time of every XlaCompile range, read straight from the CSV with the stdlib."""
+    import csv
+    import lzma
+    with zipfile.ZipFile(path) as z:
+        text = lzma.decompress(z.read("report_nvtx_pushpop_trace.csv.xz")).decode()
+    return [int(r["Duration (ns)"]) for r in csv.DictReader(io.StringIO(text))
+            if r["Name"].startswith("TSL:XlaCompile:")]
+
+
+def test_compile_matches_independent_reading(jaxprof_bin, archives):
+    for path in archives:
+        walls = xla_compile_walls(path)
+        d = compile_json(jaxprof_bin, path)
+        assert sorted(e["wall_ns"] for e in d["events"]) == sorted(walls)
+
+
+def test_compile_passes_only(jaxprof_bin, archives):
+    d = compile_json(jaxprof_bin, archives[0], "--passes-only")
+    names = [p["name"] for p in d["passes"]]
+    assert "priority-fusion" in names
+    assert not any("program_id" in n or "module=" in n or n.startswith("Xla") for n in names)
+    for e in d["events"]:
+        assert all(s["phase"] == "hlo-passes" for s in e["steps"])
+
+
+def test_compile_two_processes_summed_once(jaxprof_bin, archives):
+    each = sum(compile_json(jaxprof_bin, p)["wall_ns"] for p in archives)
+    assert compile_json(jaxprof_bin, *archives)["wall_ns"] == each

@@ -10,6 +10,7 @@ RegisterCommand compile_command(30, [](CLI::App& app) -> std::function<int()> {
   struct Options {
     CommonOptions common;
     size_t top_steps = 0;
+    bool passes_only = false;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
@@ -21,11 +22,15 @@ RegisterCommand compile_command(30, [](CLI::App& app) -> std::function<int()> {
   add_common(cmd, o->common);
   cmd->add_option("--top-steps", o->top_steps,
                   "Keep the N largest steps (event names) per compile in JSON/CSV (0 = all)");
+  cmd->add_flag("--passes-only", o->passes_only,
+                "Steps are HLO passes alone (no module or program id in their names), with totals "
+                "per pass over every compile");
   return [o]() {
     LoadedProfile loaded;
     load(o->common, loaded);
     CompileOptions options;
     options.top_steps = o->top_steps;
+    options.passes_only = o->passes_only;
     CompileResult r = compute_compile(loaded.profile, options);
     warn(loaded.profile.warnings);
     write(render_compile(r, format_of(o->common)));

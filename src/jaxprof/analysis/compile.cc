@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "jaxprof/analysis/line_filter.h"
+
 namespace jaxprof {
 
 const char* compile_phase_name(CompilePhase p) {
@@ -40,8 +42,40 @@ CompileEventClass phase(CompilePhase p) { return {CompileEventKind::kPhase, p}; 
 
 }  // namespace
 
+namespace {
+
+// XLA's NVTX ranges from nsys-jax archives, which the importer names "Kind" or "Kind:pass".
+bool classify_nvtx(std::string_view name, CompileEventClass& out) {
+  using P = CompilePhase;
+  std::string_view kind = name.substr(0, name.find(':'));
+  if (!kind.starts_with("Xla")) return false;
+  if (kind == "XlaCompile") {
+    out = {CompileEventKind::kXlaRoot, P::kCompileOther};
+  } else if (kind == "XlaDumpHloModule") {
+    out = {CompileEventKind::kPhase, P::kCompileOther};
+  } else if (kind == "XlaPass" || kind == "XlaPassPipeline" || kind == "XlaMemoryScheduler" ||
+             kind == "XlaBufferAssignment") {
+    // Scheduling and buffer assignment rewrite and place HLO; they make no code.
+    out = phase(P::kHloPasses);
+  } else if (kind == "XlaCompileBackend" || kind.starts_with("XlaEmit") ||
+             kind == "XlaOptimizeLlvmIr" || kind == "XlaDumpLlvmIr" || kind == "XlaCompileGpuAsm" ||
+             kind == "XlaCreateGpuExecutable" || kind == "XlaCompileCudnnFusion" ||
+             kind.starts_with("XlaAutotuner")) {
+    // Autotuning compiles and times candidate kernels: backend work, so codegen.
+    out = phase(P::kCodegen);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool is_folded_compile_event(std::string_view name) { return name == "XlaAutotunerMeasurement"; }
+
 CompileEventClass classify_compile_event(std::string_view name) {
   using P = CompilePhase;
+  if (CompileEventClass c; classify_nvtx(name, c)) return c;
   if (name.starts_with('$')) {
     // Python tracer frames ("$partial_eval.py:2268 trace_to_jaxpr"): only tracing is useful,
     // because JAX versions that annotate lowering do not annotate tracing before it.
@@ -104,13 +138,17 @@ struct LineIncs {
 // else there is Python or nested dispatch, folded into the stage); inside XLA's compiler every
 // event counts, unknown names taking their parent's phase (direct children of the compile entry
 // are HLO passes). On threads that only compile, every event counts.
+bool is_compile_thread(std::string_view line_name) {
+  return contains(line_name, "Compil") || contains(line_name, "compil") ||
+         contains(line_name, "codegen");
+}
+
 LineIncs collect_line(const Profile& p, uint32_t li, const std::vector<CompileEventClass>& cls) {
   LineIncs out;
   out.line = li;
   const Line& line = p.lines[li];
   std::string_view lname = p.str(line.name);
-  bool compile_thread =
-      contains(lname, "Compil") || contains(lname, "compil") || contains(lname, "codegen");
+  bool compile_thread = is_compile_thread(lname);
   CompilePhase thread_phase =
       contains(lname, "codegen") ? CompilePhase::kCodegen : CompilePhase::kCompileOther;
   const Events& ev = p.events;
@@ -119,6 +157,7 @@ LineIncs collect_line(const Profile& p, uint32_t li, const std::vector<CompileEv
     int64_t end;
     uint32_t inc;
     uint32_t anchor;
+    bool folded;  // inside an event whose detail is folded into it
   };
   std::vector<Open> stack;
   for (uint32_t k = 0; k < line.event_count; ++k) {
@@ -128,12 +167,13 @@ LineIncs collect_line(const Profile& p, uint32_t li, const std::vector<CompileEv
     // Each open entry carries the nearest compile event at or above it.
     uint32_t parent = stack.empty() ? kNone : stack.back().inc;
     uint32_t anchor = stack.empty() ? kNone : stack.back().anchor;
+    bool folded = !stack.empty() && stack.back().folded;
     uint32_t mi = ev.metadata[e];
     std::string_view name = p.str(p.event_metadata[mi].name);
     const CompileEventClass& c = cls[mi];
     bool include = false;
     CompilePhase ph = c.phase;
-    if (d > 0 && !name.starts_with("ThreadpoolListener::")) {
+    if (d > 0 && !folded && !name.starts_with("ThreadpoolListener::")) {
       if (c.kind != CompileEventKind::kNone) {
         include = true;
       } else if (!name.starts_with('$')) {
@@ -164,7 +204,9 @@ LineIncs collect_line(const Profile& p, uint32_t li, const std::vector<CompileEv
     }
     // Children of a non-compile event that is not a Python frame anchor to it (PjitFunction(f)).
     uint32_t child_anchor = (!include && !name.starts_with('$')) ? e : anchor;
-    if (d > 0) stack.push_back({s + d, inc != kNone ? inc : parent, child_anchor});
+    if (d > 0)
+      stack.push_back({s + d, inc != kNone ? inc : parent, child_anchor,
+                       folded || (inc != kNone && is_folded_compile_event(name))});
   }
   return out;
 }
@@ -209,6 +251,62 @@ std::vector<Seg> flatten(const std::vector<Inc>& incs, const std::vector<uint32_
   return out;
 }
 
+// Parallel regions of one compile, by the launching thread's event that was open while the
+// workers ran: the region's wall time and each worker event's self time in it.
+class ParallelPools {
+ public:
+  void add(uint32_t launcher, const std::vector<std::pair<size_t, uint32_t>>& active, int64_t ps) {
+    Pool& pool = pools_[launcher];
+    pool.wall += ps;
+    for (const auto& a : active) pool.self[a] += ps;
+  }
+  // Each region's wall time in proportion to the self times, in integer picoseconds that add up
+  // exactly (the rounding remainder goes to the largest share).
+  template <typename Give>
+  void share_out(Give&& give) const {
+    for (const auto& [launcher, pool] : pools_) {
+      __int128 total = 0;
+      for (const auto& [key, self] : pool.self) total += self;
+      if (total == 0) continue;
+      int64_t given = 0, largest = -1;
+      std::pair<size_t, uint32_t> largest_key{};
+      for (const auto& [key, self] : pool.self) {
+        int64_t part = static_cast<int64_t>(static_cast<__int128>(pool.wall) * self / total);
+        give(key.first, key.second, part);
+        given += part;
+        if (self > largest) {
+          largest = self;
+          largest_key = key;
+        }
+      }
+      if (pool.wall > given) give(largest_key.first, largest_key.second, pool.wall - given);
+    }
+  }
+
+ private:
+  struct Pool {
+    int64_t wall = 0;
+    std::map<std::pair<size_t, uint32_t>, int64_t> self;
+  };
+  std::map<uint32_t, Pool> pools_;
+};
+
+// The passes alone: XLA's NVTX "XlaPass:NAME" ranges as NAME (their pipelines, scheduling and
+// buffer assignment left out), else the steps of the HLO-passes phase.
+void keep_passes(std::vector<CompileStepTime>& steps) {
+  constexpr std::string_view kPass = "XlaPass:";
+  std::vector<CompileStepTime> kept;
+  for (CompileStepTime& s : steps) {
+    if (s.name.starts_with(kPass)) {
+      s.name.erase(0, kPass.size());
+      kept.push_back(std::move(s));
+    } else if (!s.name.starts_with("Xla") && s.phase == CompilePhase::kHloPasses) {
+      kept.push_back(std::move(s));
+    }
+  }
+  steps = std::move(kept);
+}
+
 struct Window {
   uint32_t plane = 0;
   uint32_t line = 0;  // index into the plane's LineIncs
@@ -245,6 +343,7 @@ std::string_view name_suffix(std::string_view name) {
 CompileResult compute_compile(const Profile& p, const CompileOptions& options) {
   CompileResult result;
   result.phases = empty_phases();
+  result.passes_only = options.passes_only;
 
   std::vector<CompileEventClass> cls(p.event_metadata.size());
   std::vector<uint8_t> plane_has_compile(p.planes.size(), 0);
@@ -256,10 +355,20 @@ CompileResult compute_compile(const Profile& p, const CompileOptions& options) {
     if (cls[mi].kind == CompileEventKind::kJaxStage || cls[mi].kind == CompileEventKind::kXlaRoot)
       plane_has_compile[m.plane] = 1;
   }
+  // A line gives compile events only if it is a compiler thread or holds an event of a compile
+  // class (collect_line): the host threads that hold neither are not decoded.
+  LineFilter compile_events(p);
+  for (uint32_t mi = 0; mi < p.event_metadata.size(); ++mi)
+    if (cls[mi].kind != CompileEventKind::kNone) compile_events.want(mi);
+  std::vector<uint8_t> line_needed(p.lines.size(), 0);
   std::vector<uint32_t> needed;
   for (uint32_t pi = 0; pi < p.planes.size(); ++pi)
     if (plane_has_compile[pi])
-      needed.insert(needed.end(), p.planes[pi].lines.begin(), p.planes[pi].lines.end());
+      for (uint32_t li : p.planes[pi].lines)
+        if (is_compile_thread(p.str(p.lines[li].name)) || compile_events.may_hold(li)) {
+          line_needed[li] = 1;
+          needed.push_back(li);
+        }
   p.require_lines(needed);
 
   std::unordered_set<std::string_view> known_modules;
@@ -278,6 +387,7 @@ CompileResult compute_compile(const Profile& p, const CompileOptions& options) {
     const Plane& plane = p.planes[pi];
     std::vector<LineIncs> lines;
     for (uint32_t li : plane.lines) {
+      if (!line_needed[li]) continue;
       LineIncs l = collect_line(p, li, cls);
       if (!l.incs.empty()) lines.push_back(std::move(l));
     }
@@ -435,20 +545,44 @@ CompileResult compute_compile(const Profile& p, const CompileOptions& options) {
       cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
       std::vector<size_t> pos(segs.size(), 0);
       int64_t between = 0;
+      auto give = [&](size_t k, uint32_t inc, int64_t ps) {
+        const Inc& x = lines[segs[k].L].incs[inc];
+        rec.phases[static_cast<int>(x.phase)].wall_ps += ps;
+        step_of(segs[k].L, inc).wall_ps += ps;
+      };
+      // XLA's NVTX compiles (nsys-jax archives) share each parallel region out among the workers'
+      // events by their self time in it, as nsys-jax does, so jaxprof's phases match its tables.
+      bool share = p.event_name(lines[w.line].incs[w.roots.front()].event) == "XlaCompile";
+      ParallelPools pools;
+      std::vector<std::pair<size_t, uint32_t>> active;
       for (size_t c = 0; c + 1 < cuts.size(); ++c) {
         int64_t a = cuts[c], b = cuts[c + 1];
-        bool placed = false;
+        size_t main_k = kNone;
+        uint32_t main_inc = kNone;
+        active.clear();
         for (size_t k = 0; k < segs.size(); ++k) {
           const auto& v = segs[k].segs;
           while (pos[k] < v.size() && v[pos[k]].b <= a) ++pos[k];
-          if (placed || pos[k] >= v.size() || v[pos[k]].a > a) continue;
-          const Inc& x = lines[segs[k].L].incs[v[pos[k]].inc];
-          rec.phases[static_cast<int>(x.phase)].wall_ps += b - a;
-          step_of(segs[k].L, v[pos[k]].inc).wall_ps += b - a;
-          placed = true;
+          if (pos[k] >= v.size() || v[pos[k]].a > a) continue;
+          if (segs[k].L == w.line) {
+            main_k = k;
+            main_inc = v[pos[k]].inc;
+          } else {
+            active.push_back({k, v[pos[k]].inc});  // busiest worker first
+          }
         }
-        if (!placed) between += b - a;
+        if (!active.empty() && share) {
+          // The launching thread's event open now is the one that launched the workers.
+          pools.add(main_inc, active, b - a);
+        } else if (!active.empty()) {
+          give(active.front().first, active.front().second, b - a);
+        } else if (main_k != kNone) {
+          give(main_k, main_inc, b - a);
+        } else {
+          between += b - a;
+        }
       }
+      pools.share_out(give);
       rec.phases[static_cast<int>(CompilePhase::kBetweenStages)].wall_ps = between;
       if (between > 0) {
         CompileStepTime& s = rec.steps.emplace_back();
@@ -456,7 +590,32 @@ CompileResult compute_compile(const Profile& p, const CompileOptions& options) {
         s.phase = CompilePhase::kBetweenStages;
         s.wall_ps = between;
       }
-      // Module: a pass named "... (jit_f)", else a module/name stat on the compiler's own events
+      // Module: the compile entry's own hlo_module / program_id stats (XLA's NVTX XlaCompile
+      // range), the program id else from the first range on the launching thread that names the
+      // same module with one (XlaCompileBackend always does; XlaCompile not on every path).
+      {
+        const auto& incs = lines[w.line].incs;
+        uint32_t root = w.roots.front();
+        auto module_stats = [&](uint32_t inc, std::string& name, ProgramId& id) {
+          for (const Stat& st : p.event_stats(pi, incs[inc].event)) {
+            std::string_view sn = p.str(st.name);
+            if (sn == "hlo_module" && st.value.is_text()) name = std::string(st.value.str);
+            if (sn == "program_id" && st.value.kind == StatKind::kInt64 && st.value.i >= 0)
+              id = static_cast<ProgramId>(st.value.i);
+          }
+        };
+        module_stats(root, module, rec.program_id);
+        for (uint32_t i = root + 1, budget = 64;
+             !module.empty() && rec.program_id == kNoProgram && budget > 0 && i < incs.size() &&
+             incs[i].top == root;
+             ++i, --budget) {
+          std::string name;
+          ProgramId id = kNoProgram;
+          module_stats(i, name, id);
+          if (name == module) rec.program_id = id;
+        }
+      }
+      // Else a pass named "... (jit_f)", else a module/name stat on the compiler's own events
       // (not on codegen: FusionCompiler names its kernel module), else jit_<function>.
       if (module.empty()) {
         int budget = 256;
@@ -485,6 +644,7 @@ CompileResult compute_compile(const Profile& p, const CompileOptions& options) {
         if (known_modules.count(guess)) module = guess;
       }
       rec.module = std::move(module);
+      if (options.passes_only) keep_passes(rec.steps);
       std::sort(rec.steps.begin(), rec.steps.end(),
                 [](const CompileStepTime& a, const CompileStepTime& b) {
                   if (a.wall_ps != b.wall_ps) return a.wall_ps > b.wall_ps;
@@ -500,14 +660,15 @@ CompileResult compute_compile(const Profile& p, const CompileOptions& options) {
       result.compiles.begin(), result.compiles.end(),
       [](const CompileRecord& a, const CompileRecord& b) { return a.start_ps < b.start_ps; });
 
-  std::unordered_map<std::string, size_t> module_index;
+  std::map<std::pair<std::string, ProgramId>, size_t> module_index;
   for (const CompileRecord& c : result.compiles) {
     result.wall_ps += c.wall_ps;
     result.worker_busy_ps += c.worker_busy_ps;
-    auto [it, added] = module_index.try_emplace(c.module, result.modules.size());
+    auto [it, added] = module_index.try_emplace({c.module, c.program_id}, result.modules.size());
     if (added) {
       ModuleCompile& m = result.modules.emplace_back();
       m.module = c.module;
+      m.program_id = c.program_id;
       m.phases = empty_phases();
     }
     ModuleCompile& m = result.modules[it->second];
@@ -520,6 +681,26 @@ CompileResult compute_compile(const Profile& p, const CompileOptions& options) {
       result.phases[i].wall_ps += c.phases[i].wall_ps;
       result.phases[i].thread_ps += c.phases[i].thread_ps;
     }
+  }
+  if (options.passes_only) {
+    std::unordered_map<std::string, size_t> pass_index;
+    for (const CompileRecord& c : result.compiles)
+      for (const CompileStepTime& st : c.steps) {
+        auto [it, added] = pass_index.try_emplace(st.name, result.passes.size());
+        if (added) {
+          result.passes.push_back(st);
+          continue;
+        }
+        CompileStepTime& agg = result.passes[it->second];
+        agg.count += st.count;
+        agg.wall_ps += st.wall_ps;
+        agg.thread_ps += st.thread_ps;
+      }
+    std::sort(result.passes.begin(), result.passes.end(),
+              [](const CompileStepTime& a, const CompileStepTime& b) {
+                if (a.wall_ps != b.wall_ps) return a.wall_ps > b.wall_ps;
+                return a.name < b.name;
+              });
   }
   std::stable_sort(result.modules.begin(), result.modules.end(),
                    [](const ModuleCompile& a, const ModuleCompile& b) {

@@ -39,6 +39,8 @@ struct CompileEventClass {
   CompilePhase phase = CompilePhase::kCompileOther;
 };
 CompileEventClass classify_compile_event(std::string_view name);
+// Events whose nested detail is folded into them (an autotuner measurement's kernel launches).
+bool is_folded_compile_event(std::string_view name);
 
 struct CompilePhaseTime {
   CompilePhase phase = CompilePhase::kCompileOther;
@@ -60,6 +62,7 @@ struct CompileRecord {
   std::string thread;    // the line that launched it
   std::string module;    // XLA module name when the events say it, else ""
   std::string function;  // the jitted Python function (PjitFunction(f) -> "f"), else ""
+  ProgramId program_id = kNoProgram;  // when the compile's events say it (NVTX ranges)
   int64_t start_ps = 0;
   int64_t wall_ps = 0;
   uint64_t events = 0;          // compile events attributed to it, all threads
@@ -70,7 +73,8 @@ struct CompileRecord {
 };
 
 struct ModuleCompile {
-  std::string module;  // "" = not known
+  std::string module;                 // "" = not known
+  ProgramId program_id = kNoProgram;  // modules are told apart by name and program id
   uint64_t compiles = 0;
   int64_t wall_ps = 0;
   int64_t worker_busy_ps = 0;
@@ -79,6 +83,9 @@ struct ModuleCompile {
 
 struct CompileOptions {
   size_t top_steps = 0;  // per compile, keep the N largest steps (0 = all)
+  // Steps are the HLO passes alone (pass names without module or program id), and the result
+  // carries their totals over every compile.
+  bool passes_only = false;
 };
 
 struct CompileResult {
@@ -87,7 +94,9 @@ struct CompileResult {
   int64_t wall_ps = 0;                  // sum over compiles
   int64_t worker_busy_ps = 0;
   std::vector<CompilePhaseTime> phases;  // totals over compiles
-  std::vector<std::string> notes;        // what the profile can and cannot tell
+  bool passes_only = false;
+  std::vector<CompileStepTime> passes;  // with passes_only: per pass over compiles, by wall_ps
+  std::vector<std::string> notes;       // what the profile can and cannot tell
 };
 
 CompileResult compute_compile(const Profile& profile, const CompileOptions& options = {});

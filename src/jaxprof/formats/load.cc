@@ -58,7 +58,8 @@ void load_profile(const std::vector<std::string>& paths, const LoadOptions& opti
   for (const auto& p : profiles) zips += is_zip_file(p);
   if (zips > 0) {
     if (zips != profiles.size())
-      throw InputError(profiles.front(), "give either nsys-jax archives (*.zip) or XSpace profiles");
+      throw InputError(profiles.front(),
+                       "give either nsys-jax archives (*.zip) or XSpace profiles");
     for (const auto& p : profiles) {
       import_nsys_jax(out.profile, Buffer::open(p), "", options.import);
       out.files.hosts.push_back(HostFile{std::filesystem::path(p).stem().string(), p});
@@ -68,6 +69,8 @@ void load_profile(const std::vector<std::string>& paths, const LoadOptions& opti
       out.files.hlo_files.push_back(f);
     }
     finish_import(out.profile);
+    // Several processes: their clocks are aligned so straggler and wait times mean something.
+    if (out.profile.hosts.size() > 1) align_nsys_jax_clocks(out.profile);
     return;
   }
 

@@ -12,7 +12,9 @@
 #include <thread>
 #include <unordered_map>
 
+#include "jaxprof/analysis/clock_skew.h"
 #include "jaxprof/error.h"
+#include "jaxprof/formats/nsys_host_ranges.h"
 #include "jaxprof/io/parquet.h"
 #include "jaxprof/io/xz.h"
 #include "jaxprof/io/zip.h"
@@ -23,6 +25,8 @@ namespace {
 
 constexpr std::string_view kTraceMember = "nvtx_gpu_proj_trace/trace.parquet";
 constexpr std::string_view kThreadsMember = "thread-metadata.parquet";
+constexpr std::string_view kPushPopCsv = "report_nvtx_pushpop_trace.csv.xz";
+constexpr std::string_view kPushPopParquet = "report_nvtx_pushpop_trace.parquet";
 constexpr std::string_view kHloSuffix = "after_optimizations.hlo.pb.xz";
 // An HLO dump is a few MB; anything beyond this ratio is not one.
 constexpr size_t kMaxXzRatio = 1000;
@@ -79,8 +83,10 @@ struct Record {
   int64_t start_ns, duration_ns;
   uint32_t metadata;
   StringId hlo_op, op_path;
-  uint32_t module;
+  uint32_t module;  // the event's module column (0 on host threads: they run no module)
   int64_t range_id;
+  StringId stat_module = 0;  // what the hlo_module / program_id stats say
+  ProgramId stat_program = kNoProgram;
 };
 
 // One profiled process: its members in the archive.
@@ -88,7 +94,21 @@ struct ProcessMembers {
   std::string host;
   const ZipEntry* trace = nullptr;
   const ZipEntry* threads = nullptr;
+  const ZipEntry* pushpop = nullptr;  // host NVTX ranges, CSV (xz) or Parquet
 };
+
+// "TSL:XlaPass:#name=dce,module=jit_f,program_id=3#" -> "XlaPass:dce": XLA's ranges are named by
+// kind and pass (or pipeline); module and program id become stats, so one pass is one name across
+// modules. The op an autotuner measurement timed is detail: every measurement is one name.
+std::string host_event_name(std::string_view n) {
+  if (n.starts_with("TSL:")) n.remove_prefix(4);
+  size_t k = n.find(":#");
+  if (!n.starts_with("Xla") || k == std::string_view::npos) return std::string(n);
+  std::string kind(n.substr(0, k));
+  if (kind == "XlaAutotunerMeasurement") return kind;
+  std::string_view pass = field(n, "name=");
+  return pass.empty() ? kind : kind + ":" + std::string(pass);
+}
 
 class NsysJaxSource : public EventSource {
  public:
@@ -103,6 +123,10 @@ class NsysJaxSource : public EventSource {
   // Everything is read from the archive here; decoding later needs only the records.
   void import_process(Profile& p, const ZipArchive& zip, const ProcessMembers& m,
                       uint32_t process_index, std::vector<std::string>& warnings);
+  // Host NVTX ranges as a `/host:CPU` plane of the process, one line per thread.
+  void import_host_ranges(Profile& p, uint32_t host, const std::vector<HostRange>& ranges,
+                          const std::map<std::pair<int64_t, int64_t>, std::string>& thread_names,
+                          int64_t host_base);
 
   void decode_lines(Profile& p, const std::vector<uint32_t>& lines) override {
     Events& ev = p.events;
@@ -110,10 +134,12 @@ class NsysJaxSource : public EventSource {
       Line& line = p.lines[li];
       auto [first, host_base] = line_records_.at(li);
       int64_t shift_ns = host_base - p.base_ns;  // hosts share the earliest start as zero
+      auto shift = host_shift_ps_.find(p.planes[line.plane].host);
+      int64_t shift_ps = shift == host_shift_ps_.end() ? 0 : shift->second;
       for (uint32_t k = 0; k < line.event_count; ++k) {
         const Record& r = records_[first + k];
         uint32_t e = line.first_event + k;
-        ev.start_ps[e] = (r.start_ns - host_base + shift_ns) * 1000;
+        ev.start_ps[e] = (r.start_ns - host_base + shift_ns) * 1000 - shift_ps;
         ev.duration_ps[e] = r.duration_ns * 1000;
         ev.metadata[e] = r.metadata;
         ev.raw[e] = first + k;
@@ -141,15 +167,24 @@ class NsysJaxSource : public EventSource {
       s.value.i = v;
     };
     text(stat_hlo_op_, r.hlo_op);
-    const ModuleKey& mk = p.modules[r.module];
-    text(stat_module_, mk.name);
-    if (mk.program_id != kNoProgram) number(stat_program_, static_cast<int64_t>(mk.program_id));
+    text(stat_module_, r.stat_module);
+    if (r.stat_program != kNoProgram) number(stat_program_, static_cast<int64_t>(r.stat_program));
     text(stat_tf_op_, r.op_path);
-    number(stat_range_, r.range_id);
+    if (r.range_id >= 0) number(stat_range_, r.range_id);
     return out;
   }
 
   std::vector<Stat> metadata_stats(const Profile&, uint32_t) const override { return {}; }
+
+  // Moves every event of the host `ps` earlier: decoded lines now, the others when decoded.
+  void shift_host(Profile& p, uint32_t host, int64_t ps) {
+    host_shift_ps_[host] += ps;
+    for (const auto& [li, where] : line_records_) {
+      const Line& line = p.lines[li];
+      if (p.planes[line.plane].host != host || !line.decoded) continue;
+      for (uint32_t k = 0; k < line.event_count; ++k) p.events.start_ps[line.first_event + k] -= ps;
+    }
+  }
 
  private:
   uint32_t plane_for(Profile& p, int64_t device, uint32_t host);
@@ -161,6 +196,7 @@ class NsysJaxSource : public EventSource {
   // Line index -> (first record, host base ns).
   std::unordered_map<uint32_t, std::pair<uint32_t, int64_t>> line_records_;
   std::map<std::pair<uint32_t, StringId>, uint32_t> metadata_;
+  std::unordered_map<uint32_t, int64_t> host_shift_ps_;  // clock corrections, by host
 };
 
 uint32_t NsysJaxSource::metadata_for(Profile& p, uint32_t plane, StringId name) {
@@ -207,6 +243,7 @@ void NsysJaxSource::import_process(Profile& p, const ZipArchive& zip_, const Pro
   std::vector<uint8_t> thread_storage;
   std::string_view thread_bytes;
   std::map<std::pair<int64_t, int64_t>, int64_t> launcher_device;
+  std::map<std::pair<int64_t, int64_t>, std::string> thread_names;
   int64_t first_launcher_device = -1;
   if (m.threads) {
     ParquetFile tf = open_parquet(zip_, *m.threads, thread_storage, thread_bytes);
@@ -215,6 +252,7 @@ void NsysJaxSource::import_process(Profile& p, const ZipArchive& zip_, const Pro
     for (size_t i = 0; i < names.size(); ++i) {
       if (names.is_null(i) || !pid.present(i) || !tid.present(i)) continue;
       std::string_view n = names.strings[i];
+      thread_names.emplace(std::make_pair(pid[i], tid[i]), std::string(n));
       if (!n.starts_with("XlaLauncher:#")) continue;
       int64_t g;
       if (!parse_int(field(n, "global="), g)) continue;
@@ -334,6 +372,23 @@ void NsysJaxSource::import_process(Profile& p, const ZipArchive& zip_, const Pro
     for (int32_t i : d.modules) host_base = std::min(host_base, ranges[i].start_ns);
   for (auto& [device, d] : devices)
     for (int32_t i : d.thunks) host_base = std::min(host_base, ranges[i].start_ns);
+  // Host NVTX ranges: compile phases usually come before the first GPU range.
+  std::vector<uint8_t> pushpop_storage, pushpop_text;
+  std::vector<ParquetColumn> pushpop_columns;
+  std::vector<HostRange> host_ranges;
+  if (m.pushpop) {
+    std::string member = zip_.member_path(*m.pushpop);
+    std::string_view raw = zip_.read(*m.pushpop, pushpop_storage);
+    if (m.pushpop->name.starts_with(kPushPopParquet)) {
+      host_ranges = parse_pushpop_parquet(raw, member, pushpop_columns);
+    } else {
+      pushpop_text = unxz(raw, member, std::max(kMinXzCap, raw.size() * kMaxXzRatio));
+      host_ranges = parse_pushpop_csv(
+          std::string_view(reinterpret_cast<const char*>(pushpop_text.data()), pushpop_text.size()),
+          member);
+    }
+    for (const HostRange& r : host_ranges) host_base = std::min(host_base, r.start_ns);
+  }
   if (host_base == std::numeric_limits<int64_t>::max()) host_base = 0;
   p.hosts[host].base_ns = host_base;
 
@@ -392,8 +447,72 @@ void NsysJaxSource::import_process(Profile& p, const ZipArchive& zip_, const Pro
             rec.op_path = p.strings.intern_copy(r.name.substr(b + 6, e - b - 6));
           rec.metadata = metadata_for(p, plane, rec.hlo_op);
         }
+        rec.stat_module = p.modules[rec.module].name;
+        rec.stat_program = p.modules[rec.module].program_id;
         records_.push_back(rec);
       }
+    }
+  }
+  if (!host_ranges.empty()) import_host_ranges(p, host, host_ranges, thread_names, host_base);
+}
+
+void NsysJaxSource::import_host_ranges(
+    Profile& p, uint32_t host, const std::vector<HostRange>& ranges,
+    const std::map<std::pair<int64_t, int64_t>, std::string>& thread_names, int64_t host_base) {
+  uint32_t plane = static_cast<uint32_t>(p.planes.size());
+  {
+    Plane& pl = p.planes.emplace_back();
+    pl.name = p.strings.intern_view("/host:CPU");
+    pl.host = host;
+    pl.source = source_;
+    pl.kind = PlaneKind::kHostCpu;
+  }
+  // One line per thread; the process's main thread (TID == PID) first.
+  std::map<std::pair<bool, int64_t>, std::vector<uint32_t>> by_thread;
+  for (uint32_t i = 0; i < ranges.size(); ++i)
+    by_thread[{ranges[i].tid != ranges[i].pid, ranges[i].tid}].push_back(i);
+  std::unordered_map<std::string_view, std::pair<std::string, uint32_t>> names;
+  for (auto& [key, rows] : by_thread) {
+    std::stable_sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) {
+      if (ranges[a].start_ns != ranges[b].start_ns) return ranges[a].start_ns < ranges[b].start_ns;
+      return ranges[a].end_ns > ranges[b].end_ns;
+    });
+    const HostRange& first = ranges[rows.front()];
+    auto tn = thread_names.find({first.pid, first.tid});
+    uint32_t li = static_cast<uint32_t>(p.lines.size());
+    Line& line = p.lines.emplace_back();
+    line.plane = plane;
+    line.source = source_;
+    line.id = first.tid;
+    // Threads often share the process's name ("main.py"): the TID tells them apart.
+    std::string tname = tn != thread_names.end() ? tn->second : "thread";
+    line.name = p.strings.intern_copy(tname + " (" + std::to_string(first.tid) + ")");
+    line.timestamp_ns = host_base;
+    line.first_event = static_cast<uint32_t>(p.events.size());
+    if (p.events.size() + rows.size() >= std::numeric_limits<uint32_t>::max())
+      throw InputError(p.hosts[host].path, "more than 4 billion events; not supported");
+    line.event_count = static_cast<uint32_t>(rows.size());
+    line.decoded = false;
+    p.events.resize(p.events.size() + rows.size(), /*uninitialised=*/true);
+    p.planes[plane].lines.push_back(li);
+    line_records_[li] = {static_cast<uint32_t>(records_.size()), host_base};
+    for (uint32_t row : rows) {
+      const HostRange& r = ranges[row];
+      auto [it, added] = names.try_emplace(r.name);
+      if (added) {
+        it->second.first = host_event_name(r.name);
+        it->second.second = metadata_for(p, plane, p.strings.intern_copy(it->second.first));
+      }
+      Record rec{r.start_ns, r.end_ns - r.start_ns, it->second.second, 0, 0, 0, -1};
+      std::string_view mod = field(r.name, "module=");
+      if (mod.empty()) mod = field(r.name, "hlo_module=");
+      if (!mod.empty()) {
+        int64_t program = -1;
+        if (parse_int(field(r.name, "program_id="), program) && program >= 0)
+          rec.stat_program = static_cast<ProgramId>(program);
+        rec.stat_module = p.strings.intern_copy(mod);
+      }
+      records_.push_back(rec);
     }
   }
 }
@@ -456,6 +575,8 @@ void import_nsys_jax(Profile& profile, std::shared_ptr<Buffer> archive, const st
     m.host = host.empty() ? stem_of(archive->path()) : host;
     m.trace = t;
     m.threads = zip->find(kThreadsMember);
+    m.pushpop = zip->find(kPushPopParquet);
+    if (!m.pushpop) m.pushpop = zip->find(kPushPopCsv);
   } else {
     std::string dir = std::string(kTraceMember) + "/";
     for (const ZipEntry& e : zip->entries()) {
@@ -465,6 +586,8 @@ void import_nsys_jax(Profile& profile, std::shared_ptr<Buffer> archive, const st
       m.trace = &e;
       m.threads = zip->find(std::string(kThreadsMember) + "/" + m.host);
       if (!m.threads) m.threads = zip->find(kThreadsMember);
+      m.pushpop = zip->find(std::string(kPushPopParquet) + "/" + m.host);
+      if (!m.pushpop) m.pushpop = zip->find(std::string(kPushPopCsv) + "/" + m.host);
     }
     std::sort(processes.begin(), processes.end(),
               [](const ProcessMembers& a, const ProcessMembers& b) { return a.host < b.host; });
@@ -533,6 +656,21 @@ void import_nsys_jax(Profile& profile, std::shared_ptr<Buffer> archive, const st
   for (uint32_t i = 0; i < processes.size(); ++i)
     src->import_process(profile, *zip, processes[i], i, profile.warnings);
   profile.sources.push_back(std::move(src));
+}
+
+std::vector<int64_t> align_nsys_jax_clocks(Profile& profile) {
+  ClockSkew skew = collective_end_skews(profile);
+  for (uint32_t h = 0; h < skew.host_skew_ps.size(); ++h) {
+    if (skew.host_skew_ps[h] == 0) continue;
+    for (const Plane& plane : profile.planes) {
+      if (plane.host != h) continue;
+      if (auto* src = dynamic_cast<NsysJaxSource*>(profile.sources[plane.source].get())) {
+        src->shift_host(profile, h, skew.host_skew_ps[h]);
+        break;
+      }
+    }
+  }
+  return skew.host_skew_ps;
 }
 
 }  // namespace jaxprof

@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "jaxprof/formats/xplane.h"
 #include "jaxprof/io/buffer.h"
@@ -28,5 +29,10 @@ bool is_zip_file(const std::string& path);
 // InputError naming the archive (and member) for anything malformed or missing.
 void import_nsys_jax(Profile& profile, std::shared_ptr<Buffer> archive, const std::string& host,
                      const ImportOptions& options = {});
+
+// Puts the processes of several nsys-jax archives on one clock, as nsys-jax does: each host is
+// moved by the median skew of its collectives' end times from their mean over devices
+// (analysis/clock_skew.h). Call after finish_import; returns the correction per host (ps).
+std::vector<int64_t> align_nsys_jax_clocks(Profile& profile);
 
 }  // namespace jaxprof

@@ -17,6 +17,29 @@ std::string phases_json(const std::vector<CompilePhaseTime>& phases) {
   return out + "]";
 }
 
+// `, "program_id": N` where known.
+std::string program_json(ProgramId id) {
+  return id == kNoProgram ? "" : fmt::format(", \"program_id\": {}", id);
+}
+
+std::string steps_json(const std::vector<CompileStepTime>& steps) {
+  std::string out = "[";
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const CompileStepTime& s = steps[k];
+    out += fmt::format(
+        "{}{{\"name\": {}, \"phase\": {}, \"count\": {}, \"wall_ns\": {}, \"thread_ns\": {}}}",
+        k ? ", " : "", json_string(s.name), json_string(compile_phase_name(s.phase)), s.count,
+        ps_to_ns_exact(s.wall_ps), ps_to_ns_exact(s.thread_ps));
+  }
+  return out + "]";
+}
+
+// "module(40)" when the program id is known.
+std::string module_label(const std::string& module, ProgramId id) {
+  std::string name = module.empty() ? "(unknown)" : module;
+  return id == kNoProgram ? name : fmt::format("{}({})", name, id);
+}
+
 std::string json(const CompileResult& r) {
   std::string out =
       fmt::format("{{\"wall_ns\": {}, \"worker_busy_ns\": {}, \"compiles\": {}, ",
@@ -25,31 +48,27 @@ std::string json(const CompileResult& r) {
   for (size_t i = 0; i < r.modules.size(); ++i) {
     const ModuleCompile& m = r.modules[i];
     out += fmt::format(
-        "{}{{\"module\": {}, \"compiles\": {}, \"wall_ns\": {}, \"worker_busy_ns\": {}, "
+        "{}{{\"module\": {}{}, \"compiles\": {}, \"wall_ns\": {}, \"worker_busy_ns\": {}, "
         "\"phases\": {}}}",
-        i ? ", " : "", json_string(m.module), m.compiles, ps_to_ns_exact(m.wall_ps),
-        ps_to_ns_exact(m.worker_busy_ps), phases_json(m.phases));
+        i ? ", " : "", json_string(m.module), program_json(m.program_id), m.compiles,
+        ps_to_ns_exact(m.wall_ps), ps_to_ns_exact(m.worker_busy_ps), phases_json(m.phases));
   }
   out += "], \"events\": [";
   for (size_t i = 0; i < r.compiles.size(); ++i) {
     const CompileRecord& c = r.compiles[i];
     out += fmt::format(
-        "{}{{\"module\": {}, \"function\": {}, \"host\": {}, \"thread\": {}, \"start_ns\": {}, "
-        "\"wall_ns\": {}, \"events\": {}, \"worker_threads\": {}, \"worker_busy_ns\": {}, "
-        "\"phases\": {}, \"steps\": [",
-        i ? ", " : "", json_string(c.module), json_string(c.function), json_string(c.host),
-        json_string(c.thread), ps_to_ns_exact(c.start_ps), ps_to_ns_exact(c.wall_ps), c.events,
-        c.worker_threads, ps_to_ns_exact(c.worker_busy_ps), phases_json(c.phases));
-    for (size_t k = 0; k < c.steps.size(); ++k) {
-      const CompileStepTime& s = c.steps[k];
-      out += fmt::format(
-          "{}{{\"name\": {}, \"phase\": {}, \"count\": {}, \"wall_ns\": {}, \"thread_ns\": {}}}",
-          k ? ", " : "", json_string(s.name), json_string(compile_phase_name(s.phase)), s.count,
-          ps_to_ns_exact(s.wall_ps), ps_to_ns_exact(s.thread_ps));
-    }
-    out += "]}";
+        "{}{{\"module\": {}{}, \"function\": {}, \"host\": {}, \"thread\": {}, "
+        "\"start_ns\": {}, \"wall_ns\": {}, \"events\": {}, \"worker_threads\": {}, "
+        "\"worker_busy_ns\": {}, \"phases\": {}, \"steps\": {}",
+        i ? ", " : "", json_string(c.module), program_json(c.program_id), json_string(c.function),
+        json_string(c.host), json_string(c.thread), ps_to_ns_exact(c.start_ps),
+        ps_to_ns_exact(c.wall_ps), c.events, c.worker_threads, ps_to_ns_exact(c.worker_busy_ps),
+        phases_json(c.phases), steps_json(c.steps));
+    out += "}";
   }
-  out += "], \"notes\": [";
+  out += "]";
+  if (r.passes_only) out += ", \"passes\": " + steps_json(r.passes);
+  out += ", \"notes\": [";
   for (size_t i = 0; i < r.notes.size(); ++i)
     out += fmt::format("{}{}", i ? ", " : "", json_string(r.notes[i]));
   return out + "]}\n";
@@ -97,13 +116,25 @@ std::string table(const CompileResult& r, size_t steps_shown) {
     auto w = [&](CompilePhase p) { return dur(m.phases[static_cast<int>(p)].wall_ps); };
     int64_t other = m.phases[static_cast<int>(CompilePhase::kCompileOther)].wall_ps +
                     m.phases[static_cast<int>(CompilePhase::kBetweenStages)].wall_ps;
-    mods.add({m.module.empty() ? "(unknown)" : m.module, std::to_string(m.compiles), dur(m.wall_ps),
+    mods.add({module_label(m.module, m.program_id), std::to_string(m.compiles), dur(m.wall_ps),
               w(CompilePhase::kTrace), w(CompilePhase::kLower), w(CompilePhase::kHloPasses),
               w(CompilePhase::kCodegen), dur(other)});
   }
   out += mods.render() + "\n";
+  if (r.passes_only) {
+    Table passes({"pass", "count", "wall", "share", "all threads"},
+                 {false, true, true, true, true});
+    for (size_t k = 0; k < r.passes.size() && k < steps_shown * 4; ++k) {
+      const CompileStepTime& s = r.passes[k];
+      passes.add({s.name, std::to_string(s.count), dur(s.wall_ps), share(s.wall_ps, r.wall_ps),
+                  dur(s.thread_ps)});
+    }
+    out += passes.render(60) + "\n";
+  }
   for (const CompileRecord& c : r.compiles) {
-    std::string label = !c.module.empty() ? c.module : !c.function.empty() ? c.function : "?";
+    std::string label = !c.module.empty()     ? module_label(c.module, c.program_id)
+                        : !c.function.empty() ? c.function
+                                              : "?";
     out += fmt::format("{}  at {}  wall {}  ({} on {}; {} worker thread{}, {} busy)\n", label,
                        dur(c.start_ps), dur(c.wall_ps), c.host, c.thread, c.worker_threads,
                        c.worker_threads == 1 ? "" : "s", dur(c.worker_busy_ps));

@@ -1,0 +1,78 @@
+#include "jaxprof/io/csv.h"
+
+#include "jaxprof/error.h"
+
+namespace jaxprof {
+
+CsvTable::CsvTable(std::string_view text, std::string name) {
+  std::vector<std::string_view> row;
+  size_t i = 0, n = text.size();
+  auto finish_row = [&] {
+    if (header_.empty()) {
+      header_ = std::move(row);
+      width_ = header_.size();
+    } else if (row.size() == 1 && row[0].empty()) {
+      // A blank line (the trailing newline's empty row) is not data.
+    } else {
+      if (row.size() != width_)
+        throw InputError(name, "row " + std::to_string(rows_ + 2) + " has " +
+                                   std::to_string(row.size()) + " fields, the header " +
+                                   std::to_string(width_));
+      cells_.insert(cells_.end(), row.begin(), row.end());
+      ++rows_;
+    }
+    row.clear();
+  };
+  while (i < n) {
+    std::string_view cell;
+    if (text[i] == '"') {
+      size_t begin = ++i;
+      bool doubled = false;
+      for (;; ++i) {
+        if (i >= n)
+          throw InputError(name, "unterminated quoted field", static_cast<int64_t>(begin));
+        if (text[i] != '"') continue;
+        if (i + 1 < n && text[i + 1] == '"') {
+          doubled = true;
+          ++i;
+          continue;
+        }
+        break;
+      }
+      cell = text.substr(begin, i - begin);
+      ++i;  // the closing quote
+      if (doubled) {
+        std::string& s = unescaped_.emplace_back();
+        for (size_t k = 0; k < cell.size(); ++k) {
+          s += cell[k];
+          if (cell[k] == '"') ++k;
+        }
+        cell = s;
+      }
+    } else {
+      size_t end = text.find_first_of(",\r\n", i);
+      if (end == std::string_view::npos) end = n;
+      cell = text.substr(i, end - i);
+      i = end;
+    }
+    row.push_back(cell);
+    if (i < n && text[i] == ',') {
+      ++i;
+      if (i == n) row.emplace_back();
+      continue;
+    }
+    if (i < n && text[i] == '\r') ++i;
+    if (i < n && text[i] == '\n') ++i;
+    finish_row();
+  }
+  if (!row.empty()) finish_row();
+  if (header_.empty()) throw InputError(name, "empty table (no header)");
+}
+
+int CsvTable::find(std::string_view column) const {
+  for (size_t c = 0; c < header_.size(); ++c)
+    if (header_[c] == column) return static_cast<int>(c);
+  return -1;
+}
+
+}  // namespace jaxprof
