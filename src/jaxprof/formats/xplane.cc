@@ -351,6 +351,7 @@ class XSpaceImporter : public EventSource {
     uint32_t events = 0;
     std::vector<std::pair<uint32_t, uint32_t>> chunk_starts;  // (offset, event index in segment)
     uint32_t end = 0;                                         // offset past the segment
+    std::vector<uint64_t> metadata_bits;  // see Line::metadata_bits; empty when unknown
   };
 
   void check_format() {
@@ -507,6 +508,11 @@ class XSpaceImporter : public EventSource {
     const uint8_t* p = reinterpret_cast<const uint8_t*>(bytes.data());
     const uint8_t* const end = p + bytes.size();
     uint32_t events = 0;
+    // Metadata ids met, read while the event's first bytes are in cache anyway (writers put
+    // field 1 first; an event that does not makes the line "unknown").
+    std::vector<uint64_t>& bits = pending.metadata_bits;
+    bits.assign(kLineMetadataBits / 64, 0);
+    bool bits_known = true;
     while (p < end) {
       // Runs of events are the bulk: count them with a tight loop.
       while (p < end && *p == kEventKey) {
@@ -516,6 +522,13 @@ class XSpaceImporter : public EventSource {
         uint64_t len = wire::read_varint(p, end, origin_);
         if (len > static_cast<uint64_t>(end - p))
           wire::fail(origin_, field, "event is longer than its line");
+        if (len > 0 && *p == key(xevent::kMetadataId, WireType::kVarint)) {
+          const uint8_t* q = p + 1;
+          uint64_t id = wire::read_varint(q, p + len, origin_) % kLineMetadataBits;
+          bits[id / 64] |= uint64_t{1} << (id % 64);
+        } else {
+          bits_known = false;
+        }
         p += len;
         if (++events == std::numeric_limits<uint32_t>::max())
           wire::fail(origin_, field, "line has too many events");
@@ -547,6 +560,7 @@ class XSpaceImporter : public EventSource {
     }
     pending.events = events;
     pending.end = static_cast<uint32_t>(end - pbase);
+    if (!bits_known) bits.clear();
     return out;
   }
 
@@ -562,9 +576,16 @@ class XSpaceImporter : public EventSource {
       line.name = p_->strings.intern_view(counted.name);
       line.display_name = p_->strings.intern_view(counted.display_name);
       line.timestamp_ns = pending.timestamp_ns;
+      line.metadata_bits = std::move(pending.metadata_bits);
       p_->planes[plane_index].lines.push_back(it->second);
     } else {
       Line& line = p_->lines[it->second];
+      // Segments of one line: the union of what they hold; unknown if any is.
+      if (pending.metadata_bits.empty() || line.metadata_bits.empty())
+        line.metadata_bits.clear();
+      else
+        for (size_t w = 0; w < line.metadata_bits.size(); ++w)
+          line.metadata_bits[w] |= pending.metadata_bits[w];
       if (line.name == 0) line.name = p_->strings.intern_view(counted.name);
       if (line.display_name == 0) line.display_name = p_->strings.intern_view(counted.display_name);
       if (pending.events > 0) line.timestamp_ns = std::min(line.timestamp_ns, pending.timestamp_ns);

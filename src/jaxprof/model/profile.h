@@ -75,7 +75,12 @@ struct Line {
   int64_t timestamp_ns = 0;
   uint32_t first_event = 0;  // range in Profile::events
   uint32_t event_count = 0;
+  // The event metadata ids (the file's ids, modulo the bit count) met on the line, when the
+  // importer noted them while counting events: an analysis looking for a few kinds of event can
+  // skip decoding the lines that hold none of them. Empty: unknown, the line may hold anything.
+  std::vector<uint64_t> metadata_bits;
 };
+inline constexpr uint32_t kLineMetadataBits = 4096;
 
 struct EventMetadata {
   uint32_t plane = 0;
