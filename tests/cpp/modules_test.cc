@@ -45,5 +45,34 @@ TEST(Modules, CpuEightDevicesTwoPrograms) {
   EXPECT_NEAR(r.modules[0].share + r.modules[1].share, 1.0, 1e-12);
 }
 
+// Steps: 4 StepTraceAnnotation("train") events on python3; step 0 compiles global_sse
+// (tests/data/README.md). Figures from tests/python/steps_oracle.py on the committed file.
+TEST(Modules, CpuEightDevicesSteps) {
+  StepsResult s = modules_of(testing::test_data("jax_cpu_8dev")).steps;
+  EXPECT_EQ(s.source, "host-annotation");
+  ASSERT_EQ(s.steps.size(), 4u);
+  const int64_t duration[] = {71483616000, 2035166000, 1863932000, 2082947000};
+  const int64_t device[] = {15008165000, 9189986000, 8975164000, 12187692000};
+  for (size_t i = 0; i < 4; ++i) {
+    const Step& st = s.steps[i];
+    EXPECT_EQ(st.number, static_cast<int64_t>(i));
+    EXPECT_EQ(st.name, "train");
+    EXPECT_EQ(st.duration_ps(), duration[i]);
+    EXPECT_EQ(st.device_ps, device[i]);
+    EXPECT_EQ(st.executions, 16u);  // both programs on 8 devices
+    EXPECT_EQ(st.warmup, i == 0);
+    ASSERT_EQ(st.modules.size(), 2u);
+  }
+  EXPECT_EQ(s.steps[0].start_ps, 62002000);
+  EXPECT_EQ(s.steady_steps, 3u);
+  EXPECT_DOUBLE_EQ(s.steady_mean_ps, (2035166000.0 + 1863932000.0 + 2082947000.0) / 3);
+}
+
+TEST(Modules, NoStepsWithoutAnnotations) {
+  StepsResult s = modules_of(testing::test_data("jax_cpu_matmul")).steps;
+  EXPECT_EQ(s.source, "none");
+  EXPECT_TRUE(s.steps.empty());
+}
+
 }  // namespace
 }  // namespace jaxprof

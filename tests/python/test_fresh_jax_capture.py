@@ -56,3 +56,12 @@ def test_fresh_matmul_capture_orders_the_big_matmul_first(jaxprof_bin, captured)
     assert big["op_name"].endswith("dot_general") and small["op_name"].endswith("dot_general")
     # 512^3 against 256^3 multiply-adds: the big one must take clearly longer.
     assert big["total_ns"] > 2 * small["total_ns"]
+
+
+def test_fresh_8_device_capture_steps(jaxprof_bin, captured):
+    import test_steps_oracle as ts
+
+    got = ts.check_against_oracle(jaxprof_bin, captured / "jax_cpu_8dev")
+    # The capture script runs 4 annotated steps; global_sse compiles in step 0.
+    assert [s["number"] for s in got["steps"]] == [0, 1, 2, 3]
+    assert [s["warmup"] for s in got["steps"]] == [True, False, False, False]

@@ -114,6 +114,7 @@ ModulesResult compute_modules(const Profile& p, const ModulesOptions& options) {
               if (a.total_ps != b.total_ps) return a.total_ps > b.total_ps;
               return a.name != b.name ? a.name < b.name : a.program_id < b.program_id;
             });
+  result.steps = options.steps ? compute_steps(p) : StepsResult{};
   return result;
 }
 

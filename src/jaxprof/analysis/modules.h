@@ -7,12 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "jaxprof/analysis/steps.h"
 #include "jaxprof/model/profile.h"
 
 namespace jaxprof {
 
 struct ModulesOptions {
   size_t top_ops = 5;  // most varying ops reported per module
+  bool steps = true;   // per-step times (reads the host threads for step annotations)
 };
 
 struct OpVariability {
@@ -43,6 +45,7 @@ struct ModuleStats {
 struct ModulesResult {
   std::vector<ModuleStats> modules;  // by total_ps descending
   int64_t total_ps = 0;
+  StepsResult steps;  // source "none" when not asked for or not marked
 };
 
 ModulesResult compute_modules(const Profile& profile, const ModulesOptions& options = {});

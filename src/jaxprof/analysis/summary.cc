@@ -145,7 +145,7 @@ SummaryResult compute_summary(const Profile& p, const SummaryOptions& options) {
   }
   r.device.idle_share = ratio(r.device.idle_ps, r.device.span_ps);
 
-  ModulesResult mods = compute_modules(p, {.top_ops = 0});
+  ModulesResult mods = compute_modules(p, {.top_ops = 0, .steps = false});
   for (const ModuleStats& m : mods.modules) {
     if (r.modules.size() >= options.top) break;
     r.modules.push_back(

@@ -10,6 +10,54 @@ namespace {
 
 std::string program(ProgramId id) { return id == kNoProgram ? std::string() : std::to_string(id); }
 
+std::string steps_json(const StepsResult& r) {
+  std::string out = fmt::format(
+      "{{\"source\": {}, \"steady_steps\": {}, \"steady_mean_ns\": {}, "
+      "\"steady_device_mean_ns\": {}, \"steps\": [",
+      json_string(r.source), r.steady_steps, ps_to_ns(r.steady_mean_ps),
+      ps_to_ns(r.steady_device_mean_ps));
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    const Step& s = r.steps[i];
+    out += fmt::format(
+        "{}{{\"number\": {}, \"name\": {}, \"start_ns\": {}, \"end_ns\": {}, "
+        "\"duration_ns\": {}, \"executions\": {}, \"device_ns\": {}, \"warmup\": {}, "
+        "\"modules\": [",
+        i ? ", " : "", s.number, json_string(s.name), ps_to_ns_exact(s.start_ps),
+        ps_to_ns_exact(s.end_ps), ps_to_ns_exact(s.duration_ps()), s.executions,
+        ps_to_ns_exact(s.device_ps), s.warmup ? "true" : "false");
+    for (size_t k = 0; k < s.modules.size(); ++k) {
+      const StepModule& m = s.modules[k];
+      out += fmt::format(
+          "{}{{\"name\": {}, \"program_id\": {}, \"executions\": {}, "
+          "\"device_ns\": {}}}",
+          k ? ", " : "", json_string(m.name),
+          m.program_id == kNoProgram ? std::string("null") : std::to_string(m.program_id),
+          m.executions, ps_to_ns_exact(m.device_ps));
+    }
+    out += "]}";
+  }
+  return out + "]}";
+}
+
+std::string steps_table(const StepsResult& r) {
+  if (r.steps.empty()) return {};
+  Table t({"step", "name", "start", "duration", "device time", "runs", "warm-up", "modules"},
+          {true, false, true, true, true, true, false, false});
+  for (const Step& s : r.steps) {
+    std::string mods;
+    for (const StepModule& m : s.modules)
+      mods += fmt::format("{}{} ×{}", mods.empty() ? "" : ", ", m.name, m.executions);
+    t.add({std::to_string(s.number), s.name, human_duration(static_cast<double>(s.start_ps)),
+           human_duration(static_cast<double>(s.duration_ps())),
+           human_duration(static_cast<double>(s.device_ps)), std::to_string(s.executions),
+           s.warmup ? "yes" : "", mods});
+  }
+  return "\nsteps (" + r.source + ")\n" + t.render(60) +
+         fmt::format("steady state: {} steps, mean {} per step, {} device time per step\n",
+                     r.steady_steps, human_duration(r.steady_mean_ps),
+                     human_duration(r.steady_device_mean_ps));
+}
+
 std::string json(const ModulesResult& r) {
   std::string out = fmt::format("{{\"total_ns\": {}, \"modules\": [", ps_to_ns_exact(r.total_ps));
   for (size_t i = 0; i < r.modules.size(); ++i) {
@@ -35,7 +83,7 @@ std::string json(const ModulesResult& r) {
     }
     out += "]}";
   }
-  out += "]}\n";
+  out += "], \"steps\": " + steps_json(r.steps) + "}\n";
   return out;
 }
 
@@ -71,7 +119,8 @@ std::string table(const ModulesResult& r) {
            fmt::format("{:.1f}", m.ops_per_execution), varying});
   }
   return t.render(40) +
-         "\nmean/std/cv over steady-state runs (warm-up = first run of a program on a device)\n";
+         "\nmean/std/cv over steady-state runs (warm-up = first run of a program on a device)\n" +
+         steps_table(r.steps);
 }
 
 }  // namespace

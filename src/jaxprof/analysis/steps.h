@@ -1,0 +1,43 @@
+// Training or serving steps as the program marks them, and what the devices did in each: per
+// step its span, the module executions that started in it and their device time. The step that
+// holds the first execution of a program (compile and warm-up) is reported apart.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "jaxprof/model/profile.h"
+
+namespace jaxprof {
+
+struct StepModule {
+  std::string name;
+  ProgramId program_id = kNoProgram;
+  uint64_t executions = 0;  // over all devices
+  int64_t device_ps = 0;    // sum of those executions' durations
+};
+
+struct Step {
+  int64_t number = 0;  // the annotation's step_num
+  std::string name;    // the annotation's name ("train")
+  int64_t start_ps = 0, end_ps = 0;
+  uint64_t executions = 0;          // module executions (all devices) that start in [start, end)
+  int64_t device_ps = 0;            // sum of their durations
+  bool warmup = false;              // holds the first execution of some program on some device
+  std::vector<StepModule> modules;  // by device_ps descending
+  int64_t duration_ps() const { return end_ps - start_ps; }
+};
+
+struct StepsResult {
+  std::string source = "none";  // or "host-annotation"
+  std::vector<Step> steps;      // by start
+  // Over the steps that are not warm-up (all steps when every one is).
+  uint64_t steady_steps = 0;
+  double steady_mean_ps = 0;         // mean step duration
+  double steady_device_mean_ps = 0;  // mean device time per step
+};
+
+StepsResult compute_steps(const Profile& profile);
+
+}  // namespace jaxprof
