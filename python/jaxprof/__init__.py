@@ -9,13 +9,14 @@ Autotuning compatibility: :class:`Profiler` (ejkernel's API).
 from __future__ import annotations
 
 from ._profile import Events, Plane, Profile, load
-from ._results import InfoResult, OpsResult, Result
+from ._results import FlameResult, InfoResult, OpsResult, Result, SummaryResult
 from .errors import CorruptProfileError, InvalidOptionError, ProfileError, ProfileNotFoundError
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "load", "Profile", "Events", "Plane", "Result", "OpsResult", "InfoResult",
+    "load", "Profile", "Events", "Plane", "Result", "OpsResult", "InfoResult", "FlameResult",
+    "SummaryResult", "view", "Viewer",
     "ProfileError", "ProfileNotFoundError", "CorruptProfileError", "InvalidOptionError",
     "trace", "annotate", "trace_function", "step", "StepProfiler", "latest", "summarize",
     "Profiler", "ProfilingError",
@@ -24,7 +25,7 @@ __all__ = [
 _LAZY = {
     "trace": "capture", "annotate": "capture", "trace_function": "capture", "step": "capture",
     "StepProfiler": "capture", "latest": "capture", "summarize": "capture",
-    "Profiler": "compat", "ProfilingError": "compat",
+    "Profiler": "compat", "ProfilingError": "compat", "view": "view", "Viewer": "view",
 }
 
 

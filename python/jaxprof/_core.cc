@@ -14,20 +14,33 @@
 #include <string>
 #include <vector>
 
+#include "jaxprof/analysis/collectives.h"
+#include "jaxprof/analysis/compile.h"
 #include "jaxprof/analysis/device_events.h"
+#include "jaxprof/analysis/event_filter.h"
+#include "jaxprof/analysis/flame.h"
 #include "jaxprof/analysis/info.h"
 #include "jaxprof/analysis/kernels.h"
 #include "jaxprof/analysis/modules.h"
 #include "jaxprof/analysis/ops.h"
 #include "jaxprof/analysis/plane_timing.h"
+#include "jaxprof/analysis/summary.h"
 #include "jaxprof/analysis/timeline.h"
 #include "jaxprof/error.h"
 #include "jaxprof/formats/load.h"
 #include "jaxprof/formats/xplane.h"
+#include "jaxprof/render/collectives_render.h"
+#include "jaxprof/render/compile_render.h"
+#include "jaxprof/render/flame_folded.h"
+#include "jaxprof/render/flame_speedscope.h"
+#include "jaxprof/render/flame_svg.h"
+#include "jaxprof/render/flame_text.h"
 #include "jaxprof/render/info_render.h"
 #include "jaxprof/render/kernels_render.h"
 #include "jaxprof/render/modules_render.h"
 #include "jaxprof/render/ops_render.h"
+#include "jaxprof/render/perfetto.h"
+#include "jaxprof/render/summary_render.h"
 #include "jaxprof/render/timeline_render.h"
 
 namespace nb = nanobind;
@@ -241,6 +254,95 @@ std::string kernels_json(PyProfile& self, const std::string& device, const std::
   return render_kernels(compute_kernels(self.profile(), o), OutputFormat::kJson);
 }
 
+// A computed flame tree: rendered on demand (JSON, SVG, folded stacks, speedscope), so that the
+// tree is computed once however many renderings are asked for.
+struct PyFlame {
+  FlameTree tree;
+
+  std::string json() const {
+    nb::gil_scoped_release release;
+    return render_flame(tree, OutputFormat::kJson, 0);
+  }
+  std::string svg(const std::string& title, int width, double min_fraction) const {
+    FlameSvgOptions o;
+    o.title = title;
+    o.width = width;
+    o.min_fraction = min_fraction;
+    nb::gil_scoped_release release;
+    return render_flame_svg(tree, o);
+  }
+  std::string folded() const {
+    nb::gil_scoped_release release;
+    return render_flame_folded(tree);
+  }
+  std::string speedscope() const {
+    nb::gil_scoped_release release;
+    return render_flame_speedscope(tree);
+  }
+};
+
+std::unique_ptr<PyFlame> flame(PyProfile& self, const std::string& by, const std::string& device,
+                               bool idle) {
+  FlameOptions o;
+  if (!parse_flame_by(by, o.by))
+    throw InputError("", "unknown flame grouping '" + by + "' (source, op-name, module)");
+  o.device = device;
+  o.idle = idle;
+  auto out = std::make_unique<PyFlame>();
+  nb::gil_scoped_release release;
+  std::lock_guard lock(self.mu);
+  out->tree = compute_flame(self.profile(), o);
+  return out;
+}
+
+std::string collectives_json(PyProfile& self, const std::string& device, size_t top,
+                             bool instances) {
+  CollectivesOptions o;
+  o.filter.device = device;
+  o.top = top;
+  o.instances = instances;
+  nb::gil_scoped_release release;
+  EventFilter check(o.filter);
+  std::lock_guard lock(self.mu);
+  return render_collectives(compute_collectives(self.profile(), o), OutputFormat::kJson);
+}
+
+std::string compile_json(PyProfile& self, size_t top_steps) {
+  CompileOptions o;
+  o.top_steps = top_steps;
+  nb::gil_scoped_release release;
+  std::lock_guard lock(self.mu);
+  return render_compile(compute_compile(self.profile(), o), OutputFormat::kJson);
+}
+
+std::string summary_render(PyProfile& self, size_t top, size_t observations, bool text) {
+  SummaryOptions o;
+  o.top = top;
+  o.observations = observations;
+  nb::gil_scoped_release release;
+  std::lock_guard lock(self.mu);
+  return render_summary(compute_summary(self.profile(), o),
+                        text ? OutputFormat::kTable : OutputFormat::kJson);
+}
+
+// The Perfetto/Chrome trace of `jaxprof export --perfetto` (the same code), written to `path`.
+nb::dict export_perfetto(PyProfile& self, const std::string& path) {
+  PerfettoSummary s;
+  {
+    nb::gil_scoped_release release;
+    std::lock_guard lock(self.mu);
+    s = write_perfetto_file(self.profile(), path);
+  }
+  nb::dict d;
+  d["devices"] = s.devices;
+  d["op_events"] = s.op_events;
+  d["segments"] = s.segments;
+  d["executions"] = s.executions;
+  d["collective_events"] = s.collective_events;
+  d["notes"] = s.notes;
+  return d;
+}
+
 std::vector<std::tuple<std::string, int64_t, uint64_t>> plane_timing(
     PyProfile& self, uint32_t plane, const std::string& prefix, const std::string& regex,
     int64_t min_duration_ps, uint64_t max_events) {
@@ -331,7 +433,18 @@ NB_MODULE(_core, m) {
       .def("kernels_json", &kernels_json, "device"_a, "prefix"_a, "match"_a, "min_duration_ps"_a,
            "top"_a)
       .def("plane_timing", &plane_timing, "plane"_a, "prefix"_a, "regex"_a, "min_duration_ps"_a,
-           "max_events"_a);
+           "max_events"_a)
+      .def("flame", &flame, "by"_a, "device"_a, "idle"_a)
+      .def("collectives_json", &collectives_json, "device"_a, "top"_a, "instances"_a)
+      .def("compile_json", &compile_json, "top_steps"_a)
+      .def("summary", &summary_render, "top"_a, "observations"_a, "text"_a)
+      .def("export_perfetto", &export_perfetto, "path"_a);
+
+  nb::class_<PyFlame>(m, "Flame")
+      .def("json", &PyFlame::json)
+      .def("svg", &PyFlame::svg, "title"_a, "width"_a, "min_fraction"_a)
+      .def("folded", &PyFlame::folded)
+      .def("speedscope", &PyFlame::speedscope);
 
   m.def("load", &load, "paths"_a, "session"_a, "hosts"_a);
   m.def("from_bytes", &from_bytes, "data"_a, "name"_a);

@@ -10,7 +10,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 import numpy as np
 
 from . import _core
-from ._results import InfoResult, OpsResult, Result, ResultJSON
+from ._results import FlameResult, InfoResult, OpsResult, Result, ResultJSON, SummaryResult
 
 __all__ = ["load", "Profile", "Events", "Plane"]
 
@@ -256,6 +256,56 @@ class Profile:
         text = self._core.kernels_json(device or "", prefix or "", match or "",
                                        int(min_duration_ns * 1000.0 + 0.5), int(top))
         return ResultJSON(json.loads(text), "kernels")
+
+    def flame(self, by: str = "source", *, device: Optional[str] = None,
+              idle: bool = True) -> FlameResult:
+        """Device time as a flame tree by Python source stack, JAX op path or module
+        (``jaxprof flame``).
+
+        Args:
+            by: ``"source"``, ``"op-name"`` (or ``"op_name"``) or ``"module"``.
+            device: only devices whose name contains this (or matches ``re:REGEX``).
+            idle: include the idle frames (a device then weighs its span, not its busy time);
+                ``False`` is ``--no-idle``.
+
+        ``data`` equals ``jaxprof flame --format json``; ``svg()``, ``folded()`` and
+        ``speedscope()`` give the files ``-o``, ``--folded`` and ``--speedscope`` write.
+        """
+        tree = self._core.flame(by.replace("_", "-"), device or "", bool(idle))
+        files = self.files
+        title = "jaxprof flame: " + (files[0] if files else "profile")
+        return FlameResult(json.loads(tree.json()), tree, title)
+
+    def collectives(self, *, device: Optional[str] = None, top: int = 0,
+                    instances: bool = False) -> Result:
+        """Collectives: group size, message size, bus bandwidth, hidden and exposed time,
+        stragglers (``jaxprof collectives``); one row per collective op.
+
+        ``instances=True`` also lists every instance in ``data`` (``--instances``).
+        """
+        text = self._core.collectives_json(device or "", int(top), bool(instances))
+        return ResultJSON(json.loads(text), "ops")
+
+    def compile(self, *, top_steps: int = 0) -> Result:
+        """Compile time per compile, module and phase (``jaxprof compile``); one row per compile
+        (``data["events"]``), with ``data["modules"]`` and ``data["phases"]`` as totals."""
+        return ResultJSON(json.loads(self._core.compile_json(int(top_steps))), "events")
+
+    def summary(self, *, top: int = 5, observations: int = 3) -> SummaryResult:
+        """The one-screen summary (``jaxprof summary``): device time and idle share, top
+        modules, ops, collectives, compile time, and the observations most worth acting on.
+        ``str(result)`` is the CLI's text; in Jupyter it renders as HTML tables."""
+        data = json.loads(self._core.summary(int(top), int(observations), False))
+        return SummaryResult(data, self._core.summary(int(top), int(observations), True))
+
+    def export_perfetto(self, path: PathLike) -> Dict[str, Any]:
+        """Writes the device timeline as a Perfetto/Chrome trace (``jaxprof export
+        --perfetto``; gzip-compressed when ``path`` ends in ``.gz``).
+
+        Returns what was written: ``devices``, ``op_events``, ``segments``, ``executions``,
+        ``collective_events`` and ``notes`` (what the export left out).
+        """
+        return self._core.export_perfetto(os.fspath(path))
 
     def __repr__(self) -> str:
         return (f"<jaxprof.Profile hosts={self.hosts} planes={len(self._core.planes())} "

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 import html
-from typing import Any, Dict, Iterator, List, Sequence
+import re
+from typing import Any, Dict, Iterator, List, Optional, Sequence
 
-__all__ = ["Result", "OpsResult", "InfoResult", "ResultJSON"]
+__all__ = ["Result", "OpsResult", "InfoResult", "ResultJSON", "FlameResult", "SummaryResult"]
 
 
 class Result:
@@ -134,3 +136,142 @@ class ResultJSON(Result):
                     row[k] = v
             rows.append(row)
         return rows
+
+
+class FlameResult(Result):
+    """``Profile.flame()``: the flame tree (``data`` = ``jaxprof flame --format json``).
+
+    One row per frame (depth-first, children heaviest first): ``device``, ``stack`` (frame
+    names from the device down, joined with ``;``), ``frame``, ``kind``, ``depth`` (the device
+    is 1), ``total_ns`` and ``self_ns``. ``svg()``, ``folded()`` and ``speedscope()`` return
+    what ``jaxprof flame -o/--folded/--speedscope`` write; in Jupyter the result renders as the
+    interactive SVG flamegraph.
+    """
+
+    _lead = ("device", "stack", "frame", "kind", "depth", "total_ns", "self_ns")
+
+    def __init__(self, data: Dict[str, Any], tree: Any, title: str) -> None:
+        self._tree = tree
+        self._title = title
+        super().__init__(data)
+
+    def _make_rows(self, data: Dict[str, Any]) -> List[Dict[str, Any]]:
+        rows: List[Dict[str, Any]] = []
+
+        def walk(node: Dict[str, Any], device: str, stack: List[str], depth: int) -> None:
+            stack = stack + [node["name"]]
+            rows.append({"device": device, "stack": ";".join(stack), "frame": node["name"],
+                         "kind": node["kind"], "depth": depth, "total_ns": node["total_ns"],
+                         "self_ns": node["self_ns"]})
+            for child in node.get("children", []):
+                walk(child, device, stack, depth + 1)
+
+        for dev in data["tree"].get("children", []):
+            walk(dev, dev["name"], [], 1)
+        return rows
+
+    @property
+    def devices(self) -> List[Dict[str, Any]]:
+        """Per-device totals: busy, span, idle (during / between modules), events."""
+        return self.data["devices"]
+
+    @property
+    def warnings(self) -> List[str]:
+        return self.data["warnings"]
+
+    def svg(self, title: Optional[str] = None, width: int = 1200,
+            min_fraction: float = 1e-6) -> str:
+        """A self-contained interactive SVG flamegraph (hover for details, click to zoom).
+
+        Args:
+            title: the heading (default ``jaxprof flame: <profile path>``, as on the CLI).
+            width: pixels.
+            min_fraction: frames lighter than this share of the whole are left out.
+        """
+        return self._tree.svg(self._title if title is None else title, int(width),
+                              float(min_fraction))
+
+    def folded(self) -> str:
+        """Folded stacks (``frame;frame weight_ps`` lines) for flamegraph.pl, inferno, ..."""
+        return self._tree.folded()
+
+    def speedscope(self) -> str:
+        """A speedscope JSON profile (https://www.speedscope.app), one per device."""
+        return self._tree.speedscope()
+
+    def _repr_html_(self, max_rows: int = 50) -> str:
+        # The SVG's script treats the SVG as its own document: an iframe gives it one (and keeps
+        # its element ids apart from other flamegraphs in the same notebook).
+        svg = self.svg()
+        m = re.search(r'<svg[^>]*\bheight="(\d+)"', svg)
+        height = int(m.group(1)) + 20 if m else 600
+        url = "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
+        return (f'<iframe src="{url}" style="width:100%;height:{height}px;border:0" '
+                f'title="jaxprof flame"></iframe>')
+
+
+class SummaryResult(Result):
+    """``Profile.summary()``: the one-screen answer (``data`` = ``jaxprof summary --format
+    json``). One row per observation (``rule``, ``text``, ``time_ns``, ``share``); ``modules``,
+    ``ops``, ``collectives``, ``compile`` and ``device`` hold the sections; ``text`` is what
+    ``jaxprof summary`` prints. In Jupyter it renders as the sections' HTML tables."""
+
+    _lead = ("rule", "text", "time_ns", "share")
+
+    def __init__(self, data: Dict[str, Any], text: str) -> None:
+        self.text = text
+        super().__init__(data)
+
+    def _make_rows(self, data: Dict[str, Any]) -> List[Dict[str, Any]]:
+        return [dict(o) for o in data.get("observations", [])]
+
+    def __str__(self) -> str:
+        return self.text
+
+    @property
+    def observations(self) -> List[Dict[str, Any]]:
+        return self.data.get("observations", [])
+
+    def _repr_html_(self, max_rows: int = 50) -> str:
+        d = self.data
+        out = ["<div>"]
+        dev = d.get("device") or {}
+        if dev:
+            out.append("<p><b>Devices</b>: " + html.escape(
+                f"{dev.get('devices', 0)} on {len(d.get('hosts', []))} host(s); "
+                f"idle {100.0 * float(dev.get('idle_share', 0.0)):.1f}%") + "</p>")
+        if self.observations:
+            out.append("<p><b>Observations</b></p><ol>")
+            out += [f"<li>{html.escape(o['text'])}</li>" for o in self.observations]
+            out.append("</ol>")
+        for key in ("modules", "ops", "collectives"):
+            items = d.get(key) or []
+            if items:
+                out.append(f"<p><b>{key.capitalize()}</b></p>")
+                out.append(_html_table(items, max_rows))
+        comp = d.get("compile")
+        if isinstance(comp, dict) and comp:
+            flat = {k: v for k, v in comp.items() if not isinstance(v, (list, dict))}
+            out.append("<p><b>Compile</b></p>" + _html_table([flat], max_rows))
+        out.append("</div>")
+        return "".join(out)
+
+
+def _html_table(items: List[Dict[str, Any]], max_rows: int) -> str:
+    cols: List[str] = []
+    for r in items:
+        for k, v in r.items():
+            if k not in cols and not isinstance(v, (list, dict)):
+                cols.append(k)
+    out = ["<table><thead><tr>"]
+    out += [f"<th>{html.escape(c)}</th>" for c in cols]
+    out.append("</tr></thead><tbody>")
+    for r in items[:max_rows]:
+        out.append("<tr>")
+        for c in cols:
+            v = r.get(c, "")
+            text = f"{v:.4g}" if isinstance(v, float) else str(v)
+            out.append(f"<td>{html.escape(text)}</td>")
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)

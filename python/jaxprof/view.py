@@ -1,0 +1,196 @@
+"""``jaxprof.view``: a Perfetto trace next to the capture, how to open it, and an optional
+loopback server for ui.perfetto.dev (the Python side of ``jaxprof view``)."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+from ._profile import PathLike, load
+
+__all__ = ["view", "Viewer"]
+
+PERFETTO_PORT = 9001  # the only port ui.perfetto.dev fetches ?url= traces from
+
+
+def _default_output(host_file: str, hosts: int) -> Path:
+    first = Path(host_file)
+    stem = first.name
+    for suffix in (".gz", ".pb", ".xplane"):
+        if len(stem) > len(suffix) and stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+    if hosts > 1:
+        stem = "jaxprof"
+    return first.parent / f"{stem}.perfetto.json.gz"
+
+
+def _log_dir(capture_dir: Path) -> "tuple[str, bool]":
+    d = capture_dir.resolve()
+    layout = d.parent.name == "profile" and d.parent.parent.name == "plugins"
+    return (str(d.parent.parent.parent) if layout else str(d)), layout
+
+
+def _perfetto_url(port: int, name: str) -> str:
+    return f"https://ui.perfetto.dev/#!/?url=http://127.0.0.1:{port}/{name}"
+
+
+class Viewer:
+    """What :func:`view` did: ``trace_path`` (the written trace), ``instructions`` (how to open
+    it), and while serving ``port``, ``url`` (the ui.perfetto.dev link) and ``stop()``."""
+
+    def __init__(self, trace_path: Path, instructions: str, written: dict) -> None:
+        self.trace_path = trace_path
+        self.instructions = instructions
+        self.written = written
+        self.port: Optional[int] = None
+        self.url: Optional[str] = None
+        self.downloads = 0
+        self._server: Optional[http.server.ThreadingHTTPServer] = None
+        self._thread: Optional[threading.Thread] = None
+        self._timer: Optional[threading.Timer] = None
+        self._done = threading.Event()
+
+    @property
+    def serving(self) -> bool:
+        return self._server is not None and not self._done.is_set()
+
+    def _serve(self, port: int, serve_for: float, keep_serving: bool) -> None:
+        body = self.trace_path.read_bytes()
+        name = self.trace_path.name
+        viewer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _cors(self) -> None:
+                self.send_header("Access-Control-Allow-Origin", "https://ui.perfetto.dev")
+                self.send_header("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
+                self.send_header("Access-Control-Allow-Headers", "*")
+                self.send_header("Access-Control-Allow-Private-Network", "true")
+
+            def do_OPTIONS(self) -> None:  # noqa: N802 (http.server's naming)
+                self.send_response(204)
+                self._cors()
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def _answer(self, with_body: bool) -> None:
+                if self.path.split("?", 1)[0] != "/" + name:
+                    self.send_response(404)
+                    self._cors()
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                self.send_response(200)
+                self._cors()
+                self.send_header("Content-Type", "application/octet-stream")
+                self.send_header("Cache-Control", "no-store")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if with_body:
+                    self.wfile.write(body)
+                    viewer.downloads += 1
+                    if not keep_serving:
+                        threading.Thread(target=viewer.stop, daemon=True).start()
+
+            def do_GET(self) -> None:  # noqa: N802
+                self._answer(True)
+
+            def do_HEAD(self) -> None:  # noqa: N802
+                self._answer(False)
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                pass
+
+        # Loopback only: never another interface.
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        server.daemon_threads = True
+        self._server = server
+        self.port = int(server.server_address[1])
+        self.url = _perfetto_url(self.port, name)
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2},
+                                        name="jaxprof-view", daemon=True)
+        self._thread.start()
+        self._timer = threading.Timer(serve_for, self.stop)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def stop(self) -> None:
+        """Stops serving (idempotent)."""
+        if self._done.is_set() or self._server is None:
+            self._done.set()
+            return
+        self._done.set()
+        if self._timer is not None:
+            self._timer.cancel()
+        self._server.shutdown()
+        self._server.server_close()
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Blocks until serving stopped (download, time limit or ``stop()``); False on timeout."""
+        return self._done.wait(timeout)
+
+    def __enter__(self) -> "Viewer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = f" serving on 127.0.0.1:{self.port}" if self.serving else ""
+        return f"<jaxprof.Viewer {self.trace_path}{state}>"
+
+
+def view(path: PathLike, serve: bool = False, *, block: bool = False,
+         port: int = PERFETTO_PORT, serve_for: float = 300.0, keep_serving: bool = False,
+         output: Optional[PathLike] = None, session: Optional[str] = None,
+         hosts: Optional[Iterable[str]] = None, quiet: bool = False) -> Viewer:
+    """Writes a Perfetto-loadable trace next to the capture and prints how to open it.
+
+    The trace is what ``jaxprof export --perfetto`` writes (the same C++ code), by default
+    ``<capture dir>/<host>.perfetto.json.gz``.
+
+    Args:
+        path: a profile file, run directory or log directory (as for :func:`load`).
+        serve: also serve the trace on ``127.0.0.1:port`` (loopback only, CORS for
+            ui.perfetto.dev) in a background thread; it stops after the first download (unless
+            ``keep_serving``) or after ``serve_for`` seconds.
+        block: with ``serve``, wait until serving stopped before returning.
+        port: ui.perfetto.dev only fetches ``?url=`` traces from port 9001; 0 picks any port.
+        output: where to write the trace instead.
+        quiet: do not print the instructions (they are in ``Viewer.instructions``).
+    """
+    profile = load(path, session=session, hosts=hosts)
+    files = profile.files
+    first = files[0] if files else "jaxprof"
+    out = Path(output) if output is not None else _default_output(first, len(files))
+    written = profile.export_perfetto(out)
+    capture_dir = Path(first).parent
+    log_dir, layout = _log_dir(capture_dir)
+    text = (
+        f"wrote {out}: {written['devices']} devices, {written['op_events']} op events, "
+        f"{written['segments']} category segments, {written['executions']} module executions\n\n"
+        f"Perfetto UI:  open https://ui.perfetto.dev, click \"Open trace file\", pick {out}\n"
+        f"              (or jaxprof.view(..., serve=True) and open "
+        f"{_perfetto_url(PERFETTO_PORT, out.name)})\n"
+        f"XProf:        xprof --logdir {log_dir} --port 8791   then http://localhost:8791\n"
+        f"TensorBoard:  tensorboard --logdir {log_dir}   then the Profile tab\n")
+    if not layout:
+        text += ("              (XProf and TensorBoard read "
+                 f"<logdir>/plugins/profile/<session>/*.xplane.pb; {capture_dir} is not in that "
+                 "layout)\n")
+    v = Viewer(out, text, written)
+    if serve:
+        v._serve(int(port), float(serve_for), keep_serving)
+        v.instructions += (f"serving {out} on http://127.0.0.1:{v.port}/{out.name} "
+                           f"(127.0.0.1 only) for at most {serve_for:g} s\nopen: {v.url}\n")
+    if not quiet:
+        print(v.instructions, end="", flush=True)
+    if serve and block:
+        try:
+            v.wait()
+        finally:
+            v.stop()
+    return v
+
+
