@@ -1,7 +1,8 @@
 """jaxprof: where does my JAX program's time go?
 
 Analysis (C++ core): :func:`load` a profile, then ``Profile.ops()``, ``Profile.info()``,
-``Profile.events()``. Capture (on top of ``jax.profiler``, imported lazily): :func:`trace`,
+``Profile.flame()``, ``Profile.summary()``, ``Profile.events()``, ...; :func:`view` writes a
+Perfetto trace next to a capture (and can serve it to ui.perfetto.dev from 127.0.0.1). Capture (on top of ``jax.profiler``, imported lazily): :func:`trace`,
 :func:`annotate`, :func:`trace_function`, :func:`step`, :class:`StepProfiler`, :func:`latest`.
 Autotuning compatibility: :class:`Profiler` (ejkernel's API).
 """
