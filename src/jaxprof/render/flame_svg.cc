@@ -77,12 +77,14 @@ std::string color(const FlameNode& n) {
 // click zooms into, and shows a frame's title in the details line while hovered.
 constexpr const char* kScript = R"JS(
 (function () {
-  var svg = document.documentElement;
+  // Its own <svg>, not the document's root: the report embeds several of these in one HTML page.
+  var me = document.currentScript;
+  var svg = me && me.closest ? me.closest('svg') : document.documentElement;
   var width = Number(svg.getAttribute('data-width'));
   var pad = Number(svg.getAttribute('data-pad'));
   var charPx = 7;
-  var details = document.getElementById('details');
-  var frames = Array.prototype.slice.call(document.getElementsByClassName('f'));
+  var details = svg.getElementsByClassName('details')[0];
+  var frames = Array.prototype.slice.call(svg.getElementsByClassName('f'));
   var root = null;
   frames.forEach(function (g) {
     var title = g.getElementsByTagName('title')[0].textContent;
@@ -244,7 +246,7 @@ std::string render_flame_svg(const FlameTree& t, const FlameSvgOptions& o) {
         human_duration(static_cast<double>(n.total_ps)), pct, x, y, std::max(0.0, w - 0.5),
         kRow - 1, color(n), x + 3, y + kRow - 5, xml_escape(label(n.name, w)));
   }
-  out += fmt::format("<text id=\"details\" x=\"{}\" y=\"{}\"> </text>\n", kPad, height - 10);
+  out += fmt::format("<text class=\"details\" x=\"{}\" y=\"{}\"> </text>\n", kPad, height - 10);
   out += "<script type=\"text/ecmascript\"><![CDATA[";
   out += kScript;
   out += "]]></script>\n</svg>\n";

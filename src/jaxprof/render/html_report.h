@@ -1,0 +1,27 @@
+// `jaxprof report`: one self-contained HTML file (inline CSS, inline SVG charts, inline script; no
+// network, fonts or images) with the summary and observations, the per-device time breakdown,
+// sortable module / op / collective / kernel tables, both interactive flamegraphs, compile phases
+// and the step-time plot. Every profile name is escaped; data for the page's script sits in a
+// <script type="application/json"> block with <, >, & and U+2028/2029 escaped.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "jaxprof/model/profile.h"
+
+namespace jaxprof {
+
+struct HtmlReportOptions {
+  std::string title = "jaxprof report";
+  std::string source;  // the profile path, shown in the header
+  size_t top = 50;     // rows per table
+};
+
+std::string render_html_report(const Profile& profile, const HtmlReportOptions& options = {});
+
+// JSON text made safe inside <script type="application/json">: '<', '>', '&', U+2028 and U+2029
+// become \uXXXX escapes, so no "</script>" or "<!--" can end or bend the block.
+std::string json_for_script(std::string_view json);
+
+}  // namespace jaxprof

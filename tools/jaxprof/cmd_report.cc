@@ -1,0 +1,61 @@
+// jaxprof report: every analysis in one self-contained HTML file.
+#include <filesystem>
+#include <fstream>
+
+#include "cli_common.h"
+#include "jaxprof/error.h"
+#include "jaxprof/render/html_report.h"
+
+namespace jaxprof::cli {
+namespace {
+
+// "prof.xplane.pb.gz" -> "prof", a run or log directory -> its last component.
+std::string profile_stem(const std::string& path) {
+  std::filesystem::path p(path);
+  while (!p.empty() && !p.has_filename()) p = p.parent_path();
+  std::string name = p.filename().string();
+  for (const char* suffix : {".gz", ".pb", ".xplane"})
+    if (name.size() > std::string_view(suffix).size() && name.ends_with(suffix))
+      name.resize(name.size() - std::string_view(suffix).size());
+  return name.empty() || name == "." || name == ".." ? "profile" : name;
+}
+
+RegisterCommand report_command(90, [](CLI::App& app) -> std::function<int()> {
+  struct Options {
+    CommonOptions common;
+    std::string output, title;
+    size_t top = 50;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand(
+      "report",
+      "Write one self-contained HTML report: summary, device time, modules, ops, "
+      "flamegraphs, collectives, kernels, compile phases, step times");
+  cmd->footer(
+      "Default output: <profile stem>.report.html in the current directory. See "
+      "docs/report.md.");
+  add_common(cmd, o->common);
+  cmd->add_option("-o,--output", o->output, "HTML file to write");
+  cmd->add_option("--title", o->title, "Page title (default: jaxprof report: <profile>)");
+  cmd->add_option("--top", o->top, "Rows per table")->capture_default_str();
+  return [o]() {
+    LoadedProfile loaded;
+    load(o->common, loaded);
+    HtmlReportOptions options;
+    options.source = o->common.paths.front();
+    options.title = o->title.empty() ? "jaxprof report: " + profile_stem(options.source) : o->title;
+    options.top = o->top;
+    std::string html = render_html_report(loaded.profile, options);
+    warn(loaded.profile.warnings);
+    std::string out = o->output.empty() ? profile_stem(options.source) + ".report.html" : o->output;
+    std::ofstream f(out, std::ios::binary | std::ios::trunc);
+    f.write(html.data(), static_cast<std::streamsize>(html.size()));
+    f.close();
+    if (!f) throw InputError(out, "cannot write the report");
+    write(out + "\n");
+    return 0;
+  };
+});
+
+}  // namespace
+}  // namespace jaxprof::cli
