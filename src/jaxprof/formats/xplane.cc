@@ -198,11 +198,10 @@ class XSpaceImporter : public EventSource {
   XSpaceImporter(Profile& p, std::shared_ptr<Buffer> buf, const std::string& host,
                  const ImportOptions& opt)
       : p_(&p), buf_(std::move(buf)), opt_(opt), origin_(buf_->data()) {
-    host_index_ = static_cast<uint32_t>(p_->hosts.size());
-    p_->hosts.push_back(Host{host, buf_->path(), 0});
-    buffer_index_ = static_cast<uint32_t>(p_->buffers.size());
-    p_->buffers.push_back(buf_);
-    source_index_ = static_cast<uint32_t>(p_->sources.size());
+    Profile::FileSlots slots = p_->add_file(host, buf_);
+    host_index_ = slots.host;
+    buffer_index_ = slots.buffer;
+    source_index_ = slots.source;
   }
 
   void run() {

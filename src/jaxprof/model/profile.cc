@@ -119,6 +119,14 @@ void Profile::require_lines(const std::vector<uint32_t>& wanted) const {
   }
 }
 
+Profile::FileSlots Profile::add_file(const std::string& host, std::shared_ptr<Buffer> buffer) {
+  FileSlots slots{static_cast<uint32_t>(hosts.size()), static_cast<uint32_t>(buffers.size()),
+                  static_cast<uint32_t>(sources.size())};
+  hosts.push_back(Host{host, buffer->path(), 0});
+  buffers.push_back(std::move(buffer));
+  return slots;
+}
+
 void Profile::require_all_lines() const {
   std::vector<uint32_t> all;
   for (uint32_t li = 0; li < lines.size(); ++li)

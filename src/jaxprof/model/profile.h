@@ -194,6 +194,13 @@ class Profile {
   void find_event_stats(uint32_t plane, uint32_t e, std::span<const StringId> names,
                         std::span<std::optional<StatValue>> out) const;
 
+  // Where one input file's pieces go: its Host, its Buffer, and the slot in `sources` its importer
+  // takes when it pushes its EventSource (importers push it after reading the file).
+  struct FileSlots {
+    uint32_t host, buffer, source;
+  };
+  FileSlots add_file(const std::string& host, std::shared_ptr<Buffer> buffer);
+
   // Interns a module; one known only by program id takes its name from the HLO index.
   uint32_t intern_module(ModuleKey key);
   std::string module_label(uint32_t module) const;  // "name" or "name(program_id)"
