@@ -126,15 +126,7 @@ std::string table(const ModulesResult& r) {
 }  // namespace
 
 std::string render_modules(const ModulesResult& result, OutputFormat format) {
-  switch (format) {
-    case OutputFormat::kJson:
-      return json(result);
-    case OutputFormat::kCsv:
-      return csv(result);
-    case OutputFormat::kTable:
-      return table(result);
-  }
-  return {};
+  return render_in(format, result, json, csv, table);
 }
 
 }  // namespace jaxprof

@@ -127,15 +127,7 @@ std::string table(const OpsResult& r) {
 }  // namespace
 
 std::string render_ops(const OpsResult& result, OutputFormat format) {
-  switch (format) {
-    case OutputFormat::kJson:
-      return json(result);
-    case OutputFormat::kCsv:
-      return csv(result);
-    case OutputFormat::kTable:
-      return table(result);
-  }
-  return {};
+  return render_in(format, result, json, csv, table);
 }
 
 }  // namespace jaxprof

@@ -11,6 +11,21 @@ namespace jaxprof {
 enum class OutputFormat { kTable, kJson, kCsv };
 bool parse_output_format(std::string_view text, OutputFormat& out);
 
+// Calls the writer for `format`: every renderer has one per format.
+template <typename Result, typename Json, typename Csv, typename TableWriter>
+std::string render_in(OutputFormat format, const Result& result, Json json, Csv csv,
+                      TableWriter table) {
+  switch (format) {
+    case OutputFormat::kJson:
+      return json(result);
+    case OutputFormat::kCsv:
+      return csv(result);
+    case OutputFormat::kTable:
+      return table(result);
+  }
+  return {};
+}
+
 std::string json_string(std::string_view s);  // quoted and escaped
 std::string csv_field(std::string_view s);    // quoted when needed
 
