@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "jaxprof/analysis/regression.h"
 #include "jaxprof/error.h"
 #include "jaxprof/formats/load.h"
@@ -181,6 +183,84 @@ TEST(Check, RegressionOnlyBeyondTheBudget) {
   EXPECT_THROW(check_regression(b, b, o), InputError);
   o.metric = "steps";
   EXPECT_THROW(check_regression(b, b, o), InputError);
+}
+
+}  // namespace
+}  // namespace jaxprof
+
+namespace jaxprof {
+namespace {
+
+// One capture of the step whose matmul takes `dot` ps per run (+ i % 7 of jitter), as a process
+// with its own fixed speed would give it.
+ProfileSamples capture(double dot, bool with_tanh = true) {
+  std::vector<OpSamples> ops = {op("dot.1", "jit(step)/dot_general", "s.py:3", dot)};
+  if (with_tanh) ops.push_back(op("tanh.2", "jit(step)/tanh", "s.py:4", 500));
+  ProfileSamples s{{module(std::move(ops))}, {}};
+  s.modules[0].captures = {s.modules[0].per_exec.size()};
+  return s;
+}
+
+TEST(PoolSamples, ConcatenatesCapturesAndFillsMissingOpsWithZero) {
+  ProfileSamples p = pool_samples({capture(1000), capture(2000, false), capture(3000)});
+  EXPECT_EQ(p.captures, 3u);
+  ASSERT_EQ(p.modules.size(), 1u);
+  const ModuleSamples& m = p.modules[0];
+  EXPECT_EQ(m.captures, (std::vector<size_t>{30, 30, 30}));
+  EXPECT_EQ(m.per_exec.size(), 90u);
+  EXPECT_EQ(m.devices, 3u);
+  EXPECT_DOUBLE_EQ(m.runs_per_device(), 30);  // per capture
+  ASSERT_EQ(m.ops.size(), 2u);
+  const OpSamples& tanh = m.ops[1];
+  EXPECT_EQ(tanh.name, "tanh.2");
+  ASSERT_EQ(tanh.per_exec.size(), 90u);
+  EXPECT_DOUBLE_EQ(tanh.per_exec[29], 500 + 29 % 7);
+  EXPECT_DOUBLE_EQ(tanh.per_exec[30], 0);  // the second capture has no tanh
+  EXPECT_DOUBLE_EQ(tanh.per_exec[59], 0);
+  EXPECT_DOUBLE_EQ(tanh.per_exec[60], 500);
+  EXPECT_EQ(tanh.events, 60u);
+  EXPECT_DOUBLE_EQ(m.ops[0].per_exec[45], 2000 + 15 % 7);  // run 15 of the second capture
+}
+
+TEST(PoolSamples, ProcessOffsetsAreNoiseNotChange) {
+  // Both sides run the same program in three processes each, whose speeds differ by a few
+  // percent; here NEW's processes happen to be the slower ones. Every run of a process is tight,
+  // so a test over the pooled runs calls the sides different.
+  ProfileSamples base = pool_samples({capture(100000), capture(103000), capture(98000)});
+  ProfileSamples same = pool_samples({capture(106000), capture(109000), capture(104000)});
+  ProfileSamples flat_b = base, flat_n = same;
+  for (ProfileSamples* s : {&flat_b, &flat_n})
+    for (ModuleSamples& m : s->modules) m.captures.clear();
+  DiffResult runs = compute_diff(flat_b, flat_n);
+  EXPECT_STREQ(runs.modules[0].test, "mann-whitney");
+  EXPECT_LT(*runs.modules[0].p_value, 1e-10);
+  EXPECT_EQ(runs.modules[0].change, Change::kSlower);
+
+  DiffResult r = compute_diff(base, same);
+  EXPECT_EQ(r.base_captures, 3u);
+  EXPECT_STREQ(r.modules[0].test, "capture-t");
+  EXPECT_EQ(r.modules[0].base_captures, 3u);
+  EXPECT_GT(*r.modules[0].p_value, 0.01);
+  EXPECT_EQ(r.modules[0].change, Change::kSame);
+
+  CheckResult c = check_regression(base, same, {});
+  EXPECT_STREQ(c.test, "capture-t");
+  EXPECT_EQ(c.base_captures, 3u);
+  EXPECT_FALSE(c.regression);
+  EXPECT_GT(c.p_value, 0.05);
+
+  // 2.5x slower in every process: a regression, with the matmul named.
+  ProfileSamples slow = pool_samples({capture(260000), capture(270000), capture(240000)});
+  CheckResult s = check_regression(base, slow, {});
+  EXPECT_TRUE(s.regression);
+  EXPECT_LT(s.p_value, 0.01);
+  EXPECT_GT(s.ratio_ci.low, 1.5);
+  ASSERT_TRUE(s.top_op);
+  EXPECT_EQ(s.top_op->name, "dot.1");
+  // Geometric means of the capture medians: the medians are the op time + 3 (i % 7 over 30
+  // runs) + the tanh's 503 + 2 x 10 of overhead.
+  double base_g = std::cbrt(100526.0 * 103526.0 * 98526.0);
+  EXPECT_NEAR(s.base_median_ps, base_g, 1e-6 * base_g);
 }
 
 }  // namespace

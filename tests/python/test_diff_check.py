@@ -67,10 +67,15 @@ with jax.profiler.trace(out):
 '''
 
 
-def capture_pair(tmp: Path, first: tuple, second: tuple) -> None:
+def capture_pair(tmp: Path, first: tuple, second: tuple, runs: int = RUNS) -> None:
     """Captures two programs ((out_dir_name, variant) each) in two processes that take turns:
     one execution of the first, one of the second, and so on. Neither runs while the other does,
     and both see the machine's load of the same moments."""
+    capture_group(tmp, [first, second], runs)
+
+
+def capture_group(tmp: Path, programs: list, runs: int) -> None:
+    """capture_pair for any number of processes, taking turns in the order given."""
     script = tmp / "capture.py"
     script.write_text(CAPTURE)
     env = dict(os.environ, JAX_PLATFORMS="cpu",
@@ -79,11 +84,11 @@ def capture_pair(tmp: Path, first: tuple, second: tuple) -> None:
     procs = [subprocess.Popen([sys.executable, str(script), str(tmp / name), variant, cpu],
                               env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE)
-             for name, variant in (first, second)]
+             for name, variant in programs]
     try:
         for p in procs:
             assert p.stdout.read(1) == b"R", p.communicate(timeout=60)[1][-2000:]
-        for _ in range(RUNS):
+        for _ in range(runs):
             for p in procs:
                 p.stdin.write(b"r")
                 p.stdin.flush()
@@ -201,3 +206,90 @@ def test_check_usage_errors(jaxprof_bin, captures):
         assert proc.stderr.decode().count("\n") == 1
     proc = run(jaxprof_bin, "check", captures / "base", captures / "missing")
     assert proc.returncode == 2
+
+
+# Several captures per side: each capture is its own process, so the spread between processes
+# shows up between the captures of one side, and the gate can count it as noise instead of
+# needing a budget above it. On this machine the median step of one process can be twice that of
+# another running the same program (more so for the slow variant under load); five captures per
+# side keep the 2.5x slowdown well beyond that at alpha = 0.01, where three are marginal.
+CAPTURES = 5  # per side
+MULTI_RUNS = 40
+
+
+@pytest.fixture(scope="module")
+def multi(tmp_path_factory) -> Path:
+    """CAPTURES rounds; in each, one process per program (BASE, the same program again, the slow
+    variant) takes turns execution by execution."""
+    tmp = tmp_path_factory.mktemp("multicap")
+    for i in range(CAPTURES):
+        capture_group(tmp, [(f"base{i}", "base"), (f"same{i}", "base"), (f"slow{i}", "slow")],
+                      MULTI_RUNS)
+    return tmp
+
+
+def side(tmp: Path, name: str) -> list:
+    return [tmp / f"{name}{i}" for i in range(CAPTURES)]
+
+
+def test_several_captures_of_the_same_program_pass(jaxprof_bin, multi):
+    proc = run(jaxprof_bin, "check", "--base", *side(multi, "base"), "--new", *side(multi, "same"))
+    line = proc.stdout.decode()
+    # The default 5% budget: the test over captures carries the spread between processes.
+    assert proc.returncode == 0, line + proc.stderr.decode()
+    assert line.startswith("ok: step (module jit_step)") and line.count("\n") == 1, line
+    assert f"{CAPTURES} vs {CAPTURES} captures" in line and "Welch" in line, line
+    # --base A --base B ... is the same as --base A B ...
+    args = [a for p in side(multi, "base") for a in ("--base", p)]
+    again = run(jaxprof_bin, "check", *args, "--new", *side(multi, "same"))
+    assert again.returncode == 0 and again.stdout == proc.stdout
+
+
+def test_several_captures_of_a_slower_program_fail_naming_the_op(jaxprof_bin, multi):
+    proc = run(jaxprof_bin, "check", "--base", *side(multi, "base"), "--new", *side(multi, "slow"))
+    line = proc.stdout.decode()
+    assert proc.returncode == 3, line + proc.stderr.decode()
+    assert line.startswith("REGRESSION: step (module jit_step) is +"), line
+    assert f"{CAPTURES} vs {CAPTURES} captures of {CAPTURES * (MULTI_RUNS - 1)}" in line, line
+    # The extra matmul, added by the slow variant, is named as the suspect.
+    assert "top op:" in line and "[jit(step)/dot_general] (added, +" in line, line
+
+
+def test_diff_over_captures_matches_welch_on_capture_medians(jaxprof_bin, multi):
+    """The module's p-value is Welch's t-test (SciPy) over the log medians of the captures, the
+    medians taken from single-capture diffs; pooling keeps every run of every capture."""
+    stats = pytest.importorskip("scipy.stats")
+    import math
+
+    def medians(name):
+        out = []
+        for path in side(multi, name):
+            (m,) = diff_json(jaxprof_bin, path, path)["modules"]
+            out.append(m["base_median_ns"])
+        return out
+
+    base, slow = medians("base"), medians("slow")
+    proc = run(jaxprof_bin, "diff", "--base", *side(multi, "base"), "--new",
+               *side(multi, "slow"), "--format", "json")
+    assert proc.returncode == 0, proc.stderr.decode()
+    d = json.loads(proc.stdout)
+    assert d["test"] == "capture-t" and d["base_captures"] == d["new_captures"] == CAPTURES
+    (module,) = d["modules"]
+    assert module["test"] == "capture-t"
+    assert module["base_executions"] == module["new_executions"] == CAPTURES * (MULTI_RUNS - 1)
+    expected = stats.ttest_ind([math.log(x) for x in slow], [math.log(x) for x in base],
+                               equal_var=False).pvalue
+    # The medians in the JSON are rounded to the nanosecond.
+    assert module["p_value"] == pytest.approx(expected, rel=1e-3, abs=1e-12)
+    assert module["change"] == "slower"
+    added = [op for op in d["ops"] if op["change"] == "added" and op["category"] == "gemm"]
+    assert len(added) == 1 and added[0]["op_name"] == "jit(step)/dot_general"
+
+
+def test_sides_given_twice_or_not_at_all_are_usage_errors(jaxprof_bin, multi):
+    b, n = side(multi, "base"), side(multi, "same")
+    for args in ([b[0], n[0], "--base", b[1]], [b[0], "--base", b[1], "--new", n[0]],
+                 ["--base", *b], ["--new", *n], ["--base", b[0], "--new", multi / "missing"]):
+        proc = run(jaxprof_bin, "check", *args)
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+        assert proc.stderr.decode().count("\n") == 1, proc.stderr

@@ -11,23 +11,49 @@ namespace {
 
 inline constexpr int kExitRegression = 3;
 
+// Which op of the module grew the most, so that a failing gate points at a suspect.
+std::string top_op(const CheckResult& r) {
+  if (!r.top_op) return "";
+  const DiffRow& op = *r.top_op;
+  std::string name = op.new_name.empty() ? op.name : op.name + " -> " + op.new_name;
+  std::string what = op.change == Change::kAdded ? "added, " : "";
+  std::string share = r.module_delta_ps > 0
+                          ? fmt::format(", {} of the module's change",
+                                        human_percent(op.delta_ps / r.module_delta_ps))
+                          : "";
+  return fmt::format("; top op: {}{} ({}+{} per run{})", name,
+                     op.op_name.empty() ? "" : " [" + op.op_name + "]", what,
+                     human_duration(op.delta_ps), share);
+}
+
 std::string reason(const CheckResult& r, double budget, double alpha) {
   if (r.removed)
     return fmt::format("ok: {} is not in NEW (removed; {} per run in BASE)", r.metric,
                        human_duration(r.base_median_ps));
   std::string change =
       r.ratio ? fmt::format("{:+.1f}%", (*r.ratio - 1) * 100) : std::string("from zero");
+  bool captures = std::string_view(r.test) == "capture-t";
   std::string numbers =
-      fmt::format("median {} -> {}, 95% CI of the ratio [{:.3f}, {:.3f}], {} vs {} runs",
-                  human_duration(r.base_median_ps), human_duration(r.new_median_ps), r.ratio_ci.low,
-                  r.ratio_ci.high, r.base_executions, r.new_executions);
+      captures
+          ? fmt::format("capture medians (geometric mean) {} -> {}, 95% CI of the ratio [{:.3f}, "
+                        "{:.3f}], {} vs {} captures of {} vs {} runs",
+                        human_duration(r.base_median_ps), human_duration(r.new_median_ps),
+                        r.ratio_ci.low, r.ratio_ci.high, r.base_captures, r.new_captures,
+                        r.base_executions, r.new_executions)
+          : fmt::format("median {} -> {}, 95% CI of the ratio [{:.3f}, {:.3f}], {} vs {} runs",
+                        human_duration(r.base_median_ps), human_duration(r.new_median_ps),
+                        r.ratio_ci.low, r.ratio_ci.high, r.base_executions, r.new_executions);
   std::string test =
-      r.tested ? fmt::format("one-sided Mann-Whitney p = {:.2g} for slower by more than {}",
-                             r.p_value, human_percent(budget))
-               : std::string("too few runs for a test: the medians decided");
+      !r.tested ? std::string("too few runs for a test: the medians decided")
+      : captures
+          ? fmt::format("one-sided Welch t-test over capture medians p = {:.2g} for slower by "
+                        "more than {}",
+                        r.p_value, human_percent(budget))
+          : fmt::format("one-sided Mann-Whitney p = {:.2g} for slower by more than {}", r.p_value,
+                        human_percent(budget));
   if (r.regression)
-    return fmt::format("REGRESSION: {} is {} slower, over the {} budget ({}; {} < {})", r.metric,
-                       change, human_percent(budget), numbers, test, number(alpha));
+    return fmt::format("REGRESSION: {} is {} slower, over the {} budget ({}; {} < {}){}", r.metric,
+                       change, human_percent(budget), numbers, test, number(alpha), top_op(r));
   return fmt::format("ok: {} changed {}, within the {} budget ({}; {})", r.metric, change,
                      human_percent(budget), numbers, test);
 }
@@ -44,9 +70,11 @@ RegisterCommand check_command(82, [](CLI::App& app) -> std::function<int()> {
   cmd->footer(
       "Exit codes: 0 within budget, 3 regression, 2 bad input or usage. NEW regresses when the\n"
       "median per-run time of the metric grew by more than --max-regression and a one-sided\n"
-      "Mann-Whitney test of NEW against BASE * (1 + budget) gives p < --alpha. Metrics: step (the\n"
-      "module with the most device time in BASE), module:NAME, op:NAME or op:MODULE/NAME.\n"
-      "See docs/diff.md.");
+      "Mann-Whitney test of NEW against BASE * (1 + budget) gives p < --alpha. With several\n"
+      "captures per side (--base A B C --new D E F: separate processes) a one-sided Welch t-test\n"
+      "over the log capture medians decides, so that the spread between processes is noise.\n"
+      "Metrics: step (the module with the most device time in BASE), module:NAME, op:NAME or\n"
+      "op:MODULE/NAME. See docs/diff.md.");
   add_two_profiles(cmd, o->profiles);
   cmd->add_option("--max-regression", o->max_regression, "Allowed slowdown, e.g. 5%")
       ->capture_default_str();
@@ -60,8 +88,8 @@ RegisterCommand check_command(82, [](CLI::App& app) -> std::function<int()> {
     c.metric = o->metric;
     c.alpha = o->alpha;
     c.max_regression = parse_percent("--max-regression", o->max_regression);
-    ProfileSamples base = load_samples(o->profiles, o->profiles.base);
-    ProfileSamples now = load_samples(o->profiles, o->profiles.now);
+    ProfileSamples base = load_side(o->profiles, true);
+    ProfileSamples now = load_side(o->profiles, false);
     CheckResult r = check_regression(base, now, c);
     write(reason(r, c.max_regression, c.alpha) + "\n");
     return r.regression ? kExitRegression : 0;

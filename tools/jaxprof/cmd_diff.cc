@@ -19,7 +19,9 @@ RegisterCommand diff_command(80, [](CLI::App& app) -> std::function<int()> {
       "Times are per run of each module (steady state, warm-up runs left out). A change is\n"
       "reported as slower/faster when a two-sided Mann-Whitney test over the per-run samples\n"
       "gives p < --alpha and the mean moved by at least --min-change. Ops renamed by the new\n"
-      "compilation are matched by opcode, JAX op path and source line. See docs/diff.md.");
+      "compilation are matched by opcode, JAX op path and source line. With several captures\n"
+      "per side (--base A B C --new D E F: separate processes) a Welch t-test over the capture\n"
+      "medians gives p. See docs/diff.md.");
   add_two_profiles(cmd, o->profiles);
   cmd->add_option("--format", o->format, "Output format")
       ->check(CLI::IsMember({"table", "json", "csv"}))
@@ -39,8 +41,8 @@ RegisterCommand diff_command(80, [](CLI::App& app) -> std::function<int()> {
     d.top = o->top;
     OutputFormat format = OutputFormat::kTable;
     parse_output_format(o->format, format);
-    ProfileSamples base = load_samples(o->profiles, o->profiles.base);
-    ProfileSamples now = load_samples(o->profiles, o->profiles.now);
+    ProfileSamples base = load_side(o->profiles, true);
+    ProfileSamples now = load_side(o->profiles, false);
     DiffResult r = compute_diff(base, now, d);
     warn(r.warnings);
     write(render_diff(r, format, o->rows));

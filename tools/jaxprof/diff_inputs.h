@@ -1,7 +1,9 @@
-// What `diff` and `check` share: two profiles on the command line and percentages.
+// What `diff` and `check` share: two sides on the command line (one profile each, or several
+// captures per side with --base/--new) and percentages.
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -13,27 +15,55 @@
 namespace jaxprof::cli {
 
 struct TwoProfiles {
-  std::string base, now;
+  std::string base_arg, new_arg;       // positional: one profile per side
+  std::vector<std::string> base, now;  // --base / --new: one or more captures per side
   std::vector<std::string> hosts;
   unsigned threads = 0;
 };
 
 inline void add_two_profiles(CLI::App* cmd, TwoProfiles& o) {
-  cmd->add_option("base", o.base, "BASE profile (file, run directory or log directory)")
-      ->required();
-  cmd->add_option("new", o.now, "NEW profile, compared against BASE")->required();
+  cmd->add_option("base", o.base_arg, "BASE profile (file, run directory or log directory)");
+  cmd->add_option("new", o.new_arg, "NEW profile, compared against BASE");
+  cmd->add_option("--base", o.base,
+                  "BASE captures instead of the BASE argument: profiles of the program made by "
+                  "separate processes (--base A B C or --base A --base B)")
+      ->expected(1, 1 << 16);
+  cmd->add_option("--new", o.now, "NEW captures instead of the NEW argument, like --base")
+      ->expected(1, 1 << 16);
   cmd->add_option("--host", o.hosts, "Only these hosts (repeat or comma-separate)")->delimiter(',');
   cmd->add_option("--threads", o.threads, "Decoder threads (default: one per core)");
 }
 
-inline ProfileSamples load_samples(const TwoProfiles& o, const std::string& path) {
+// The profiles of one side, from its positional argument or its option (not both).
+inline std::vector<std::string> side_paths(const std::string& arg,
+                                           const std::vector<std::string>& list,
+                                           const char* side, const char* option) {
+  if (!arg.empty() && !list.empty())
+    throw InputError("", fmt::format("{} is given both as an argument and with {}: use one", side,
+                                     option));
+  if (!arg.empty()) return {arg};
+  if (list.empty())
+    throw InputError("", fmt::format("no {} profile: give BASE NEW, or {} with one or more captures",
+                                     side, option));
+  return list;
+}
+
+// Loads every capture of a side and pools their samples (pool_samples).
+inline ProfileSamples load_side(const TwoProfiles& o, bool base_side) {
+  std::vector<std::string> paths =
+      base_side ? side_paths(o.base_arg, o.base, "BASE", "--base")
+                : side_paths(o.new_arg, o.now, "NEW", "--new");
   LoadOptions lo;
   lo.hosts = o.hosts;
   lo.import.threads = o.threads;
-  LoadedProfile loaded;
-  load_profile({path}, lo, loaded);
-  warn(loaded.profile.warnings);
-  return collect_samples(loaded.profile);
+  std::vector<ProfileSamples> captures;
+  for (const std::string& path : paths) {
+    LoadedProfile loaded;
+    load_profile({path}, lo, loaded);
+    warn(loaded.profile.warnings);
+    captures.push_back(collect_samples(loaded.profile));
+  }
+  return pool_samples(std::move(captures));
 }
 
 // "5%", "5" (both 5 percent) or "0.5%"; throws InputError otherwise.

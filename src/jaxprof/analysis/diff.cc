@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "jaxprof/analysis/capture_test.h"
 #include "jaxprof/analysis/category.h"
 #include "jaxprof/analysis/module_executions.h"
 #include "jaxprof/analysis/significance.h"
@@ -124,8 +125,57 @@ ProfileSamples collect_samples(const Profile& p) {
       }
     }
     for (auto& [_, s] : ops) m.ops.push_back(std::move(s));
+    m.captures = {m.per_exec.size()};
     out.modules.push_back(std::move(m));
   }
+  return out;
+}
+
+ProfileSamples pool_samples(std::vector<ProfileSamples> captures) {
+  if (captures.size() == 1) return std::move(captures.front());
+  ProfileSamples out;
+  out.captures = captures.size();
+  std::map<std::string, ModuleSamples> modules;
+  for (size_t c = 0; c < captures.size(); ++c) {
+    for (const std::string& w : captures[c].warnings)
+      out.warnings.push_back(fmt::format("capture {}: {}", c + 1, w));
+    for (ModuleSamples& m : captures[c].modules) {
+      auto [it, inserted] = modules.try_emplace(m.name);
+      ModuleSamples& p = it->second;
+      if (inserted) {
+        p.name = m.name;
+        p.captures.assign(captures.size(), 0);
+      }
+      size_t before = p.per_exec.size(), added = m.per_exec.size();
+      p.devices += m.devices;
+      p.warmup_executions += m.warmup_executions;
+      p.total_ps += m.total_ps;
+      p.per_exec.insert(p.per_exec.end(), m.per_exec.begin(), m.per_exec.end());
+      p.captures[c] = added;
+      std::map<std::string_view, OpSamples*> by_name;
+      for (OpSamples& op : p.ops) by_name[op.name] = &op;
+      std::vector<OpSamples> fresh;
+      for (OpSamples& op : m.ops) {
+        auto found = by_name.find(op.name);
+        if (found == by_name.end()) {
+          // An op new in this capture: 0 in the executions of the captures before it.
+          op.per_exec.insert(op.per_exec.begin(), before, 0.0);
+          fresh.push_back(std::move(op));
+          continue;
+        }
+        OpSamples& q = *found->second;
+        q.events += op.events;
+        q.total_ps += op.total_ps;
+        q.per_exec.insert(q.per_exec.end(), op.per_exec.begin(), op.per_exec.end());
+      }
+      for (OpSamples& op : fresh) p.ops.push_back(std::move(op));
+      // Ops this capture lacks: 0 in its executions.
+      for (OpSamples& op : p.ops) op.per_exec.resize(p.per_exec.size(), 0.0);
+      std::sort(p.ops.begin(), p.ops.end(),
+                [](const OpSamples& a, const OpSamples& b) { return a.name < b.name; });
+    }
+  }
+  for (auto& [_, m] : modules) out.modules.push_back(std::move(m));
   return out;
 }
 
@@ -185,9 +235,16 @@ double mean(const std::vector<double>& v) {
   return s / static_cast<double>(v.size());
 }
 
-// Fills the numbers of a row from the per-execution samples of either side (null = absent).
+size_t with_executions(std::span<const size_t> captures) {
+  return static_cast<size_t>(std::count_if(captures.begin(), captures.end(),
+                                           [](size_t n) { return n > 0; }));
+}
+
+// Fills the numbers of a row from the per-execution samples of either side (null = absent),
+// laid out per capture as `bc` and `nc` say.
 void fill(DiffRow& r, const std::vector<double>* b, const std::vector<double>* n, int64_t b_total,
-          int64_t n_total, double weight, const DiffOptions& o) {
+          int64_t n_total, double weight, std::span<const size_t> bc, std::span<const size_t> nc,
+          const DiffOptions& o) {
   r.weight = weight;
   if (b) {
     r.base_executions = b->size();
@@ -212,11 +269,18 @@ void fill(DiffRow& r, const std::vector<double>* b, const std::vector<double>* n
     r.change = Change::kRemoved;
     return;
   }
-  MannWhitney mw = mann_whitney(*b, *n);
-  r.p_value = mw.p_two_sided;
+  r.base_captures = with_executions(bc);
+  r.new_captures = with_executions(nc);
+  if (r.base_captures + r.new_captures > 2) {
+    r.test = "capture-t";
+    r.p_value = capture_t_test(capture_medians(*b, bc), capture_medians(*n, nc)).p_two_sided;
+  } else {
+    r.test = "mann-whitney";
+    r.p_value = mann_whitney(*b, *n).p_two_sided;
+  }
   r.shift_ps = hodges_lehmann_shift(*b, *n);
   bool large = !r.ratio || std::fabs(*r.ratio - 1.0) >= o.min_change;
-  r.significant = mw.p_two_sided < o.alpha && large && r.delta_ps != 0;
+  r.significant = *r.p_value < o.alpha && large && r.delta_ps != 0;
   r.change = !r.significant ? Change::kSame : r.delta_ps > 0 ? Change::kSlower : Change::kFaster;
 }
 
@@ -247,6 +311,8 @@ DiffResult compute_diff(const ProfileSamples& base, const ProfileSamples& now,
   DiffResult r;
   r.alpha = o.alpha;
   r.min_change = o.min_change;
+  r.base_captures = base.captures;
+  r.new_captures = now.captures;
   for (const std::string& w : base.warnings) r.warnings.push_back("BASE: " + w);
   for (const std::string& w : now.warnings) r.warnings.push_back("NEW: " + w);
   std::set<std::string> names;
@@ -259,8 +325,11 @@ DiffResult compute_diff(const ProfileSamples& base, const ProfileSamples& now,
     double w = mb ? mb->runs_per_device() : mn->runs_per_device();
     DiffRow& row = r.modules.emplace_back();
     row.module = row.name = name;
+    std::span<const size_t> bc, nc;
+    if (mb) bc = mb->captures;
+    if (mn) nc = mn->captures;
     fill(row, mb ? &mb->per_exec : nullptr, mn ? &mn->per_exec : nullptr, mb ? mb->total_ps : 0,
-         mn ? mn->total_ps : 0, w, o);
+         mn ? mn->total_ps : 0, w, bc, nc, o);
     r.base_total_ps += row.base_mean_ps * w;
     r.new_total_ps += row.new_mean_ps * w;
 
@@ -276,7 +345,7 @@ DiffResult compute_diff(const ProfileSamples& base, const ProfileSamples& now,
       op.source = any.source;
       op.category = any.category;
       fill(op, a ? &a->per_exec : nullptr, b ? &b->per_exec : nullptr, a ? a->total_ps : 0,
-           b ? b->total_ps : 0, w, o);
+           b ? b->total_ps : 0, w, bc, nc, o);
     };
     if (mb && mn) {
       for (const OpMatch& m : match_ops(*mb, *mn))
@@ -299,7 +368,7 @@ DiffResult compute_diff(const ProfileSamples& base, const ProfileSamples& now,
       cr.name = cr.category = c;
       fill(cr, ib != cb.end() ? &ib->second.first : nullptr,
            in != cn.end() ? &in->second.first : nullptr, ib != cb.end() ? ib->second.second : 0,
-           in != cn.end() ? in->second.second : 0, w, o);
+           in != cn.end() ? in->second.second : 0, w, bc, nc, o);
     }
   }
   r.delta_ps = r.new_total_ps - r.base_total_ps;

@@ -33,6 +33,9 @@ struct ModuleSamples {
   int64_t total_ps = 0;          // steady executions
   std::vector<double> per_exec;  // steady execution durations (all devices)
   std::vector<OpSamples> ops;    // by name
+  // Executions of `per_exec` per capture, in order (one entry per capture pooled, 0 where the
+  // module did not run); the ops' per_exec follow the same layout.
+  std::vector<size_t> captures;
   double runs_per_device() const {
     return devices ? static_cast<double>(per_exec.size()) / static_cast<double>(devices) : 0;
   }
@@ -41,12 +44,18 @@ struct ModuleSamples {
 struct ProfileSamples {
   std::vector<ModuleSamples> modules;  // by name
   std::vector<std::string> warnings;
+  size_t captures = 1;  // profiles pooled (separate processes or runs)
   const ModuleSamples* find(std::string_view module) const;
 };
 
 // Modules are keyed by name (a program compiled again gets a new program id); programs that
 // share a name are merged, with a warning.
 ProfileSamples collect_samples(const Profile& profile);
+
+// Several captures of one program (separate processes) as one set of samples: executions are
+// concatenated capture after capture, ops missing from a capture count 0 in its executions, and
+// devices add up (so runs_per_device is the mean per capture).
+ProfileSamples pool_samples(std::vector<ProfileSamples> captures);
 
 enum class Change : uint8_t { kSame, kSlower, kFaster, kAdded, kRemoved };
 const char* change_name(Change c);
@@ -66,7 +75,11 @@ struct DiffRow {
   std::optional<double> ratio;    // new_mean / base_mean; none when base is 0
   double weight = 0;              // module runs per device (BASE, else NEW)
   double contribution_ps = 0;     // delta * weight
-  std::optional<double> p_value;  // two-sided Mann-Whitney; none for added or removed
+  std::optional<double> p_value;  // two-sided; none for added or removed
+  // "mann-whitney" over executions (one capture per side), or "capture-t": Welch's t-test over
+  // per-capture medians (several captures on a side); see capture_test.h.
+  const char* test = "";
+  size_t base_captures = 0, new_captures = 0;  // captures with executions
   double shift_ps = 0;            // Hodges-Lehmann estimate of new - base
   bool significant = false;       // p < alpha and |ratio - 1| >= min_change
   Change change = Change::kSame;
@@ -81,6 +94,7 @@ struct DiffOptions {
 
 struct DiffResult {
   double alpha = 0, min_change = 0;
+  size_t base_captures = 1, new_captures = 1;
   double base_total_ps = 0, new_total_ps = 0;  // weighted module time: one BASE-sized run
   double delta_ps = 0;
   size_t explained_top = 0;

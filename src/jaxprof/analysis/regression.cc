@@ -3,6 +3,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cmath>
+
+#include "jaxprof/analysis/capture_test.h"
+
 #include "jaxprof/error.h"
 
 namespace jaxprof {
@@ -39,11 +44,43 @@ const ModuleSamples& step_module(const ProfileSamples& base) {
 
 }  // namespace
 
+namespace {
+
+size_t with_executions(const std::vector<size_t>& captures) {
+  return static_cast<size_t>(std::count_if(captures.begin(), captures.end(),
+                                           [](size_t n) { return n > 0; }));
+}
+
+double geometric_mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) {
+    if (x <= 0) return 0;
+    s += std::log(x);
+  }
+  return v.empty() ? 0 : std::exp(s / static_cast<double>(v.size()));
+}
+
+// The op of `module` whose change adds the most time to a run of it.
+void find_top_op(const ProfileSamples& base, const ProfileSamples& now, const std::string& module,
+                 CheckResult& r) {
+  ProfileSamples b, n;
+  if (const ModuleSamples* m = base.find(module)) b.modules.push_back(*m);
+  if (const ModuleSamples* m = now.find(module)) n.modules.push_back(*m);
+  DiffResult d = compute_diff(b, n);
+  if (!d.modules.empty()) r.module_delta_ps = d.modules.front().delta_ps;
+  for (const DiffRow& op : d.ops)
+    if (op.delta_ps > 0 && (!r.top_op || op.delta_ps > r.top_op->delta_ps)) r.top_op = op;
+}
+
+}  // namespace
+
 CheckResult check_regression(const ProfileSamples& base, const ProfileSamples& now,
                              const CheckOptions& o) {
   CheckResult r;
   const std::vector<double>* a = nullptr;
   const std::vector<double>* b = nullptr;
+  const std::vector<size_t>* ac = nullptr;
+  const std::vector<size_t>* bc = nullptr;
   std::string_view metric = o.metric;
   if (metric == "step" || metric.starts_with("module:")) {
     const ModuleSamples& mb = metric == "step"
@@ -52,8 +89,11 @@ CheckResult check_regression(const ProfileSamples& base, const ProfileSamples& n
     const ModuleSamples& mn = need_module(now, mb.name, "NEW");
     r.metric =
         (metric == "step" ? "step (module " : "module ") + mb.name + (metric == "step" ? ")" : "");
+    r.module = mb.name;
     a = &mb.per_exec;
     b = &mn.per_exec;
+    ac = &mb.captures;
+    bc = &mn.captures;
   } else if (metric.starts_with("op:")) {
     std::string spec(metric.substr(3)), module, op = spec;
     if (auto slash = spec.find('/'); slash != std::string::npos)
@@ -74,8 +114,11 @@ CheckResult check_regression(const ProfileSamples& base, const ProfileSamples& n
       usage(fmt::format("op {} is in several modules ({}): name one as op:MODULE/{}", op,
                         fmt::join(found_in, ", "), op));
     r.metric = fmt::format("op {}/{}", mb->name, ob->name);
+    r.module = mb->name;
     a = &ob->per_exec;
+    ac = &mb->captures;
     const ModuleSamples& mn = need_module(now, mb->name, "NEW");
+    bc = &mn.captures;
     for (const OpMatch& m : match_ops(*mb, mn))
       if (m.base && &mb->ops[*m.base] == ob && m.now) b = &mn.ops[*m.now].per_exec;
     if (!b) {
@@ -90,21 +133,47 @@ CheckResult check_regression(const ProfileSamples& base, const ProfileSamples& n
 
   r.base_executions = a->size();
   r.new_executions = b->size();
-  r.base_median_ps = median(*a);
-  r.new_median_ps = median(*b);
-  if (r.base_median_ps > 0) r.ratio = r.new_median_ps / r.base_median_ps;
-  r.ratio_ci = bootstrap_median_ratio(*a, *b);
+  r.base_captures = std::max<size_t>(1, with_executions(*ac));
+  r.new_captures = std::max<size_t>(1, with_executions(*bc));
   double limit = 1.0 + o.max_regression;
-  bool over = r.ratio ? *r.ratio > limit : r.new_median_ps > 0;
-  r.tested = a->size() >= 3 && b->size() >= 3;
-  if (r.tested) {
-    std::vector<double> scaled(*a);
-    for (double& x : scaled) x *= limit;
-    r.p_value = mann_whitney(scaled, *b).p_greater;
-    r.regression = over && r.p_value < o.alpha;
+  if (r.base_captures + r.new_captures > 2) {
+    // Several processes: the captures are the samples.
+    std::vector<double> ma = capture_medians(*a, *ac), mb = capture_medians(*b, *bc);
+    CaptureTest t = capture_t_test(ma, mb, limit);
+    r.test = "capture-t";
+    r.tested = t.tested;
+    r.p_value = t.p_greater;
+    r.base_median_ps = geometric_mean(ma);
+    r.new_median_ps = geometric_mean(mb);
+    if (t.log_scale) {
+      r.ratio = t.ratio;
+      r.ratio_ci = {t.ratio_low, t.ratio_high};
+    } else {
+      // Some capture's median is 0 (an op that mostly did not run): compare mean medians.
+      double sa = 0, sb = 0;
+      for (double x : ma) sa += x;
+      for (double x : mb) sb += x;
+      sa /= static_cast<double>(ma.size());
+      sb /= static_cast<double>(mb.size());
+      r.base_median_ps = sa;
+      r.new_median_ps = sb;
+      if (sa > 0) r.ratio = sb / sa;
+    }
   } else {
-    r.regression = over;
+    r.base_median_ps = median(*a);
+    r.new_median_ps = median(*b);
+    if (r.base_median_ps > 0) r.ratio = r.new_median_ps / r.base_median_ps;
+    r.ratio_ci = bootstrap_median_ratio(*a, *b);
+    r.tested = a->size() >= 3 && b->size() >= 3;
+    if (r.tested) {
+      std::vector<double> scaled(*a);
+      for (double& x : scaled) x *= limit;
+      r.p_value = mann_whitney(scaled, *b).p_greater;
+    }
   }
+  bool over = r.ratio ? *r.ratio > limit : r.new_median_ps > 0;
+  r.regression = r.tested ? over && r.p_value < o.alpha : over;
+  if (!metric.starts_with("op:")) find_top_op(base, now, r.module, r);
   return r;
 }
 

@@ -27,15 +27,19 @@ std::string json_row(const DiffRow& r, bool op) {
       ", \"change\": \"{}\", \"significant\": {}, \"p_value\": {}, \"base_executions\": {}, "
       "\"new_executions\": {}, \"base_total_ns\": {}, \"new_total_ns\": {}, \"base_mean_ns\": {}, "
       "\"new_mean_ns\": {}, \"base_median_ns\": {}, \"new_median_ns\": {}, \"delta_ns\": {}, "
-      "\"ratio\": {}, \"shift_ns\": {}, \"weight\": {}, \"contribution_ns\": {}",
+      "\"ratio\": {}, \"shift_ns\": {}, \"weight\": {}, \"contribution_ns\": {}, \"test\": {}, "
+      "\"base_captures\": {}, \"new_captures\": {}",
       change_name(r.change), r.significant ? "true" : "false", opt(r.p_value), r.base_executions,
       r.new_executions, ps_to_ns_exact(r.base_total_ps), ps_to_ns_exact(r.new_total_ps),
       ps_to_ns(r.base_mean_ps), ps_to_ns(r.new_mean_ps), ps_to_ns(r.base_median_ps),
       ps_to_ns(r.new_median_ps), ps_to_ns(r.delta_ps), opt(r.ratio), ps_to_ns(r.shift_ps),
-      number(r.weight), ps_to_ns(r.contribution_ps));
+      number(r.weight), ps_to_ns(r.contribution_ps),
+      *r.test ? json_string(r.test) : std::string("null"), r.base_captures, r.new_captures);
   if (op) out += fmt::format(", \"cumulative_share\": {}", number(r.cumulative_share));
   return out + "}";
 }
+
+bool several(const DiffResult& r) { return r.base_captures + r.new_captures > 2; }
 
 std::string json_rows(const std::vector<DiffRow>& rows, bool op) {
   std::string out = "[";
@@ -45,10 +49,10 @@ std::string json_rows(const std::vector<DiffRow>& rows, bool op) {
 
 std::string json(const DiffResult& r) {
   std::string out = fmt::format(
-      "{{\"test\": \"mann-whitney-u\", \"alpha\": {}, \"min_change\": {}, \"base_total_ns\": {}, "
-      "\"new_total_ns\": {}, \"delta_ns\": {}, \"explained\": {{\"top\": {}, \"delta_ns\": {}, "
-      "\"share\": {}}}",
-      number(r.alpha), number(r.min_change), ps_to_ns(r.base_total_ps), ps_to_ns(r.new_total_ps),
+      "{{\"test\": \"{}\", \"base_captures\": {}, \"new_captures\": {}, \"alpha\": {}, "
+      "\"min_change\": {}, \"base_total_ns\": {}, \"new_total_ns\": {}, \"delta_ns\": {}, "
+      "\"explained\": {{\"top\": {}, \"delta_ns\": {}, \"share\": {}}}",
+      several(r) ? "capture-t" : "mann-whitney-u", r.base_captures, r.new_captures, number(r.alpha), number(r.min_change), ps_to_ns(r.base_total_ps), ps_to_ns(r.new_total_ps),
       ps_to_ns(r.delta_ps), r.explained_top, ps_to_ns(r.explained_ps), opt(r.explained_share));
   out += ", \"modules\": " + json_rows(r.modules, false);
   out += ", \"ops\": " + json_rows(r.ops, true);
@@ -63,18 +67,20 @@ std::string csv(const DiffResult& r) {
   std::string out =
       "kind,module,name,new_name,matched_by,opcode,op_name,source,category,change,significant,"
       "p_value,base_executions,new_executions,base_mean_ns,new_mean_ns,base_median_ns,"
-      "new_median_ns,delta_ns,ratio,shift_ns,weight,contribution_ns\n";
+      "new_median_ns,delta_ns,ratio,shift_ns,weight,contribution_ns,test,base_captures,"
+      "new_captures\n";
   auto rows = [&](const char* kind, const std::vector<DiffRow>& v) {
     for (const DiffRow& x : v)
       out += fmt::format(
-          "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", kind,
+          "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", kind,
           csv_field(x.module), csv_field(x.name), csv_field(x.new_name), x.matched_by,
           csv_field(x.opcode), csv_field(x.op_name), csv_field(x.source), csv_field(x.category),
           change_name(x.change), x.significant ? "true" : "false",
           x.p_value ? number(*x.p_value) : "", x.base_executions, x.new_executions,
           ps_to_ns(x.base_mean_ps), ps_to_ns(x.new_mean_ps), ps_to_ns(x.base_median_ps),
           ps_to_ns(x.new_median_ps), ps_to_ns(x.delta_ps), x.ratio ? number(*x.ratio) : "",
-          ps_to_ns(x.shift_ps), number(x.weight), ps_to_ns(x.contribution_ps));
+          ps_to_ns(x.shift_ps), number(x.weight), ps_to_ns(x.contribution_ps), x.test,
+          x.base_captures, x.new_captures);
   };
   rows("module", r.modules);
   rows("op", r.ops);
@@ -131,8 +137,12 @@ std::string table(const DiffResult& r, size_t top) {
     out += fmt::format("\nthe top {} op differences explain {} of the total change\n",
                        r.explained_top, human_percent(*r.explained_share));
   out += fmt::format(
-      "times per module run (steady state); slower/faster: two-sided Mann-Whitney p < {} and a "
-      "change of at least {}\n",
+      "times per module run (steady state); slower/faster: {} p < {} and a change of at least "
+      "{}\n",
+      several(r) ? fmt::format("over {} vs {} captures, two-sided Welch t-test of the capture "
+                               "medians",
+                               r.base_captures, r.new_captures)
+                 : std::string("two-sided Mann-Whitney"),
       number(r.alpha), human_percent(r.min_change));
   return out;
 }

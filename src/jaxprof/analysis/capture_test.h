@@ -1,0 +1,45 @@
+// "Is this change beyond the noise between processes": with several captures per side, each
+// capture is summarised by its median per-execution time and the summaries are compared with
+// Welch's t-test on their logarithms. Two processes running the same program differ by a fixed
+// amount in steady state (where buffers land, which cores they get), so the executions of one
+// capture are not independent samples of the program's speed; the captures are.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace jaxprof {
+
+// Upper tail P(T > t) of Student's t distribution with `df` > 0 degrees of freedom.
+double student_t_upper(double t, double df);
+
+// The t with P(T > t) = p, 0 < p < 1.
+double student_t_quantile_upper(double p, double df);
+
+struct CaptureTest {
+  bool tested = false;    // false: fewer than 2 captures in all, or a side without any
+  bool log_scale = true;  // false when some summary is <= 0: the difference of means is tested
+  size_t base_captures = 0, new_captures = 0;
+  // log_scale: the mean of log(new) - log(base) less log(scale), and exp of it plus log(scale) is
+  // the ratio of geometric means; otherwise mean(new) - scale * mean(base).
+  double estimate = 0;
+  double se = 0, df = 0, t = 0;
+  double p_greater = 1;  // one-sided: NEW > BASE * scale
+  double p_less = 1;     // one-sided: NEW < BASE * scale
+  double p_two_sided = 1;
+  double ratio = 0;                    // geometric mean of NEW / of BASE (log_scale only)
+  double ratio_low = 0, ratio_high = 0;  // its 95% interval (log_scale only)
+};
+
+// Welch's t-test of NEW against BASE * scale over per-capture summaries. When one side has a
+// single capture, its variance is taken to be the other side's (degrees of freedom of that side
+// alone): the spread between processes is a property of the machine, not of the program.
+CaptureTest capture_t_test(std::span<const double> base, std::span<const double> now,
+                           double scale = 1.0);
+
+// Per-capture medians of samples laid out capture after capture (`sizes` executions each);
+// captures without executions are left out.
+std::vector<double> capture_medians(std::span<const double> samples, std::span<const size_t> sizes);
+
+}  // namespace jaxprof
