@@ -1,6 +1,9 @@
 // jaxprof diff: what changed between two profiles of the same program, and is it beyond noise.
+#include <fstream>
+
 #include "diff_inputs.h"
 #include "jaxprof/render/diff_render.h"
+#include "jaxprof/render/html_diff.h"
 
 namespace jaxprof::cli {
 namespace {
@@ -8,9 +11,10 @@ namespace {
 RegisterCommand diff_command(80, [](CLI::App& app) -> std::function<int()> {
   struct Options {
     TwoProfiles profiles;
-    std::string format = "table", min_change = "2%";
+    std::string format, output, title, min_change = "2%";
     double alpha = 0.01;
     size_t top = 10, rows = 20;
+    bool rows_given = false;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
@@ -21,11 +25,15 @@ RegisterCommand diff_command(80, [](CLI::App& app) -> std::function<int()> {
       "gives p < --alpha and the mean moved by at least --min-change. Ops renamed by the new\n"
       "compilation are matched by opcode, JAX op path and source line. With several captures\n"
       "per side (--base A B C --new D E F: separate processes) a Welch t-test over the capture\n"
-      "medians gives p. See docs/diff.md.");
+      "medians gives p. --format html (or -o FILE.html) writes one self-contained page. See\n"
+      "docs/diff.md.");
   add_two_profiles(cmd, o->profiles);
-  cmd->add_option("--format", o->format, "Output format")
-      ->check(CLI::IsMember({"table", "json", "csv"}))
-      ->capture_default_str();
+  cmd->add_option("--format", o->format,
+                  "Output format: table, json, csv or html (default: from the -o suffix, else "
+                  "table)")
+      ->check(CLI::IsMember({"table", "json", "csv", "html"}));
+  cmd->add_option("-o,--output", o->output, "Write to this file instead of stdout");
+  cmd->add_option("--title", o->title, "HTML page title (default: jaxprof diff)");
   cmd->add_option("--alpha", o->alpha, "Significance level of the test")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
@@ -33,19 +41,46 @@ RegisterCommand diff_command(80, [](CLI::App& app) -> std::function<int()> {
       ->capture_default_str();
   cmd->add_option("--top", o->top, "Op differences counted in the explained share")
       ->capture_default_str();
-  cmd->add_option("--rows", o->rows, "Op rows in the table (0 = all)")->capture_default_str();
-  return [o]() {
+  cmd->add_option("--rows", o->rows, "Op rows in the table (0 = all; HTML: default all)");
+  auto* rows = cmd->get_option("--rows");
+  return [o, rows]() {
+    o->rows_given = rows->count() > 0;
     DiffOptions d;
     d.alpha = o->alpha;
     d.min_change = parse_percent("--min-change", o->min_change);
     d.top = o->top;
-    OutputFormat format = OutputFormat::kTable;
-    parse_output_format(o->format, format);
+    std::string format = o->format;
+    if (format.empty()) {
+      format = "table";
+      for (const char* f : {"html", "json", "csv"})
+        if (o->output.ends_with(std::string(".") + f)) format = f;
+    }
     ProfileSamples base = load_side(o->profiles, true);
     ProfileSamples now = load_side(o->profiles, false);
     DiffResult r = compute_diff(base, now, d);
     warn(r.warnings);
-    write(render_diff(r, format, o->rows));
+    std::string text;
+    if (format == "html") {
+      HtmlDiffOptions h;
+      h.base = side_paths(o->profiles.base_arg, o->profiles.base, "BASE", "--base");
+      h.now = side_paths(o->profiles.new_arg, o->profiles.now, "NEW", "--new");
+      if (!o->title.empty()) h.title = o->title;
+      h.rows = o->rows_given ? o->rows : 0;
+      text = render_html_diff(r, h);
+    } else {
+      OutputFormat f = OutputFormat::kTable;
+      parse_output_format(format, f);
+      text = render_diff(r, f, o->rows);
+    }
+    if (o->output.empty()) {
+      write(text);
+      return 0;
+    }
+    std::ofstream file(o->output, std::ios::binary | std::ios::trunc);
+    file.write(text.data(), static_cast<std::streamsize>(text.size()));
+    file.close();
+    if (!file) throw InputError(o->output, "cannot write the diff");
+    write(o->output + "\n");
     return 0;
   };
 });

@@ -128,7 +128,8 @@ std::string svg_scatter(const std::vector<ScatterPoint>& points, const std::stri
   return out;
 }
 
-std::string svg_duration_lines(const std::vector<LineSeries>& series, const std::string& x_label) {
+std::string svg_duration_lines(const std::vector<LineSeries>& series, const std::string& x_label,
+                               const std::vector<std::string>& x_ticks) {
   constexpr int kW = 720, kH = 300, kL = 80, kR = 150, kT = 16, kB = 40;
   size_t n = 1;
   double ymax = 1;
@@ -157,6 +158,14 @@ std::string svg_duration_lines(const std::vector<LineSeries>& series, const std:
   }
   out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
                      (kL + kW - kR) / 2, kH - 8, xml_escape(x_label));
+  const size_t stride = std::max<size_t>(1, (x_ticks.size() + 19) / 20);
+  for (size_t i = 0; i < x_ticks.size(); ++i) {
+    out += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#ddd\"/>\n",
+                       px(i), kT, kH - kB);
+    if (i % stride == 0)
+      out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px(i),
+                         kH - kB + 14, xml_escape(x_ticks[i]));
+  }
   for (size_t k = 0; k < series.size(); ++k) {
     const LineSeries& s = series[k];
     const char* color = kPalette[k % 8];
@@ -169,15 +178,63 @@ std::string svg_duration_lines(const std::vector<LineSeries>& series, const std:
         pts, color);
     for (size_t i = 0; i < s.ys.size(); ++i)
       out += fmt::format(
-          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"{}\"><title>{} #{}: {}</title>"
+          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"{}\"><title>{}</title>"
           "</circle>\n",
-          px(i), py(s.ys[i]), color, xml_escape(s.name), i, human_duration(s.ys[i]));
+          px(i), py(s.ys[i]), color,
+          xml_escape(i < s.tips.size() ? s.tips[i]
+                                       : fmt::format("{} #{}: {}", s.name, i,
+                                                     human_duration(s.ys[i]))));
     out += fmt::format(
         "<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/>"
         "<text x=\"{}\" y=\"{}\">{}</text>\n",
         kW - kR + 10, kT + 16 * static_cast<int>(k), color, kW - kR + 24,
         kT + 9 + 16 * static_cast<int>(k), xml_escape(s.name));
   }
+  out += "</svg>\n";
+  return out;
+}
+
+namespace {
+
+// At most `n` bytes of `s`, cut before a whole UTF-8 character, with "..." when cut.
+std::string shortened(const std::string& s, size_t n) {
+  if (s.size() <= n) return s;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n) + "...";
+}
+
+}  // namespace
+
+std::string svg_signed_duration_bars(const std::vector<SignedBar>& bars) {
+  constexpr int kLabel = 260, kHalf = 240, kRow = 20, kValue = 90;
+  const int width = kLabel + 2 * kHalf + kValue;
+  const int height = static_cast<int>(bars.size()) * kRow + 8;
+  double most = 0;
+  for (const SignedBar& b : bars) most = std::max(most, std::fabs(b.value));
+  const int zero = kLabel + kHalf;
+  std::string out = fmt::format(
+      "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
+      "viewBox=\"0 0 {0} {1}\" role=\"img\">\n",
+      width, height);
+  for (size_t i = 0; i < bars.size(); ++i) {
+    const SignedBar& b = bars[i];
+    const int y = static_cast<int>(i) * kRow + 4;
+    double w = most > 0 ? kHalf * std::fabs(b.value) / most : 0;
+    double x = b.value < 0 ? zero - w : zero;
+    std::string value = fmt::format("{}{}", b.value > 0 ? "+" : "", human_duration(b.value));
+    // Labels longer than the margin are cut; the bar's tooltip has them whole.
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", kLabel - 6,
+                       y + 12, xml_escape(shortened(b.label, 40)));
+    out += fmt::format(
+        "<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"><title>{}: {}{}"
+        "</title></rect>\n",
+        x, y, std::max(w, 0.5), kRow - 5, b.value > 0 ? "#e15759" : "#59a14f",
+        xml_escape(b.label), value, b.note.empty() ? "" : " (" + xml_escape(b.note) + ")");
+    out += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", kLabel + 2 * kHalf + 6, y + 12,
+                       xml_escape(value));
+  }
+  out += fmt::format("<line x1=\"{0}\" x2=\"{0}\" y1=\"0\" y2=\"{1}\" stroke=\"#888\"/>\n", zero,
+                     height);
   out += "</svg>\n";
   return out;
 }

@@ -31,9 +31,22 @@ std::string svg_scatter(const std::vector<ScatterPoint>& points, const std::stri
 
 struct LineSeries {
   std::string name;
-  std::vector<double> ys;  // at x = 0, 1, 2, ...
+  std::vector<double> ys;         // at x = 0, 1, 2, ...
+  std::vector<std::string> tips;  // per point; default "name #i: value"
 };
 // y values are picoseconds; the axis is labelled as durations.
-std::string svg_duration_lines(const std::vector<LineSeries>& series, const std::string& x_label);
+// `x_ticks`, when given, labels x = 0, 1, ... (at most about 20 labels drawn) and draws a faint
+// vertical line at each x, e.g. one per step.
+std::string svg_duration_lines(const std::vector<LineSeries>& series, const std::string& x_label,
+                               const std::vector<std::string>& x_ticks = {});
+
+struct SignedBar {
+  std::string label;
+  double value = 0;  // picoseconds; positive to the right (slower), negative to the left
+  std::string note;  // tooltip after the value
+};
+// Horizontal bars either side of a zero line, one per row, scaled to the largest |value|: the
+// biggest changes of a diff at a glance.
+std::string svg_signed_duration_bars(const std::vector<SignedBar>& bars);
 
 }  // namespace jaxprof

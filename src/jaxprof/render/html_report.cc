@@ -14,7 +14,7 @@
 #include "jaxprof/analysis/timeline.h"
 #include "jaxprof/render/flame_svg.h"
 #include "jaxprof/render/html_charts.h"
-#include "jaxprof/render/html_report_assets.h"
+#include "jaxprof/render/html_page.h"
 #include "jaxprof/render/html_table.h"
 #include "jaxprof/render/text.h"
 #include "jaxprof/render/units.h"
@@ -30,23 +30,17 @@ std::string h(std::string_view s) { return xml_escape(s); }
 std::string none(std::string_view why) { return fmt::format("<p class=\"none\">{}</p>\n", h(why)); }
 
 // Everything the page's script reads, collected while sections are written.
-struct PageData {
-  std::vector<std::pair<std::string, size_t>> rows;  // table id -> rows
-  std::vector<std::string> sections;
+struct PageData : HtmlPageParts {
   std::vector<std::string> hosts;
   std::string step;  // the step module, "" when there is none
 };
 
 std::string section(PageData& data, std::string_view id, std::string_view title,
                     const std::string& body) {
-  data.sections.emplace_back(id);
-  return fmt::format("<section id=\"{}\">\n<h2>{}</h2>\n{}</section>\n", id, h(title), body);
+  return data.section(id, title, body);
 }
 
-std::string table(PageData& data, const HtmlTable& t) {
-  data.rows.emplace_back(t.id, t.rows.size());
-  return t.render();
-}
+std::string table(PageData& data, const HtmlTable& t) { return data.table(t); }
 
 std::string summary_body(const SummaryResult& s, const std::string& source) {
   const SummaryDeviceTime& d = s.device;
@@ -306,7 +300,7 @@ std::string steps_body(PageData& data, const Profile& profile, const ModulesResu
   std::vector<LineSeries> series;
   size_t most = 0;
   for (const DeviceExecutions& d : module_executions(profile)) {
-    LineSeries s{d.device, {}};
+    LineSeries s{d.device, {}, {}};
     for (const ModuleExecution& e : d.executions)
       if (e.name == step) s.ys.push_back(static_cast<double>(e.duration_ps()));
     most = std::max(most, s.ys.size());
@@ -322,46 +316,17 @@ std::string steps_body(PageData& data, const Profile& profile, const ModulesResu
 }
 
 std::string page_data_json(const PageData& d, const HtmlReportOptions& o) {
-  std::string j = "{\"source\":" + json_string(o.source) + ",\"sections\":[";
-  for (size_t i = 0; i < d.sections.size(); ++i) {
-    if (i > 0) j += ',';
-    j += json_string(d.sections[i]);
-  }
-  j += "],\"hosts\":[";
+  std::string j = "{\"source\":" + json_string(o.source) + ",\"sections\":" + d.sections_json();
+  j += ",\"hosts\":[";
   for (size_t i = 0; i < d.hosts.size(); ++i) {
     if (i > 0) j += ',';
     j += json_string(d.hosts[i]);
   }
-  j += "],\"step\":" + json_string(d.step) + ",\"rows\":{";
-  for (size_t i = 0; i < d.rows.size(); ++i)
-    j += fmt::format("{}{}:{}", i ? "," : "", json_string(d.rows[i].first), d.rows[i].second);
-  j += "}}";
-  return json_for_script(j);
+  j += "],\"step\":" + json_string(d.step) + ",\"rows\":" + d.rows_json() + "}";
+  return j;
 }
 
 }  // namespace
-
-std::string json_for_script(std::string_view json) {
-  std::string out;
-  out.reserve(json.size());
-  for (size_t i = 0; i < json.size(); ++i) {
-    char c = json[i];
-    if (c == '<') {
-      out += "\\u003c";
-    } else if (c == '>') {
-      out += "\\u003e";
-    } else if (c == '&') {
-      out += "\\u0026";
-    } else if (c == '\xe2' && i + 2 < json.size() && json[i + 1] == '\x80' &&
-               (json[i + 2] == '\xa8' || json[i + 2] == '\xa9')) {
-      out += json[i + 2] == '\xa8' ? "\\u2028" : "\\u2029";
-      i += 2;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 std::string render_html_report(const Profile& profile, const HtmlReportOptions& o) {
   SummaryOptions so;
@@ -395,26 +360,13 @@ std::string render_html_report(const Profile& profile, const HtmlReportOptions& 
   body += section(data, "kernels", "GPU kernels", kernels_body(data, kernels, o.top));
   body += section(data, "compile", "Compile phases", compile_body(data, compile));
 
-  std::string nav;
-  for (const std::string& id : data.sections) nav += fmt::format("<a href=\"#{0}\">{0}</a>", id);
-
-  std::string out;
-  out.reserve(body.size() + 16384);
-  out +=
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-      // Nothing may load from anywhere: the page is one file.
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-      "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  out += fmt::format("<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n", h(o.title),
-                     report_assets::kCss);
-  out += fmt::format("<header><h1>{}</h1><div class=\"muted\">{}</div>\n<nav>{}</nav></header>\n",
-                     h(o.title), h(o.source), nav);
-  out += body;
-  out += "<script type=\"application/json\" id=\"report-data\">" + page_data_json(data, o) +
-         "</script>\n";
-  out += fmt::format("<script>{}</script>\n</body>\n</html>\n", report_assets::kScript);
-  return out;
+  HtmlPage page;
+  page.title = o.title;
+  page.subtitle = o.source;
+  page.sections = data.sections;
+  page.body = std::move(body);
+  page.data_json = page_data_json(data, o);
+  return render_html_page(page);
 }
 
 }  // namespace jaxprof

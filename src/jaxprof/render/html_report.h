@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "jaxprof/model/profile.h"
+#include "jaxprof/render/html_page.h"
 
 namespace jaxprof {
 
@@ -19,9 +20,5 @@ struct HtmlReportOptions {
 };
 
 std::string render_html_report(const Profile& profile, const HtmlReportOptions& options = {});
-
-// JSON text made safe inside <script type="application/json">: '<', '>', '&', U+2028 and U+2029
-// become \uXXXX escapes, so no "</script>" or "<!--" can end or bend the block.
-std::string json_for_script(std::string_view json);
 
 }  // namespace jaxprof
