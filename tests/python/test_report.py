@@ -267,3 +267,53 @@ def test_report_in_headless_chromium(jaxprof_bin, tmp_path):
             assert [r[0] for r in page.rows("kernels-table")][:2] in ([EVIL, "plain & simple"],
                                                                       ["plain & simple", EVIL])
             assert "tables=" in verdict and "tables=0" not in verdict
+
+
+def _steps_table_values(html: str) -> List[List[Optional[str]]]:
+    """data-v of each cell of the steps table (None for text cells), row by row."""
+    import re
+    table = re.search(r'<table class="sortable" id="steps-table">(.*?)</table>', html, re.S)
+    assert table, "no steps table"
+    rows = re.findall(r"<tr>(<td.*?)</tr>", table.group(1), re.S)
+    return [[m.group(1) for m in re.finditer(r'<td(?: class="n" data-v="([^"]*)")?>', r)]
+            for r in rows]
+
+
+def test_step_plot_uses_step_annotations(jaxprof_bin, tmp_path):
+    """The 8-device capture marks 4 steps with StepTraceAnnotation: the plot shows those, and
+    the steps table holds their boundaries as steps_oracle derives them from the raw file."""
+    import steps_oracle as so
+    path = ROOT / "tests/data/jax_cpu_8dev"
+    out = tmp_path / "steps.html"
+    page = report(jaxprof_bin, path, out)
+    assert page_data(page)["step_source"] == "annotation"
+    text = page.sections["steps"]
+    assert "StepTraceAnnotation" in text and "4 steps" in text
+    want = so.steps(str(path))
+    assert len(want) == 4
+    t0 = want[0]["start"]
+    got = _steps_table_values(out.read_text(encoding="utf-8"))
+    assert len(got) == len(want)
+    for row, w in zip(got, want):
+        number, _, start, end, duration, executions, device, _ = row
+        assert int(float(number)) == w["number"]
+        assert (float(start), float(end)) == (w["start"] - t0, w["end"] - t0)
+        assert float(duration) == w["end"] - w["start"]
+        assert int(float(executions)) == w["executions"]
+        assert float(device) == w["device"]
+    assert [r[0] for r in page.rows("steps-table")][:1] == [str(want[0]["number"])]
+    assert [r[7] for r in page.rows("steps-table")] == ["yes" if w["warmup"] else ""
+                                                        for w in want]
+    # One point per step on each of the two lines, each saying its step's number.
+    assert page.tags.count("circle") >= 8
+
+
+def test_step_plot_falls_back_to_module_executions(jaxprof_bin, tmp_path):
+    import steps_oracle as so
+    path = ROOT / "tests/data/jax_cpu_matmul.xplane.pb.gz"
+    assert so.steps(str(path)) == []  # no step marks in this capture
+    page = report(jaxprof_bin, path, tmp_path / "m.html")
+    data = page_data(page)
+    assert data["step_source"] == "module"
+    assert "No step marks" in page.sections["steps"] and data["step"] in page.sections["steps"]
+    assert "steps-table" not in page.tables

@@ -10,6 +10,7 @@
 #include "jaxprof/analysis/kernels.h"
 #include "jaxprof/analysis/module_executions.h"
 #include "jaxprof/analysis/modules.h"
+#include "jaxprof/analysis/steps.h"
 #include "jaxprof/analysis/summary.h"
 #include "jaxprof/analysis/timeline.h"
 #include "jaxprof/render/flame_svg.h"
@@ -32,7 +33,8 @@ std::string none(std::string_view why) { return fmt::format("<p class=\"none\">{
 // Everything the page's script reads, collected while sections are written.
 struct PageData : HtmlPageParts {
   std::vector<std::string> hosts;
-  std::string step;  // the step module, "" when there is none
+  std::string step;         // the step module, "" when there is none
+  std::string step_source;  // what the step plot shows: "annotation", "module" or ""
 };
 
 std::string section(PageData& data, std::string_view id, std::string_view title,
@@ -291,15 +293,75 @@ std::string compile_body(PageData& data, const CompileResult& c) {
   return out;
 }
 
-// The step is the module with the most device time (as `jaxprof check` takes it); its
-// execution times per device, in order, show warm-up, drift and outliers.
+// Steps as the program marks them (StepTraceAnnotation) when it does: their wall time one point
+// per step, and a table of their boundaries. Otherwise the module with the most device time (as
+// `jaxprof check` takes it) stands for the step: its execution times per device, in order, show
+// warm-up, drift and outliers.
+std::string annotated_steps_body(PageData& data, const StepsResult& steps, size_t devices) {
+  data.step_source = "annotation";
+  const int64_t t0 = steps.steps.front().start_ps;
+  LineSeries wall{"step (annotation)", {}, {}};
+  LineSeries busy{"device time per device", {}, {}};
+  std::vector<std::string> numbers;
+  HtmlTable t;
+  t.id = "steps-table";
+  t.add_column("step", true);
+  t.add_column("name", false);
+  t.add_column("start", true);
+  t.add_column("end", true);
+  t.add_column("duration", true);
+  t.add_column("executions", true);
+  t.add_column("device time", true);
+  t.add_column("warm-up", false);
+  for (const Step& s : steps.steps) {
+    double d = static_cast<double>(s.duration_ps());
+    double per_device =
+        devices ? static_cast<double>(s.device_ps) / static_cast<double>(devices) : 0.0;
+    std::string when = fmt::format("[{}, {}) after the first step's start",
+                                   human_duration(static_cast<double>(s.start_ps - t0)),
+                                   human_duration(static_cast<double>(s.end_ps - t0)));
+    numbers.push_back(fmt::format("{}", s.number));
+    wall.ys.push_back(d);
+    wall.tips.push_back(fmt::format("{} {}: {}{}, {}", s.name, s.number, human_duration(d),
+                                    s.warmup ? " (warm-up)" : "", when));
+    busy.ys.push_back(per_device);
+    busy.tips.push_back(
+        fmt::format("{} {}: {} device time per device", s.name, s.number,
+                    human_duration(per_device)));
+    t.rows.push_back({count_cell(static_cast<double>(s.number)), text_cell(s.name),
+                      duration_cell(static_cast<double>(s.start_ps - t0)),
+                      duration_cell(static_cast<double>(s.end_ps - t0)), duration_cell(d),
+                      count_cell(static_cast<double>(s.executions)),
+                      duration_cell(static_cast<double>(s.device_ps)),
+                      text_cell(s.warmup ? "yes" : "")});
+  }
+  size_t warm = 0;
+  for (const Step& s : steps.steps) warm += s.warmup ? 1 : 0;
+  return fmt::format(
+             "<p class=\"muted\">Steps as the program marks them (StepTraceAnnotation): {} steps, "
+             "one point each, from the start to the end of its annotation on the host; {} hold a "
+             "program's first execution (compile and warm-up). Steady-state mean {}. The second "
+             "line is the module time that started in the step, per device ({} devices). Hover a "
+             "point for the step's boundaries.</p>\n",
+             steps.steps.size(), warm, human_duration(steps.steady_mean_ps), devices) +
+         svg_duration_lines({wall, busy}, "step (annotation step_num)", numbers) + data.table(t);
+}
+
 std::string steps_body(PageData& data, const Profile& profile, const ModulesResult& m) {
-  if (m.modules.empty()) return none("No module executions: no steps to plot.");
+  std::vector<DeviceExecutions> all = module_executions(profile);
+  StepsResult steps = compute_steps(profile);
+  if (!m.modules.empty()) data.step = m.modules.front().name;
+  if (steps.steps.size() >= 2) {
+    size_t devices = 0;
+    for (const DeviceExecutions& d : all) devices += d.executions.empty() ? 0 : 1;
+    return annotated_steps_body(data, steps, devices);
+  }
+  if (m.modules.empty()) return none("No module executions and no step marks: no steps to plot.");
   const std::string& step = m.modules.front().name;
-  data.step = step;
+  data.step_source = "module";
   std::vector<LineSeries> series;
   size_t most = 0;
-  for (const DeviceExecutions& d : module_executions(profile)) {
+  for (const DeviceExecutions& d : all) {
     LineSeries s{d.device, {}, {}};
     for (const ModuleExecution& e : d.executions)
       if (e.name == step) s.ys.push_back(static_cast<double>(e.duration_ps()));
@@ -309,9 +371,10 @@ std::string steps_body(PageData& data, const Profile& profile, const ModulesResu
   if (most < 2)
     return none(fmt::format("The step module {} ran once per device: no step-time plot.", step));
   return fmt::format(
-             "<p class=\"muted\">Execution time of <code>{}</code> (the module with the "
-             "most device time), execution by execution.</p>\n",
-             h(step)) +
+             "<p class=\"muted\">{} (StepTraceAnnotation) in this profile: the module with the "
+             "most device time, <code>{}</code>, stands for the step. Its execution time, "
+             "execution by execution.</p>\n",
+             steps.steps.empty() ? "No step marks" : "Only one step mark", h(step)) +
          svg_duration_lines(series, "execution");
 }
 
@@ -322,7 +385,8 @@ std::string page_data_json(const PageData& d, const HtmlReportOptions& o) {
     if (i > 0) j += ',';
     j += json_string(d.hosts[i]);
   }
-  j += "],\"step\":" + json_string(d.step) + ",\"rows\":" + d.rows_json() + "}";
+  j += "],\"step\":" + json_string(d.step) + ",\"step_source\":" + json_string(d.step_source) +
+       ",\"rows\":" + d.rows_json() + "}";
   return j;
 }
 
