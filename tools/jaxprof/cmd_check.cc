@@ -34,23 +34,23 @@ std::string reason(const CheckResult& r, double budget, double alpha) {
       r.ratio ? fmt::format("{:+.1f}%", (*r.ratio - 1) * 100) : std::string("from zero");
   bool captures = std::string_view(r.test) == "capture-t";
   std::string numbers =
-      captures
-          ? fmt::format("capture medians (geometric mean) {} -> {}, 95% CI of the ratio [{:.3f}, "
-                        "{:.3f}], {} vs {} captures of {} vs {} runs",
-                        human_duration(r.base_median_ps), human_duration(r.new_median_ps),
-                        r.ratio_ci.low, r.ratio_ci.high, r.base_captures, r.new_captures,
-                        r.base_executions, r.new_executions)
-          : fmt::format("median {} -> {}, 95% CI of the ratio [{:.3f}, {:.3f}], {} vs {} runs",
-                        human_duration(r.base_median_ps), human_duration(r.new_median_ps),
-                        r.ratio_ci.low, r.ratio_ci.high, r.base_executions, r.new_executions);
+      captures ? fmt::format(
+                     "capture medians (geometric mean) {} -> {}, 95% CI of the ratio [{:.3f}, "
+                     "{:.3f}], {} vs {} captures of {} vs {} runs",
+                     human_duration(r.base_median_ps), human_duration(r.new_median_ps),
+                     r.ratio_ci.low, r.ratio_ci.high, r.base_captures, r.new_captures,
+                     r.base_executions, r.new_executions)
+               : fmt::format("median {} -> {}, 95% CI of the ratio [{:.3f}, {:.3f}], {} vs {} runs",
+                             human_duration(r.base_median_ps), human_duration(r.new_median_ps),
+                             r.ratio_ci.low, r.ratio_ci.high, r.base_executions, r.new_executions);
   std::string test =
-      !r.tested ? std::string("too few runs for a test: the medians decided")
-      : captures
-          ? fmt::format("one-sided Welch t-test over capture medians p = {:.2g} for slower by "
-                        "more than {}",
-                        r.p_value, human_percent(budget))
-          : fmt::format("one-sided Mann-Whitney p = {:.2g} for slower by more than {}", r.p_value,
-                        human_percent(budget));
+      !r.tested  ? std::string("too few runs for a test: the medians decided")
+      : captures ? fmt::format(
+                       "one-sided Welch t-test over capture medians p = {:.2g} for slower by "
+                       "more than {}",
+                       r.p_value, human_percent(budget))
+                 : fmt::format("one-sided Mann-Whitney p = {:.2g} for slower by more than {}",
+                               r.p_value, human_percent(budget));
   if (r.regression)
     return fmt::format("REGRESSION: {} is {} slower, over the {} budget ({}; {} < {}){}", r.metric,
                        change, human_percent(budget), numbers, test, number(alpha), top_op(r));

@@ -2,8 +2,9 @@
 // captures per side with --base/--new) and percentages.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -36,23 +37,23 @@ inline void add_two_profiles(CLI::App* cmd, TwoProfiles& o) {
 
 // The profiles of one side, from its positional argument or its option (not both).
 inline std::vector<std::string> side_paths(const std::string& arg,
-                                           const std::vector<std::string>& list,
-                                           const char* side, const char* option) {
+                                           const std::vector<std::string>& list, const char* side,
+                                           const char* option) {
   if (!arg.empty() && !list.empty())
-    throw InputError("", fmt::format("{} is given both as an argument and with {}: use one", side,
-                                     option));
+    throw InputError(
+        "", fmt::format("{} is given both as an argument and with {}: use one", side, option));
   if (!arg.empty()) return {arg};
   if (list.empty())
-    throw InputError("", fmt::format("no {} profile: give BASE NEW, or {} with one or more captures",
-                                     side, option));
+    throw InputError(
+        "",
+        fmt::format("no {} profile: give BASE NEW, or {} with one or more captures", side, option));
   return list;
 }
 
 // Loads every capture of a side and pools their samples (pool_samples).
 inline ProfileSamples load_side(const TwoProfiles& o, bool base_side) {
-  std::vector<std::string> paths =
-      base_side ? side_paths(o.base_arg, o.base, "BASE", "--base")
-                : side_paths(o.new_arg, o.now, "NEW", "--new");
+  std::vector<std::string> paths = base_side ? side_paths(o.base_arg, o.base, "BASE", "--base")
+                                             : side_paths(o.new_arg, o.now, "NEW", "--new");
   LoadOptions lo;
   lo.hosts = o.hosts;
   lo.import.threads = o.threads;

@@ -45,8 +45,8 @@ double beta_fraction(double a, double b, double x) {
 double incomplete_beta(double a, double b, double x) {
   if (x <= 0) return 0;
   if (x >= 1) return 1;
-  double log_front = std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) +
-                     b * std::log1p(-x);
+  double log_front =
+      std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
   if (x < (a + 1) / (a + b + 2)) return std::exp(log_front) * beta_fraction(a, b, x) / a;
   return 1 - std::exp(log_front) * beta_fraction(b, a, 1 - x) / b;
 }
@@ -114,7 +114,8 @@ CaptureTest capture_t_test(std::span<const double> base, std::span<const double>
   double sa = weight * va / na, sb = vb / nb;
   r.se = std::sqrt(sa + sb);
   if (a.size() > 1 && b.size() > 1)
-    r.df = r.se > 0 ? (sa + sb) * (sa + sb) / (sa * sa / (na - 1) + sb * sb / (nb - 1)) : na + nb - 2;
+    r.df =
+        r.se > 0 ? (sa + sb) * (sa + sb) / (sa * sa / (na - 1) + sb * sb / (nb - 1)) : na + nb - 2;
   double diff = r.log_scale ? mb - ma : mb - scale * ma;  // before the budget
   r.estimate = r.log_scale ? diff - std::log(scale) : diff;
   if (r.se > 0) {
@@ -145,8 +146,9 @@ std::vector<double> capture_medians(std::span<const double> samples,
   size_t at = 0;
   for (size_t n : sizes) {
     if (n > 0 && at + n <= samples.size())
-      out.push_back(median(std::vector<double>(samples.begin() + static_cast<std::ptrdiff_t>(at),
-                                               samples.begin() + static_cast<std::ptrdiff_t>(at + n))));
+      out.push_back(
+          median(std::vector<double>(samples.begin() + static_cast<std::ptrdiff_t>(at),
+                                     samples.begin() + static_cast<std::ptrdiff_t>(at + n))));
     at += n;
   }
   return out;

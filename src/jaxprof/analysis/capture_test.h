@@ -28,7 +28,7 @@ struct CaptureTest {
   double p_greater = 1;  // one-sided: NEW > BASE * scale
   double p_less = 1;     // one-sided: NEW < BASE * scale
   double p_two_sided = 1;
-  double ratio = 0;                    // geometric mean of NEW / of BASE (log_scale only)
+  double ratio = 0;                      // geometric mean of NEW / of BASE (log_scale only)
   double ratio_low = 0, ratio_high = 0;  // its 95% interval (log_scale only)
 };
 

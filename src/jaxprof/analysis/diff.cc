@@ -236,8 +236,8 @@ double mean(const std::vector<double>& v) {
 }
 
 size_t with_executions(std::span<const size_t> captures) {
-  return static_cast<size_t>(std::count_if(captures.begin(), captures.end(),
-                                           [](size_t n) { return n > 0; }));
+  return static_cast<size_t>(
+      std::count_if(captures.begin(), captures.end(), [](size_t n) { return n > 0; }));
 }
 
 // Fills the numbers of a row from the per-execution samples of either side (null = absent),

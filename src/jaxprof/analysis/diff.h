@@ -80,8 +80,8 @@ struct DiffRow {
   // per-capture medians (several captures on a side); see capture_test.h.
   const char* test = "";
   size_t base_captures = 0, new_captures = 0;  // captures with executions
-  double shift_ps = 0;            // Hodges-Lehmann estimate of new - base
-  bool significant = false;       // p < alpha and |ratio - 1| >= min_change
+  double shift_ps = 0;                         // Hodges-Lehmann estimate of new - base
+  bool significant = false;                    // p < alpha and |ratio - 1| >= min_change
   Change change = Change::kSame;
   double cumulative_share = 0;  // ops: running sum of contributions / total change
 };

@@ -7,7 +7,6 @@
 #include <cmath>
 
 #include "jaxprof/analysis/capture_test.h"
-
 #include "jaxprof/error.h"
 
 namespace jaxprof {
@@ -47,8 +46,8 @@ const ModuleSamples& step_module(const ProfileSamples& base) {
 namespace {
 
 size_t with_executions(const std::vector<size_t>& captures) {
-  return static_cast<size_t>(std::count_if(captures.begin(), captures.end(),
-                                           [](size_t n) { return n > 0; }));
+  return static_cast<size_t>(
+      std::count_if(captures.begin(), captures.end(), [](size_t n) { return n > 0; }));
 }
 
 double geometric_mean(const std::vector<double>& v) {

@@ -52,7 +52,8 @@ std::string json(const DiffResult& r) {
       "{{\"test\": \"{}\", \"base_captures\": {}, \"new_captures\": {}, \"alpha\": {}, "
       "\"min_change\": {}, \"base_total_ns\": {}, \"new_total_ns\": {}, \"delta_ns\": {}, "
       "\"explained\": {{\"top\": {}, \"delta_ns\": {}, \"share\": {}}}",
-      several(r) ? "capture-t" : "mann-whitney-u", r.base_captures, r.new_captures, number(r.alpha), number(r.min_change), ps_to_ns(r.base_total_ps), ps_to_ns(r.new_total_ps),
+      several(r) ? "capture-t" : "mann-whitney-u", r.base_captures, r.new_captures, number(r.alpha),
+      number(r.min_change), ps_to_ns(r.base_total_ps), ps_to_ns(r.new_total_ps),
       ps_to_ns(r.delta_ps), r.explained_top, ps_to_ns(r.explained_ps), opt(r.explained_share));
   out += ", \"modules\": " + json_rows(r.modules, false);
   out += ", \"ops\": " + json_rows(r.ops, true);

@@ -160,8 +160,9 @@ std::string svg_duration_lines(const std::vector<LineSeries>& series, const std:
                      (kL + kW - kR) / 2, kH - 8, xml_escape(x_label));
   const size_t stride = std::max<size_t>(1, (x_ticks.size() + 19) / 20);
   for (size_t i = 0; i < x_ticks.size(); ++i) {
-    out += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#ddd\"/>\n",
-                       px(i), kT, kH - kB);
+    out +=
+        fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#ddd\"/>\n",
+                    px(i), kT, kH - kB);
     if (i % stride == 0)
       out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px(i),
                          kH - kB + 14, xml_escape(x_ticks[i]));
@@ -181,9 +182,9 @@ std::string svg_duration_lines(const std::vector<LineSeries>& series, const std:
           "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"{}\"><title>{}</title>"
           "</circle>\n",
           px(i), py(s.ys[i]), color,
-          xml_escape(i < s.tips.size() ? s.tips[i]
-                                       : fmt::format("{} #{}: {}", s.name, i,
-                                                     human_duration(s.ys[i]))));
+          xml_escape(i < s.tips.size()
+                         ? s.tips[i]
+                         : fmt::format("{} #{}: {}", s.name, i, human_duration(s.ys[i]))));
     out += fmt::format(
         "<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/>"
         "<text x=\"{}\" y=\"{}\">{}</text>\n",
@@ -228,8 +229,8 @@ std::string svg_signed_duration_bars(const std::vector<SignedBar>& bars) {
     out += fmt::format(
         "<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"><title>{}: {}{}"
         "</title></rect>\n",
-        x, y, std::max(w, 0.5), kRow - 5, b.value > 0 ? "#e15759" : "#59a14f",
-        xml_escape(b.label), value, b.note.empty() ? "" : " (" + xml_escape(b.note) + ")");
+        x, y, std::max(w, 0.5), kRow - 5, b.value > 0 ? "#e15759" : "#59a14f", xml_escape(b.label),
+        value, b.note.empty() ? "" : " (" + xml_escape(b.note) + ")");
     out += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", kLabel + 2 * kHalf + 6, y + 12,
                        xml_escape(value));
   }

@@ -55,10 +55,10 @@ std::string summary_body(const DiffResult& r, const HtmlDiffOptions& o) {
   kv("NEW", joined(o.now));
   if (several(r)) kv("captures", fmt::format("{} vs {}", r.base_captures, r.new_captures));
   kv("total (one BASE-sized run per device)",
-     fmt::format("{} -> {} ({}{})", human_duration(r.base_total_ps), human_duration(r.new_total_ps),
-                 signed_duration(r.delta_ps),
-                 r.base_total_ps > 0 ? fmt::format(", {:+.1f}%", r.delta_ps / r.base_total_ps * 100)
-                                     : ""));
+     fmt::format(
+         "{} -> {} ({}{})", human_duration(r.base_total_ps), human_duration(r.new_total_ps),
+         signed_duration(r.delta_ps),
+         r.base_total_ps > 0 ? fmt::format(", {:+.1f}%", r.delta_ps / r.base_total_ps * 100) : ""));
   kv(fmt::format("explained by the top {} op differences", r.explained_top),
      r.explained_share ? fmt::format("{} ({})", signed_duration(r.explained_ps),
                                      human_percent(*r.explained_share))
@@ -194,8 +194,8 @@ std::string added_removed_body(HtmlPageParts& page, const DiffResult& r) {
   t.add_column("source", false);
   for (const DiffRow& op : r.ops) {
     if (op.change != Change::kAdded && op.change != Change::kRemoved) continue;
-    t.rows.push_back({text_cell(change_name(op.change)), text_cell(op.name),
-                      text_cell(op.module), text_cell(op.category),
+    t.rows.push_back({text_cell(change_name(op.change)), text_cell(op.name), text_cell(op.module),
+                      text_cell(op.category),
                       duration_cell(op.change == Change::kAdded ? op.new_mean_ps : op.base_mean_ps),
                       signed_cell(op.contribution_ps), text_cell(op.op_name),
                       text_cell(op.source)});

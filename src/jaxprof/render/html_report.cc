@@ -325,9 +325,8 @@ std::string annotated_steps_body(PageData& data, const StepsResult& steps, size_
     wall.tips.push_back(fmt::format("{} {}: {}{}, {}", s.name, s.number, human_duration(d),
                                     s.warmup ? " (warm-up)" : "", when));
     busy.ys.push_back(per_device);
-    busy.tips.push_back(
-        fmt::format("{} {}: {} device time per device", s.name, s.number,
-                    human_duration(per_device)));
+    busy.tips.push_back(fmt::format("{} {}: {} device time per device", s.name, s.number,
+                                    human_duration(per_device)));
     t.rows.push_back({count_cell(static_cast<double>(s.number)), text_cell(s.name),
                       duration_cell(static_cast<double>(s.start_ps - t0)),
                       duration_cell(static_cast<double>(s.end_ps - t0)), duration_cell(d),
