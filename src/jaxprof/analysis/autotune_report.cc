@@ -145,23 +145,35 @@ AutotuneReport autotune_report(const Profile& profile, const AutotuneReportOptio
   std::string grouped = options.pattern;
   if (!given.NumberOfCapturingGroups()) grouped.insert(0, 1, '(').push_back(')');
   RE2 re(grouped, RE2::Quiet);
-  AutotuneReport r;
-  r.pattern = options.pattern;
-  r.seed = options.seed;
-  r.resamples = options.resamples;
   Collector col;
+  std::string source;
   from_executions(profile, re, options.include_warmup, col);
   if (!col.by_id.empty()) {
-    r.source = "module executions";
+    source = "module executions";
   } else {
     from_events(profile, re, col);
-    if (!col.by_id.empty()) r.source = "events";
+    if (!col.by_id.empty()) source = "events";
   }
+  std::vector<CandidateTiming> candidates;
   for (auto& [id, c] : col.by_id) {
     c.names.assign(col.names[id].begin(), col.names[id].end());
+    candidates.push_back(std::move(c));
+  }
+  return rank_candidates(std::move(candidates), options, std::move(source));
+}
+
+AutotuneReport rank_candidates(std::vector<CandidateTiming> candidates,
+                               const AutotuneReportOptions& options, std::string source) {
+  AutotuneReport r;
+  r.pattern = options.pattern;
+  r.source = std::move(source);
+  r.seed = options.seed;
+  r.resamples = options.resamples;
+  for (CandidateTiming& c : candidates) {
     summarise_candidate(c, options.resamples, options.seed);
     if (c.samples_ps.empty())
-      r.warnings.push_back("candidate " + id + " has no steady-state samples (only warm-up runs)");
+      r.warnings.push_back("candidate " + c.id +
+                           " has no steady-state samples (only warm-up runs)");
     r.candidates.push_back(std::move(c));
   }
   std::stable_sort(r.candidates.begin(), r.candidates.end(),

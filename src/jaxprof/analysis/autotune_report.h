@@ -49,6 +49,12 @@ struct AutotuneReport {
 // Throws InputError for an invalid pattern.
 AutotuneReport autotune_report(const Profile& profile, const AutotuneReportOptions& options);
 
+// Ranks candidates whose samples were gathered elsewhere (several profiles merged, or wall-clock
+// timing): statistics per candidate, order, winner and significance exactly as autotune_report
+// computes them. `source` is reported as given; options.pattern is only echoed.
+AutotuneReport rank_candidates(std::vector<CandidateTiming> candidates,
+                               const AutotuneReportOptions& options, std::string source);
+
 // Statistics of one candidate from its samples (exposed for tests and the Python layer).
 void summarise_candidate(CandidateTiming& c, size_t resamples, uint64_t seed);
 
