@@ -4,7 +4,8 @@ Analysis (C++ core): :func:`load` a profile, then ``Profile.ops()``, ``Profile.i
 ``Profile.flame()``, ``Profile.summary()``, ``Profile.events()``, ...; :func:`view` writes a
 Perfetto trace next to a capture (and can serve it to ui.perfetto.dev from 127.0.0.1). Capture (on top of ``jax.profiler``, imported lazily): :func:`trace`,
 :func:`annotate`, :func:`trace_function`, :func:`step`, :class:`StepProfiler`, :func:`latest`.
-Autotuning compatibility: :class:`Profiler` (ejkernel's API).
+Autotuning: :mod:`jaxprof.autotune` (``time_candidates``, ``tune``, the cache, labels and
+``tune_lowered``; loaded on first use); compatibility: :class:`Profiler` (ejkernel's API).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ __all__ = [
     "SummaryResult", "view", "Viewer",
     "ProfileError", "ProfileNotFoundError", "CorruptProfileError", "InvalidOptionError",
     "trace", "annotate", "trace_function", "step", "StepProfiler", "latest", "summarize",
-    "Profiler", "ProfilingError",
+    "Profiler", "ProfilingError", "autotune",
 ]
 
 _LAZY = {
@@ -32,11 +33,15 @@ _LAZY = {
 
 def __getattr__(name: str):
     # The capture helpers import jax: load them on first use so that analysis works without it.
+    import importlib
+
+    if name == "autotune":  # a subpackage; it imports jax only when a function needs it
+        value = importlib.import_module(".autotune", __name__)
+        globals()[name] = value
+        return value
     mod = _LAZY.get(name)
     if mod is None:
         raise AttributeError(f"module 'jaxprof' has no attribute {name!r}")
-    import importlib
-
     value = getattr(importlib.import_module(f".{mod}", __name__), name)
     globals()[name] = value
     return value

@@ -12,13 +12,14 @@ from __future__ import annotations
 import contextvars
 from typing import Any, Dict, Iterable, Optional, Tuple
 
-__all__ = ["active_configs", "applied"]
+__all__ = ["active_configs", "applied", "apply_globally"]
 
 Item = Tuple[str, str, str]  # (op id "op@vN", call key, config as canonical JSON)
 
 _fallback: contextvars.ContextVar = contextvars.ContextVar("jaxprof_autotune_applied",
                                                            default=())
 _user_context: Any = None
+_global_fallback: Tuple[Item, ...] = ()
 
 
 def _context() -> Any:
@@ -33,13 +34,41 @@ def _context() -> Any:
 
 def _current() -> Tuple[Item, ...]:
     ctx = _context()
-    value = ctx.value if ctx else _fallback.get()
+    value = ctx.value if ctx else (_fallback.get() or _global_fallback)
     return tuple(value or ())
 
 
 def active_configs() -> Dict[Tuple[str, str], str]:
     """``{(op_id, call_key): config JSON}`` applied in this thread right now."""
     return {(op, key): cfg for op, key, cfg in _current()}
+
+
+def _merge(base: Dict[Tuple[str, str], str], items: Iterable[Item]) -> Tuple[Item, ...]:
+    merged = dict(base)
+    merged.update({(op, key): cfg for op, key, cfg in items})
+    return tuple(sorted((op, key, cfg) for (op, key), cfg in merged.items()))
+
+
+def apply_globally(items: Iterable[Item], remove: bool = False) -> None:
+    """Applies ``items`` in every thread, outside ``with`` blocks too (the process default);
+    with ``remove``, takes their (op, key) pairs out of it instead."""
+    global _global_fallback
+    ctx = _context()
+    current = (ctx.get_global() if ctx else _global_fallback) or ()
+    base = {(op, key): cfg for op, key, cfg in current}
+    if remove:
+        for op, key, _ in items:
+            base.pop((op, key), None)
+        value = _merge(base, ())
+    else:
+        value = _merge(base, items)
+    if ctx:
+        ctx.set_global(value)
+    else:
+        import jax
+
+        _global_fallback = value
+        jax.clear_caches()
 
 
 class applied:
@@ -51,9 +80,7 @@ class applied:
         _context()
 
     def __enter__(self) -> "applied":
-        merged = active_configs()
-        merged.update({(op, key): cfg for op, key, cfg in self._items})
-        value = tuple(sorted((op, key, cfg) for (op, key), cfg in merged.items()))
+        value = _merge(active_configs(), self._items)
         ctx = _context()
         if ctx:
             token: Optional[Any] = ctx(value)

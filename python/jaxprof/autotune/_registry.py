@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ._active import _context, active_configs, applied
+from ._active import _context, active_configs, applied, apply_globally
 from ._cache import Cache, CacheEntry, open_cache
 from ._keys import _static_value, call_key, device_fingerprint, split_static
 from ._labels import DEFAULT_PREFIX, extract_labels, label, split_op_id
@@ -87,8 +87,11 @@ class _Invocation:
 
 class TunableOp:
     """A registered op: ``op(*args, **kwargs)`` runs ``factory(config)(*args, **kwargs)`` with
-    the configuration in force for its call key (applied by ``with result:``, else the
-    registry's persistent cache, else the default), inside its label."""
+    the configuration in force for its call key when it is traced (applied by ``with result:``
+    or ``result.apply()``, else the registry's persistent cache, else the default), inside its
+    label. Applied configurations are part of JAX's tracing cache key, so a computation is
+    traced again when they change; the persistent cache is not: a computation JAX already
+    traced keeps the configuration it was traced with."""
 
     def __init__(self, op_id: str, candidates: Sequence[Any], factory: Callable[[Any], Any],
                  version: Optional[int], default: int, prefix: str, reg: "Registry",
@@ -110,8 +113,6 @@ class TunableOp:
     def config_for(self, key: str) -> Any:
         """The configuration this op uses for ``key`` right now."""
         found = _find(self.candidates, active_configs().get((self.op_id, key)))
-        if found is None:
-            found = _find(self.candidates, self.registry._chosen.get((self.op_id, key)))
         if found is None and self.registry.cache is not None:
             e = self.registry.cache.get(self.registry.device(), self.op_id, key)
             found = _find(self.candidates, canonical_config(e.config)) if e else None
@@ -139,7 +140,6 @@ class Registry:
         self.ops: Dict[Tuple[str, int], TunableOp] = {}
         self.invocations: Dict[Tuple[str, str], _Invocation] = {}
         self.cache: Optional[Cache] = open_cache(cache)
-        self._chosen: Dict[Tuple[str, str], str] = {}
         self._lock = threading.Lock()
         self._device: Optional[str] = None
 
@@ -259,9 +259,13 @@ class AutotuneResult:
         return self._applied.pop().__exit__(*exc)
 
     def apply(self) -> None:
-        """Makes these winners the registry's choice outside ``with`` blocks too."""
-        for op, key, cfg in self._items():
-            self._registry._chosen[(op, key)] = cfg
+        """Applies these winners for the rest of the process, in every thread and outside
+        ``with`` blocks too (a later ``apply`` or an enclosing ``with`` wins per op and key)."""
+        apply_globally(self._items())
+
+    def unapply(self) -> None:
+        """Undoes :meth:`apply` for these ops and keys."""
+        apply_globally(self._items(), remove=True)
 
     def __len__(self) -> int:
         return len(self.entries)

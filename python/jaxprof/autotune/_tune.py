@@ -123,8 +123,11 @@ class Tuned:
 
 
 def _op_name(fn: Callable[..., Any]) -> str:
+    # module.qualname: two functions that share a name do not share cache entries.
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or "fn"
-    return re.sub(r"[^A-Za-z0-9_-]+", "_", name.replace(".<locals>.", ".")).strip("_") or "fn"
+    name = name.replace("<locals>.", "").replace("<lambda>", "lambda")
+    module = getattr(fn, "__module__", None)
+    return f"{module}.{name}" if module else name
 
 
 def tune(fn: Optional[Callable[..., Any]] = None, *,
@@ -141,7 +144,8 @@ def tune(fn: Optional[Callable[..., Any]] = None, *,
     the candidates are timed with :func:`time_candidates` (``timing_options``: ``repeats``,
     ``rel_precision``, ``max_time_s``, ``timing``, ...) unless the persistent cache (``cache``:
     True for the default path, a path, a :class:`Cache`, or False) already holds a winner for
-    this device, ``op_id@v<version>`` and key; the winner is stored there. Later calls with the
+    this device, ``op_id@v<version>`` (``op_id`` defaults to ``module.qualname`` of ``fn``) and
+    key; the winner is stored there. Later calls with the
     same key run the winner's compiled executable; inside ``jax.jit`` the winner is inlined.
 
     Usable as ``@tune(grid=...)`` or ``tune(fn, grid=...)``.
