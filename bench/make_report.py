@@ -11,6 +11,7 @@ ENV_TXT, when given, is copied under the tables (machine, versions).
 """
 
 import json
+import re
 import sys
 
 COLUMNS = ["file_key", "file_path", "size_bytes", "events", "row_id", "label", "what",
@@ -159,6 +160,15 @@ def main(argv):
             env = f.read().strip()
         out += ["### Environment", "", "```", env, "```", ""]
     text = "\n".join(out)
+    # Sections that other scripts keep between their own markers (bench/autotune_quality.py)
+    # survive a new report.
+    try:
+        with open(argv[2], encoding="utf-8") as f:
+            old = f.read()
+    except OSError:
+        old = ""
+    for m in re.finditer(r"<!-- ([\w-]+):start -->.*?<!-- \1:end -->\n?", old, re.S):
+        text = text.rstrip("\n") + "\n\n" + m.group(0)
     with open(argv[2], "w", encoding="utf-8") as f:
         f.write(text)
     print(text)
