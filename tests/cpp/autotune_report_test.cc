@@ -34,5 +34,33 @@ TEST(AutotuneReport, OneSampleHasAPointInterval) {
   EXPECT_EQ(c.mad_ps, 0);
 }
 
+TEST(AutotuneReport, RankCandidatesOrdersAndJudges) {
+  // Samples gathered outside a profile: the fastest median wins; with every winner sample
+  // below every runner-up sample and 6 + 6 tie-free samples, the exact one-sided Mann-Whitney
+  // p is 1 / C(12, 6) = 1/924.
+  CandidateTiming slow, fast, none;
+  slow.id = "0";
+  slow.samples_ps = {30, 31, 29, 32, 34, 33};
+  fast.id = "1";
+  fast.samples_ps = {20, 21, 19, 22, 24, 23};
+  none.id = "2";
+  AutotuneReportOptions o;
+  o.resamples = 200;
+  AutotuneReport r = rank_candidates({slow, fast, none}, o, "wall clock");
+  EXPECT_EQ(r.source, "wall clock");
+  ASSERT_EQ(r.candidates.size(), 3u);
+  EXPECT_EQ(r.candidates[0].id, "1");
+  EXPECT_EQ(r.candidates[1].id, "0");
+  EXPECT_EQ(r.candidates[2].id, "2");  // sample-less candidates are kept, last
+  EXPECT_EQ(r.winner, 0);
+  EXPECT_EQ(r.runner_up, 1);
+  EXPECT_DOUBLE_EQ(r.candidates[0].median_ps, 21.5);
+  EXPECT_DOUBLE_EQ(r.speedup, 31.5 / 21.5);
+  EXPECT_TRUE(r.ci_disjoint);
+  EXPECT_NEAR(r.p_value, 1.0 / 924, 1e-12);
+  EXPECT_TRUE(r.significant);
+  ASSERT_EQ(r.warnings.size(), 1u);  // candidate 2 has no samples
+}
+
 }  // namespace
 }  // namespace jaxprof
