@@ -4,6 +4,7 @@ in shuffled order inside profiler traces, read each run's device time from the p
 
 from __future__ import annotations
 
+import contextlib
 import html
 import itertools
 import json
@@ -279,7 +280,8 @@ def time_candidates(fns_or_factory: Any, candidates: Any = None, args: Sequence[
         max_time_s: time budget for compiling and timing (a round that would not fit is not
             started; the first round always runs).
         timing: ``"auto"`` (device events, falling back to the wall clock where the platform
-            records none), ``"device"`` (fail without device events) or ``"wall"``.
+            records none or a profiler trace cannot start, e.g. because another one is
+            running), ``"device"`` (fail instead) or ``"wall"``.
         device: a ``jax.Device`` to run on (arguments are put there); default JAX's.
         seed: shuffling seed (the bootstrap seed is fixed, so reports are reproducible).
         resamples: bootstrap resamples of each median.
@@ -339,7 +341,14 @@ def time_candidates(fns_or_factory: Any, candidates: Any = None, args: Sequence[
                 samples[i] += [ns * 1000 for ns in round_walls[i]]
                 walls[i] += round_walls[i]
         else:
-            got, round_walls = _device_round(compiled, todo, runs, args, kwargs, rng, seed)
+            try:
+                got, round_walls = _device_round(compiled, todo, runs, args, kwargs, rng, seed)
+            except _NoTrace as e:
+                if mode == "device":
+                    raise RuntimeError(f"timing='device': {e}") from e
+                mode = "wall"
+                warnings.append(f"{e}: timed with the wall clock (call + block_until_ready)")
+                continue
             if not any(got.values()):
                 if mode == "device":
                     raise RuntimeError("timing='device': the profile holds no device events of "
@@ -438,6 +447,10 @@ def _run_round(compiled: Dict[int, Any], todo: List[int], runs: int, args: Tuple
     return walls
 
 
+class _NoTrace(Exception):
+    pass
+
+
 def _device_round(compiled: Dict[int, Any], todo: List[int], runs: int, args: Tuple[Any, ...],
                   kwargs: Dict[str, Any], rng: random.Random, seed: int
                   ) -> Tuple[Dict[int, Tuple[List[int], List[int], List[str]]],
@@ -446,7 +459,11 @@ def _device_round(compiled: Dict[int, Any], todo: List[int], runs: int, args: Tu
     from ..capture import trace
 
     with tempfile.TemporaryDirectory(prefix="jaxprof_autotune_") as tmp:
-        with trace(tmp, python_tracer=False) as cap:
+        with contextlib.ExitStack() as stack:
+            try:
+                cap = stack.enter_context(trace(tmp, python_tracer=False))
+            except Exception as e:  # JAX allows one trace at a time
+                raise _NoTrace(f"could not start a profiler trace ({_first_line(e)})") from e
             walls = _run_round(compiled, todo, runs, args, kwargs, rng)
         prof = load(cap.path)
         # Warm-up ran before the trace: every traced execution is steady state.
