@@ -348,6 +348,8 @@ def time_candidates(fns_or_factory: Any, candidates: Any = None, args: Sequence[
                     raise RuntimeError(f"timing='device': {e}") from e
                 mode = "wall"
                 warnings.append(f"{e}: timed with the wall clock (call + block_until_ready)")
+                rounds, runs = 0, _restart(samples, spans, walls, names, min_runs, repeats)
+                todo = sorted(compiled)
                 continue
             if not any(got.values()):
                 if mode == "device":
@@ -356,7 +358,10 @@ def time_candidates(fns_or_factory: Any, candidates: Any = None, args: Sequence[
                 mode = "wall"
                 warnings.append("no device events for the candidates on this platform: timed "
                                 "with the wall clock (call + block_until_ready)")
-                continue  # redo this round untraced
+                # Start over untraced: device and wall samples are never mixed.
+                rounds, runs = 0, _restart(samples, spans, walls, names, min_runs, repeats)
+                todo = sorted(compiled)
+                continue
             for i in todo:
                 s, sp, nm = got.get(i, ([], [], []))
                 if not s:
@@ -414,6 +419,15 @@ def time_candidates(fns_or_factory: Any, candidates: Any = None, args: Sequence[
     if keep_executables:
         result._executables = compiled  # type: ignore[attr-defined]
     return result
+
+
+def _restart(samples: Dict[int, List[int]], spans: Dict[int, List[int]],
+             walls: Dict[int, List[int]], names: Dict[int, set], min_runs: int,
+             repeats: Union[str, int]) -> int:
+    for d in (samples, spans, walls, names):
+        for i in d:
+            d[i] = type(d[i])()
+    return min_runs if repeats == "auto" else int(repeats)
 
 
 def _precision(c: Optional[Dict[str, Any]]) -> float:
