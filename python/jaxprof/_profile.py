@@ -291,6 +291,15 @@ class Profile:
         (``data["events"]``), with ``data["modules"]`` and ``data["phases"]`` as totals."""
         return ResultJSON(json.loads(self._core.compile_json(int(top_steps))), "events")
 
+    def autotune_report(self, pattern: str = r"autotune_fn_(\d+)", *,
+                        include_warmup: bool = False, resamples: int = 2000) -> Result:
+        """``jaxprof autotune-report --format json``: per-candidate samples and statistics of
+        the modules (or events) matching ``pattern``, winner and significance; one row per
+        candidate, fastest first (docs/autotune.md)."""
+        text = self._core.autotune_report_json(pattern, bool(include_warmup), int(resamples),
+                                               _core.AUTOTUNE_BOOTSTRAP_SEED)
+        return ResultJSON(json.loads(text), "candidates")
+
     def summary(self, *, top: int = 5, observations: int = 3) -> SummaryResult:
         """The one-screen summary (``jaxprof summary``): device time and idle share, top
         modules, ops, collectives, compile time, and the observations most worth acting on.

@@ -106,3 +106,18 @@ def test_autotune_report_pattern_options(jaxprof_bin, capture):
     assert "no candidate matches" in none.stdout
     bad = run(jaxprof_bin, capture, "--pattern", "(", check=False)
     assert bad.returncode == 2 and "pattern" in bad.stderr
+
+
+def test_python_autotune_report_equals_the_cli(jaxprof_bin, capture):
+    import jaxprof
+
+    prof = jaxprof.load(capture)
+    cli = json.loads(run(jaxprof_bin, capture, "--format", "json").stdout)
+    r = prof.autotune_report()
+    assert r.data == cli
+    assert [row["id"] for row in r.rows] == ["0", "1", "2"]
+    warm = prof.autotune_report(include_warmup=True, resamples=100)
+    assert json.loads(run(jaxprof_bin, capture, "--include-warmup", "--resamples", "100",
+                          "--format", "json").stdout) == warm.data
+    with pytest.raises(jaxprof.ProfileError, match="pattern"):
+        prof.autotune_report("(")
