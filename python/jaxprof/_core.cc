@@ -349,8 +349,8 @@ nb::dict export_perfetto(PyProfile& self, const std::string& path) {
 
 std::vector<std::tuple<std::string, int64_t, uint64_t>> plane_timing(
     PyProfile& self, uint32_t plane, const std::string& prefix, const std::string& regex,
-    int64_t min_duration_ps, uint64_t max_events) {
-  PlaneTimingOptions o{prefix, regex, min_duration_ps, max_events};
+    int64_t min_duration_ps, uint64_t max_events, uint32_t threads) {
+  PlaneTimingOptions o{prefix, regex, min_duration_ps, max_events, threads};
   std::vector<TimedKey> keys;
   {
     nb::gil_scoped_release release;
@@ -519,7 +519,7 @@ NB_MODULE(_core, m) {
       .def("kernels_json", &kernels_json, "device"_a, "prefix"_a, "match"_a, "min_duration_ps"_a,
            "top"_a)
       .def("plane_timing", &plane_timing, "plane"_a, "prefix"_a, "regex"_a, "min_duration_ps"_a,
-           "max_events"_a)
+           "max_events"_a, "threads"_a = 0)
       .def("flame", &flame, "by"_a, "device"_a, "idle"_a)
       .def("collectives_json", &collectives_json, "device"_a, "top"_a, "instances"_a)
       .def("compile_json", &compile_json, "top_steps"_a)

@@ -3,6 +3,11 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <array>
+#include <bit>
+#include <exception>
+#include <functional>
+#include <thread>
 #include <string_view>
 #include <unordered_map>
 
@@ -36,44 +41,256 @@ void append_value(std::string& out, const std::optional<StatValue>& v) {
   }
 }
 
-struct KeyStats {
-  std::optional<StatValue> hlo_module, program_id, run_id, scope_range_id;
-  void take(const Profile& profile, const std::vector<Stat>& stats, bool overwrite) {
-    for (const Stat& s : stats) {
-      std::string_view n = profile.str(s.name);
-      std::optional<StatValue>* slot = nullptr;
-      if (n == "hlo_module")
-        slot = &hlo_module;
-      else if (n == "program_id")
-        slot = &program_id;
-      else if (n == "run_id")
-        slot = &run_id;
-      else if (n == "scope_range_id")
-        slot = &scope_range_id;
-      if (slot && (overwrite || !*slot)) *slot = s.value;
+// The four stats a key is made of, looked up by interned name (cheap per event: the source reads
+// only these from the event's bytes).
+enum Slot { kHloModule, kProgramId, kRunId, kScopeRangeId, kSlots };
+using KeyStats = std::array<std::optional<StatValue>, kSlots>;
+
+// Reads the four key stats of events: the event's own, then, only when hlo_module or program_id is
+// missing, its metadata's for the gaps (ejkernel reads the event's stats; some producers put these
+// two on the metadata). Metadata stats are decoded once per metadata entry.
+class KeyStatReader {
+ public:
+  explicit KeyStatReader(const Profile& profile)
+      : profile_(profile),
+        ids_{profile.strings.find("hlo_module"), profile.strings.find("program_id"),
+             profile.strings.find("run_id"), profile.strings.find("scope_range_id")} {}
+
+  void read(uint32_t plane, uint32_t e, KeyStats& out) {
+    for (auto& o : out) o.reset();
+    profile_.sources[profile_.planes[plane].source]->find_event_stats(profile_, plane, e, ids_,
+                                                                      out);
+    if (out[kHloModule] && out[kProgramId]) return;
+    const KeyStats& m = metadata(profile_.events.metadata[e]);
+    for (size_t i = 0; i < kSlots; ++i)
+      if (!out[i]) out[i] = m[i];
+  }
+
+ private:
+  const KeyStats& metadata(uint32_t id) {
+    auto [it, fresh] = metadata_.try_emplace(id);
+    if (fresh)
+      for (const Stat& s : profile_.metadata_stats(id))
+        for (size_t i = 0; i < kSlots; ++i)
+          if (s.name == ids_[i] && !it->second[i]) it->second[i] = s.value;
+    return it->second;
+  }
+
+  const Profile& profile_;
+  std::array<StringId, kSlots> ids_;
+  std::unordered_map<uint32_t, KeyStats> metadata_;
+};
+
+void append_key(std::string& key, const Profile& profile, uint32_t e, const KeyStats& ks) {
+  if (ks[kHloModule] && ks[kHloModule]->is_text())
+    key.assign(ks[kHloModule]->str);
+  else
+    key.assign(profile.event_name(e));
+  key += '(';
+  append_value(key, ks[kProgramId] ? ks[kProgramId] : ks[kRunId]);
+  key += '-';
+  append_value(key, ks[kScopeRangeId]);
+  key += ')';
+}
+
+struct TextHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+// Interns event keys by their parts (name text, program or run id, scope range id) and builds a
+// key's text only the first time its parts are seen: a plane has millions of events and few keys.
+// Different parts that print the same (an int64 and a uint64 5) still share one key.
+class KeyInterner {
+ public:
+  explicit KeyInterner(const Profile& profile)
+      : profile_(profile), name_text_(profile.event_metadata.size(), kUnset) {}
+
+  uint32_t intern(uint32_t e, const KeyStats& ks) {
+    Parts parts;
+    if (ks[kHloModule] && ks[kHloModule]->is_text()) {
+      parts.text = text_id(ks[kHloModule]->str);
+    } else {
+      uint32_t& t = name_text_[profile_.events.metadata[e]];
+      if (t == kUnset) t = text_id(profile_.event_name(e));
+      parts.text = t;
+    }
+    parts.program = part(ks[kProgramId] ? ks[kProgramId] : ks[kRunId]);
+    parts.scope = part(ks[kScopeRangeId]);
+    auto [it, fresh] = by_parts_.try_emplace(parts, 0);
+    if (fresh) {
+      append_key(text_, profile_, e, ks);
+      auto k = by_text_.find(std::string_view(text_));
+      if (k == by_text_.end()) {
+        k = by_text_.emplace(text_, uint32_t(keys.size())).first;
+        keys.push_back(text_);
+      }
+      it->second = k->second;
+    }
+    return it->second;
+  }
+
+  std::vector<std::string> keys;
+
+ private:
+  static constexpr uint32_t kUnset = UINT32_MAX;
+  struct Part {
+    StatKind kind = StatKind::kNone;
+    uint64_t bits = 0;  // the number's bits, or a text id
+    bool operator==(const Part&) const = default;
+  };
+  struct Parts {
+    uint32_t text = 0;
+    Part program, scope;
+    bool operator==(const Parts&) const = default;
+  };
+  struct PartsHash {
+    size_t operator()(const Parts& p) const {
+      uint64_t h = p.text;
+      for (const Part& q : {p.program, p.scope})
+        h = (h ^ (uint64_t(q.kind) << 56) ^ q.bits) * 0x9e3779b97f4a7c15ULL;
+      return size_t(h ^ (h >> 29));
+    }
+  };
+
+  uint32_t text_id(std::string_view s) {
+    return texts_.try_emplace(s, uint32_t(texts_.size())).first->second;
+  }
+  Part part(const std::optional<StatValue>& v) {
+    if (!v) return {};
+    if (v->is_text()) return {StatKind::kString, text_id(v->str)};
+    switch (v->kind) {
+      case StatKind::kDouble:
+        return {v->kind, std::bit_cast<uint64_t>(v->d)};
+      case StatKind::kInt64:
+        return {v->kind, static_cast<uint64_t>(v->i)};
+      default:
+        return {v->kind, v->u};
     }
   }
+
+  const Profile& profile_;
+  std::vector<uint32_t> name_text_;  // by event metadata id
+  std::unordered_map<std::string_view, uint32_t> texts_;  // views into the profile's bytes
+  std::unordered_map<Parts, uint32_t, PartsHash> by_parts_;
+  std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>> by_text_;
+  std::string text_;
 };
 
 }  // namespace
 
 std::string event_timing_key(const Profile& profile, uint32_t plane, uint32_t e) {
   KeyStats ks;
-  ks.take(profile, profile.event_stats(plane, e), true);
-  if (!ks.hlo_module || !ks.program_id)
-    ks.take(profile, profile.metadata_stats(profile.events.metadata[e]), false);
+  KeyStatReader(profile).read(plane, e, ks);
   std::string key;
-  if (ks.hlo_module && ks.hlo_module->is_text())
-    key.assign(ks.hlo_module->str);
-  else
-    key.assign(profile.event_name(e));
-  key += '(';
-  append_value(key, ks.program_id ? ks.program_id : ks.run_id);
-  key += '-';
-  append_value(key, ks.scope_range_id);
-  key += ')';
+  append_key(key, profile, e, ks);
   return key;
 }
+
+namespace {
+
+struct Candidate {
+  int64_t start, end;
+  uint32_t key;
+};
+
+// A run of consecutive events of one line.
+struct EventRange {
+  uint32_t first, last;  // [first, last) in the event columns
+};
+
+// What one thread found in its share of the plane's events: keys in the order it met them.
+struct Partial {
+  std::vector<std::string> keys;
+  std::vector<char> is_parent;
+  std::vector<std::vector<Interval>> intervals;  // of its parents' events (no regex)
+  std::vector<uint64_t> occurrences;
+  std::vector<int64_t> first_start;
+  std::vector<Candidate> cands;  // every event, for the regex
+};
+
+void read_events(const Profile& profile, uint32_t plane, const std::vector<EventRange>& ranges,
+                 const PlaneTimingOptions& options, bool keep_candidates, Partial& out) {
+  const Events& ev = profile.events;
+  KeyInterner interner(profile);
+  KeyStatReader reader(profile);
+  KeyStats ks;
+  for (const EventRange& r : ranges) {
+    for (uint32_t e = r.first; e < r.last; ++e) {
+      if (ev.duration_ps[e] < options.min_duration_ps) continue;
+      reader.read(plane, e, ks);
+      uint32_t k = interner.intern(e, ks);
+      for (size_t n = out.is_parent.size(); n < interner.keys.size(); ++n) {
+        out.is_parent.push_back(std::string_view(interner.keys[n]).starts_with(options.prefix));
+        out.intervals.emplace_back();
+        out.occurrences.push_back(0);
+        out.first_start.push_back(INT64_MAX);
+      }
+      if (keep_candidates) {
+        out.cands.push_back({ev.start_ps[e], ev.end_ps(e), k});
+      } else if (out.is_parent[k]) {
+        ++out.occurrences[k];
+        out.first_start[k] = std::min(out.first_start[k], ev.start_ps[e]);
+        out.intervals[k].push_back({ev.start_ps[e], ev.end_ps(e)});
+      }
+    }
+  }
+  out.keys = std::move(interner.keys);
+}
+
+// The plane's events in line order, cut where the cap on events long enough is reached.
+std::vector<EventRange> plane_ranges(const Profile& profile, const Plane& plane,
+                                     const PlaneTimingOptions& options) {
+  std::vector<EventRange> ranges;
+  uint64_t taken = 0;
+  for (uint32_t li : plane.lines) {
+    const Line& line = profile.lines[li];
+    EventRange r{line.first_event, line.first_event + line.event_count};
+    if (options.max_events) {
+      for (uint32_t e = r.first; e < r.last; ++e) {
+        if (profile.events.duration_ps[e] < options.min_duration_ps) continue;
+        if (taken == options.max_events) {
+          r.last = e;
+          break;
+        }
+        ++taken;
+      }
+    }
+    if (r.last > r.first) ranges.push_back(r);
+    if (options.max_events && taken == options.max_events) break;
+  }
+  return ranges;
+}
+
+// Splits the ranges into `parts` runs of about equal event counts, keeping their order.
+std::vector<std::vector<EventRange>> split_ranges(const std::vector<EventRange>& ranges,
+                                                  size_t parts) {
+  uint64_t total = 0;
+  for (const EventRange& r : ranges) total += r.last - r.first;
+  std::vector<std::vector<EventRange>> out(1);
+  uint64_t done = 0;
+  for (EventRange r : ranges) {
+    while (r.first < r.last) {
+      uint64_t quota = total * out.size() / parts;  // where the current part ends
+      uint64_t room = quota > done ? quota - done : 0;
+      uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(room, r.last - r.first));
+      if (n == 0 && out.size() < parts) {
+        out.emplace_back();
+        continue;
+      }
+      if (n == 0) n = r.last - r.first;  // the last part takes the rest
+      out.back().push_back({r.first, r.first + n});
+      r.first += n;
+      done += n;
+    }
+  }
+  return out;
+}
+
+// Below this many events a plane is read on the calling thread.
+constexpr uint64_t kEventsPerThread = 200000;
+
+}  // namespace
 
 std::vector<TimedKey> plane_timed_events(const Profile& profile, uint32_t plane,
                                          const PlaneTimingOptions& options) {
@@ -87,63 +304,89 @@ std::vector<TimedKey> plane_timed_events(const Profile& profile, uint32_t plane,
   }
   const Plane& p = profile.planes[plane];
   profile.require_lines(p.lines);
-  const Events& ev = profile.events;
 
-  // Candidates: events long enough, up to the cap, in line order. Keys are interned.
-  struct Candidate {
-    int64_t start, end;
-    uint32_t key;
-  };
-  std::vector<Candidate> cands;
+  // Read the events in parallel runs; each thread interns its own keys (reading an event's stats
+  // is most of the cost), then the runs are merged in order, so keys keep their first-seen order.
+  std::vector<EventRange> ranges = plane_ranges(profile, p, options);
+  uint64_t events = 0;
+  for (const EventRange& r : ranges) events += r.last - r.first;
+  size_t threads = options.threads
+                       ? options.threads
+                       : std::clamp<uint64_t>(events / kEventsPerThread, 1,
+                                              std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::vector<EventRange>> parts = split_ranges(ranges, threads);
+  std::vector<Partial> partials(parts.size());
+  std::vector<std::exception_ptr> errors(parts.size());
+  {
+    std::vector<std::jthread> pool;
+    for (size_t t = 1; t < parts.size(); ++t)
+      pool.emplace_back([&, t] {
+        try {
+          read_events(profile, plane, parts[t], options, re != nullptr, partials[t]);
+        } catch (...) {
+          errors[t] = std::current_exception();
+        }
+      });
+    try {
+      read_events(profile, plane, parts[0], options, re != nullptr, partials[0]);
+    } catch (...) {
+      errors[0] = std::current_exception();
+    }
+  }
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+
+  // Merge: global key ids in first-seen order.
   std::vector<std::string> keys;
-  std::unordered_map<std::string, uint32_t> key_index;
-  bool capped = false;
-  for (uint32_t li : p.lines) {
-    const Line& line = profile.lines[li];
-    for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
-      if (ev.duration_ps[e] < options.min_duration_ps) continue;
-      if (options.max_events && cands.size() >= options.max_events) {
-        capped = true;
-        break;
+  std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>> key_index;
+  std::vector<char> is_parent;
+  std::vector<std::vector<Interval>> intervals;
+  std::vector<uint64_t> occurrences;
+  std::vector<int64_t> first_start;
+  std::vector<Candidate> cands;
+  for (Partial& part : partials) {
+    std::vector<uint32_t> global(part.keys.size());
+    for (size_t k = 0; k < part.keys.size(); ++k) {
+      auto [it, fresh] = key_index.try_emplace(part.keys[k], uint32_t(keys.size()));
+      if (fresh) {
+        keys.push_back(part.keys[k]);
+        is_parent.push_back(part.is_parent[k]);
+        intervals.emplace_back();
+        occurrences.push_back(0);
+        first_start.push_back(INT64_MAX);
       }
-      auto [it, fresh] =
-          key_index.try_emplace(event_timing_key(profile, plane, e), uint32_t(keys.size()));
-      if (fresh) keys.push_back(it->first);
-      cands.push_back({ev.start_ps[e], ev.end_ps(e), it->second});
+      uint32_t g = global[k] = it->second;
+      occurrences[g] += part.occurrences[k];
+      first_start[g] = std::min(first_start[g], part.first_start[k]);
+      if (intervals[g].empty())
+        intervals[g] = std::move(part.intervals[k]);
+      else
+        intervals[g].insert(intervals[g].end(), part.intervals[k].begin(),
+                            part.intervals[k].end());
     }
-    if (capped) break;
-  }
-  std::stable_sort(cands.begin(), cands.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.start < b.start; });
-
-  // Prefix and regex are evaluated once per key, not per event.
-  std::vector<char> is_parent(keys.size()), is_child(keys.size());
-  for (size_t k = 0; k < keys.size(); ++k) {
-    is_parent[k] = std::string_view(keys[k]).starts_with(options.prefix);
-    is_child[k] = re && RE2::PartialMatch(keys[k], *re);
+    for (const Candidate& c : part.cands) cands.push_back({c.start, c.end, global[c.key]});
   }
 
-  std::vector<std::vector<Interval>> intervals(keys.size());
-  std::vector<uint64_t> occurrences(keys.size());
-  std::vector<int64_t> first_start(keys.size(), INT64_MAX);
-  for (size_t i = 0; i < cands.size(); ++i) {
-    const Candidate& c = cands[i];
-    if (!is_parent[c.key]) continue;
-    ++occurrences[c.key];
-    first_start[c.key] = std::min(first_start[c.key], c.start);
-    auto& out = intervals[c.key];
-    if (!re) {
-      out.push_back({c.start, c.end});
-      continue;
-    }
-    // Children: later-or-equal starts (the sort is by start) fully inside [start, end], on any
-    // line of the plane, with a different key.
-    size_t j = i;
-    while (j > 0 && cands[j - 1].start == c.start) --j;
-    for (; j < cands.size() && cands[j].start <= c.end; ++j) {
-      const Candidate& ch = cands[j];
-      if (j == i || ch.key == c.key || !is_child[ch.key] || ch.end > c.end) continue;
-      out.push_back({ch.start, ch.end});
+  if (re) {
+    std::vector<char> is_child(keys.size());
+    for (size_t k = 0; k < keys.size(); ++k) is_child[k] = RE2::PartialMatch(keys[k], *re);
+    std::stable_sort(cands.begin(), cands.end(),
+                     [](const Candidate& a, const Candidate& b) { return a.start < b.start; });
+    for (size_t i = 0; i < cands.size(); ++i) {
+      const Candidate& c = cands[i];
+      if (!is_parent[c.key]) continue;
+      ++occurrences[c.key];
+      first_start[c.key] = std::min(first_start[c.key], c.start);
+      // Children: later-or-equal starts (the sort is by start) fully inside [start, end], on any
+      // line of the plane, with a different key.
+      auto& out = intervals[c.key];
+      size_t j = i;
+      while (j > 0 && cands[j - 1].start == c.start) --j;
+      for (; j < cands.size() && cands[j].start <= c.end; ++j) {
+        const Candidate& ch = cands[j];
+        if (j == i || ch.key == c.key || !is_child[ch.key] || ch.end > c.end) continue;
+        out.push_back({ch.start, ch.end});
+      }
     }
   }
 

@@ -17,6 +17,7 @@ struct PlaneTimingOptions {
   std::string regex;            // RE2, searched in child keys; "" = time events themselves
   int64_t min_duration_ps = 0;  // shorter events are ignored (as parents and as children)
   uint64_t max_events = 0;      // 0 = no cap; else only the first N events kept (line order)
+  uint32_t threads = 0;         // readers; 0 = one per 200k events, up to the hardware's threads
 };
 
 struct TimedKey {

@@ -19,4 +19,16 @@ void expect_type(const Reader& r, const Field& f, WireType t, const char* what) 
                    r.field_offset());
 }
 
+uint64_t read_varint_slow(const uint8_t*& p, const uint8_t* end, const uint8_t* origin) {
+  const uint8_t* start = p;
+  uint64_t result = 0;
+  for (int shift = 0; shift < 70; shift += 7) {
+    if (p >= end) fail(origin, start, "varint runs past the end of its message");
+    uint8_t b = *p++;
+    result |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (b < 0x80) return result;
+  }
+  fail(origin, start, "varint longer than 10 bytes");
+}
+
 }  // namespace jaxprof::wire

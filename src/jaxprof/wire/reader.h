@@ -38,19 +38,16 @@ struct Field {
 
 [[noreturn]] void fail(const uint8_t* origin, const uint8_t* at, const char* reason);
 
+// The general case of read_varint: out of line, so that the one-byte case inlines everywhere.
+uint64_t read_varint_slow(const uint8_t*& p, const uint8_t* end, const uint8_t* origin);
+
 // Decodes a varint at p (p < end). Advances p. Throws on a varint longer than 10 bytes or one that
 // runs past end.
-inline uint64_t read_varint(const uint8_t*& p, const uint8_t* end, const uint8_t* origin) {
-  if (p < end && *p < 0x80) return *p++;
-  const uint8_t* start = p;
-  uint64_t result = 0;
-  for (int shift = 0; shift < 70; shift += 7) {
-    if (p >= end) fail(origin, start, "varint runs past the end of its message");
-    uint8_t b = *p++;
-    result |= static_cast<uint64_t>(b & 0x7f) << shift;
-    if (b < 0x80) return result;
-  }
-  fail(origin, start, "varint longer than 10 bytes");
+[[gnu::always_inline]] inline uint64_t read_varint(const uint8_t*& p, const uint8_t* end,
+                                                   const uint8_t* origin) {
+  if (p < end && *p < 0x80) [[likely]]
+    return *p++;
+  return read_varint_slow(p, end, origin);
 }
 
 class Reader {
@@ -61,8 +58,9 @@ class Reader {
         end_(p_ + message.size()),
         origin_(origin) {}
 
-  // Reads the next field into f. Returns false at the end of the message.
-  bool next(Field& f) {
+  // Reads the next field into f. Returns false at the end of the message. Inlined: it is the
+  // inner loop of every decoder.
+  [[gnu::always_inline]] bool next(Field& f) {
     if (p_ >= end_) return false;
     field_start_ = p_;
     uint64_t key = read_varint(p_, end_, origin_);
