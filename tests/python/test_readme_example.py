@@ -1,0 +1,54 @@
+"""The README's Python example runs as it stands, and what it prints and returns is right."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import ops_check
+
+jax = pytest.importorskip("jax")
+jaxprof = pytest.importorskip("jaxprof", reason="the jaxprof package is not installed (pip install .)")
+
+LOG_DIR = "/tmp/jaxprof-logs"
+
+
+def readme_training_example() -> str:
+    text = (ops_check.ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    loops = [b for b in blocks if "StepProfiler" in b]
+    assert len(loops) == 1, "the README has one training-loop example"
+    return loops[0]
+
+
+def test_readme_example_runs(tmp_path: Path, capsys) -> None:
+    code = readme_training_example()
+    assert LOG_DIR in code
+    scope: dict = {}
+    exec(compile(code.replace(LOG_DIR, str(tmp_path)), "README.md", "exec"), scope)
+
+    # Two captures, of steps 10 and 60, in the TensorBoard layout, each summarised in one line.
+    prof = scope["prof"]
+    assert [c.first_step for c in prof.profiles] == [10, 60]
+    runs = sorted((tmp_path / "plugins" / "profile").iterdir())
+    assert len(runs) == 2 and all(list(r.glob("*.xplane.pb")) for r in runs)
+    lines = [l for l in capsys.readouterr().out.splitlines() if l.startswith("jaxprof")]
+    assert len(lines) == 2, lines
+
+    # The notebook cells: the newest capture (step 60) with the training step's ops.
+    p = scope["p"]
+    assert Path(p.files[0]).parent == runs[-1]
+    summary = p.summary()
+    assert "<table" in summary._repr_html_() and "jit_train_step" in str(summary)
+    ops = p.ops(top=10)
+    assert 0 < len(ops) <= 10 and "dot" in " ".join(r["name"] for r in ops.rows)
+    events = p.events("/device:CPU:0").to_pandas()
+    # The ops table's totals are the durations of the device's op events.
+    total_ns = sum(r["total_ns"] for r in p.ops().rows if r["device"] == "/device:CPU:0")
+    op_events = events[events["hlo_op"].notna()]
+    assert len(op_events) > 0
+    assert int(op_events["duration_ps"].sum()) / 1000 == pytest.approx(total_ns, rel=1e-12)
+    flame = p.flame(by="op-name")
+    assert flame.svg().startswith("<?xml") and "train_step" in flame.svg()
+    assert "data:image/svg+xml;base64," in flame._repr_html_()
