@@ -340,36 +340,63 @@ std::string_view name_suffix(std::string_view name) {
 
 }  // namespace
 
-CompileResult compute_compile(const Profile& p, const CompileOptions& options) {
-  CompileResult result;
-  result.phases = empty_phases();
-  result.passes_only = options.passes_only;
+namespace {
 
-  std::vector<CompileEventClass> cls(p.event_metadata.size());
-  std::vector<uint8_t> plane_has_compile(p.planes.size(), 0);
+// Which metadata are compile events, and the host planes that hold a compile's start.
+struct CompileClasses {
+  std::vector<CompileEventClass> cls;
+  std::vector<uint8_t> plane_has_compile;
+  std::vector<uint8_t> line_needed;  // lines that may give compile events
+  std::vector<uint8_t> line_roots;   // of those, lines that may hold a stage or compile entry
+};
+
+CompileClasses classify_lines(const Profile& p) {
+  CompileClasses c;
+  c.cls.resize(p.event_metadata.size());
+  c.plane_has_compile.assign(p.planes.size(), 0);
   for (uint32_t mi = 0; mi < p.event_metadata.size(); ++mi) {
     const EventMetadata& m = p.event_metadata[mi];
     if (p.planes[m.plane].kind != PlaneKind::kHostCpu) continue;
-    cls[mi] = classify_compile_event(p.str(m.name));
+    c.cls[mi] = classify_compile_event(p.str(m.name));
     // Only a stage or compiler entry starts a compile: planes without one are never decoded.
-    if (cls[mi].kind == CompileEventKind::kJaxStage || cls[mi].kind == CompileEventKind::kXlaRoot)
-      plane_has_compile[m.plane] = 1;
+    if (c.cls[mi].kind == CompileEventKind::kJaxStage ||
+        c.cls[mi].kind == CompileEventKind::kXlaRoot)
+      c.plane_has_compile[m.plane] = 1;
   }
   // A line gives compile events only if it is a compiler thread or holds an event of a compile
   // class (collect_line): the host threads that hold neither are not decoded.
-  LineFilter compile_events(p);
-  for (uint32_t mi = 0; mi < p.event_metadata.size(); ++mi)
-    if (cls[mi].kind != CompileEventKind::kNone) compile_events.want(mi);
-  std::vector<uint8_t> line_needed(p.lines.size(), 0);
-  std::vector<uint32_t> needed;
+  LineFilter compile_events(p), roots(p);
+  for (uint32_t mi = 0; mi < p.event_metadata.size(); ++mi) {
+    if (c.cls[mi].kind != CompileEventKind::kNone) compile_events.want(mi);
+    if (c.cls[mi].kind == CompileEventKind::kJaxStage ||
+        c.cls[mi].kind == CompileEventKind::kXlaRoot)
+      roots.want(mi);
+  }
+  c.line_needed.assign(p.lines.size(), 0);
+  c.line_roots.assign(p.lines.size(), 0);
   for (uint32_t pi = 0; pi < p.planes.size(); ++pi)
-    if (plane_has_compile[pi])
+    if (c.plane_has_compile[pi])
       for (uint32_t li : p.planes[pi].lines)
         if (is_compile_thread(p.str(p.lines[li].name)) || compile_events.may_hold(li)) {
-          line_needed[li] = 1;
-          needed.push_back(li);
+          c.line_needed[li] = 1;
+          c.line_roots[li] = roots.may_hold(li);
         }
-  p.require_lines(needed);
+  return c;
+}
+
+// The compiles found on the lines marked in `line_used` (decoded). With `totals_only` phases
+// and steps are left empty; `settled` is cleared when a compile's module might be named
+// differently had the needed lines that are not used been read too.
+CompileResult compile_on_lines(const Profile& p, const CompileOptions& options,
+                               const CompileClasses& c, const std::vector<uint8_t>& line_used,
+                               bool totals_only, bool& settled) {
+  CompileResult result;
+  result.phases = empty_phases();
+  result.passes_only = options.passes_only;
+  const std::vector<CompileEventClass>& cls = c.cls;
+  const std::vector<uint8_t>& plane_has_compile = c.plane_has_compile;
+  const std::vector<uint8_t>& line_needed = line_used;
+  settled = true;
 
   std::unordered_set<std::string_view> known_modules;
   for (const ModuleKey& m : p.modules)
@@ -380,16 +407,35 @@ CompileResult compute_compile(const Profile& p, const CompileOptions& options) {
     return known_modules.count(s) > 0 || s.starts_with("jit_") || s.starts_with("pmap_");
   };
 
+  LineFilter module_suffixes(p);
+  for (uint32_t mi = 0; mi < p.event_metadata.size(); ++mi)
+    if (cls[mi].kind != CompileEventKind::kNone || !p.str(p.event_metadata[mi].name).starts_with('$'))
+      if (is_module_name(name_suffix(p.str(p.event_metadata[mi].name)))) module_suffixes.want(mi);
+
   uint64_t unattributed = 0;
   bool saw_stage = false;
   for (uint32_t pi = 0; pi < p.planes.size(); ++pi) {
     if (!plane_has_compile[pi]) continue;
     const Plane& plane = p.planes[pi];
     std::vector<LineIncs> lines;
-    for (uint32_t li : plane.lines) {
-      if (!line_needed[li]) continue;
+    std::vector<uint32_t> line_pos;  // of lines[L] in the plane
+    // Plane positions of the first needed line not used, and of the first such line that may
+    // hold a pass named after a module.
+    uint32_t first_unused = kNone, first_unused_suffix = kNone;
+    for (uint32_t k = 0; k < plane.lines.size(); ++k) {
+      uint32_t li = plane.lines[k];
+      if (!line_needed[li]) {
+        if (c.line_needed[li]) {
+          first_unused = std::min(first_unused, k);
+          if (module_suffixes.may_hold(li)) first_unused_suffix = std::min(first_unused_suffix, k);
+        }
+        continue;
+      }
       LineIncs l = collect_line(p, li, cls);
-      if (!l.incs.empty()) lines.push_back(std::move(l));
+      if (!l.incs.empty()) {
+        lines.push_back(std::move(l));
+        line_pos.push_back(k);
+      }
     }
     // Windows: outermost JAX stages, merged when they share the enclosing call (one cache miss
     // runs trace, lower and backend_compile inside one PjitFunction(f)).
@@ -498,6 +544,10 @@ CompileResult compute_compile(const Profile& p, const CompileOptions& options) {
         return rec.steps[it->second];
       };
       std::string module;
+      // Whether the lines not used could name the module otherwise: a pass named "... (jit_f)"
+      // on a line before the one that named it, or a stat where none was found before.
+      uint32_t suffix_line = kNone;  // L of the pass that named the module
+      bool named = false;
       for (auto& [L, tops] : tops_by_line) {
         const auto& incs = lines[L].incs;
         // A top's nested events follow it directly in line order.
@@ -506,13 +556,17 @@ CompileResult compute_compile(const Profile& p, const CompileOptions& options) {
         for (uint32_t t : tops)
           for (uint32_t i = t; i < incs.size() && incs[i].top == t; ++i) members.push_back(i);
         for (uint32_t i : members) {
-          ++step_of(L, i).count;
+          if (!totals_only) ++step_of(L, i).count;
           ++rec.events;
           if (module.empty()) {
             std::string_view suffix = name_suffix(p.event_name(incs[i].event));
-            if (is_module_name(suffix)) module = std::string(suffix);
+            if (is_module_name(suffix)) {
+              module = std::string(suffix);
+              suffix_line = L;
+            }
           }
         }
+        if (totals_only) continue;
         LineSegs ls{L, flatten(incs, members, w.start, w.end)};
         for (const Seg& s : ls.segs) {
           ls.busy += s.b - s.a;
@@ -526,69 +580,71 @@ CompileResult compute_compile(const Profile& p, const CompileOptions& options) {
         }
         segs.push_back(std::move(ls));
       }
-      // Wall partition: a worker thread's innermost event where one runs (the launching thread
-      // waits for it; the busiest worker first), else the launching thread's, else between
-      // stages.
-      std::sort(segs.begin(), segs.end(), [&](const LineSegs& a, const LineSegs& b) {
-        bool am = a.L == w.line, bm = b.L == w.line;
-        if (am != bm) return bm;
-        if (a.busy != b.busy) return a.busy > b.busy;
-        return a.L < b.L;
-      });
-      std::vector<int64_t> cuts = {w.start, w.end};
-      for (const LineSegs& ls : segs)
-        for (const Seg& s : ls.segs) {
-          cuts.push_back(s.a);
-          cuts.push_back(s.b);
-        }
-      std::sort(cuts.begin(), cuts.end());
-      cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-      std::vector<size_t> pos(segs.size(), 0);
-      int64_t between = 0;
-      auto give = [&](size_t k, uint32_t inc, int64_t ps) {
-        const Inc& x = lines[segs[k].L].incs[inc];
-        rec.phases[static_cast<int>(x.phase)].wall_ps += ps;
-        step_of(segs[k].L, inc).wall_ps += ps;
-      };
-      // XLA's NVTX compiles (nsys-jax archives) share each parallel region out among the workers'
-      // events by their self time in it, as nsys-jax does, so jaxprof's phases match its tables.
-      bool share = p.event_name(lines[w.line].incs[w.roots.front()].event) == "XlaCompile";
-      ParallelPools pools;
-      std::vector<std::pair<size_t, uint32_t>> active;
-      for (size_t c = 0; c + 1 < cuts.size(); ++c) {
-        int64_t a = cuts[c], b = cuts[c + 1];
-        size_t main_k = kNone;
-        uint32_t main_inc = kNone;
-        active.clear();
-        for (size_t k = 0; k < segs.size(); ++k) {
-          const auto& v = segs[k].segs;
-          while (pos[k] < v.size() && v[pos[k]].b <= a) ++pos[k];
-          if (pos[k] >= v.size() || v[pos[k]].a > a) continue;
-          if (segs[k].L == w.line) {
-            main_k = k;
-            main_inc = v[pos[k]].inc;
+      if (!totals_only) {
+        // Wall partition: a worker thread's innermost event where one runs (the launching thread
+        // waits for it; the busiest worker first), else the launching thread's, else between
+        // stages.
+        std::sort(segs.begin(), segs.end(), [&](const LineSegs& a, const LineSegs& b) {
+          bool am = a.L == w.line, bm = b.L == w.line;
+          if (am != bm) return bm;
+          if (a.busy != b.busy) return a.busy > b.busy;
+          return a.L < b.L;
+        });
+        std::vector<int64_t> cuts = {w.start, w.end};
+        for (const LineSegs& ls : segs)
+          for (const Seg& s : ls.segs) {
+            cuts.push_back(s.a);
+            cuts.push_back(s.b);
+          }
+        std::sort(cuts.begin(), cuts.end());
+        cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+        std::vector<size_t> pos(segs.size(), 0);
+        int64_t between = 0;
+        auto give = [&](size_t k, uint32_t inc, int64_t ps) {
+          const Inc& x = lines[segs[k].L].incs[inc];
+          rec.phases[static_cast<int>(x.phase)].wall_ps += ps;
+          step_of(segs[k].L, inc).wall_ps += ps;
+        };
+        // XLA's NVTX compiles (nsys-jax archives) share each parallel region out among the workers'
+        // events by their self time in it, as nsys-jax does, so jaxprof's phases match its tables.
+        bool share = p.event_name(lines[w.line].incs[w.roots.front()].event) == "XlaCompile";
+        ParallelPools pools;
+        std::vector<std::pair<size_t, uint32_t>> active;
+        for (size_t c = 0; c + 1 < cuts.size(); ++c) {
+          int64_t a = cuts[c], b = cuts[c + 1];
+          size_t main_k = kNone;
+          uint32_t main_inc = kNone;
+          active.clear();
+          for (size_t k = 0; k < segs.size(); ++k) {
+            const auto& v = segs[k].segs;
+            while (pos[k] < v.size() && v[pos[k]].b <= a) ++pos[k];
+            if (pos[k] >= v.size() || v[pos[k]].a > a) continue;
+            if (segs[k].L == w.line) {
+              main_k = k;
+              main_inc = v[pos[k]].inc;
+            } else {
+              active.push_back({k, v[pos[k]].inc});  // busiest worker first
+            }
+          }
+          if (!active.empty() && share) {
+            // The launching thread's event open now is the one that launched the workers.
+            pools.add(main_inc, active, b - a);
+          } else if (!active.empty()) {
+            give(active.front().first, active.front().second, b - a);
+          } else if (main_k != kNone) {
+            give(main_k, main_inc, b - a);
           } else {
-            active.push_back({k, v[pos[k]].inc});  // busiest worker first
+            between += b - a;
           }
         }
-        if (!active.empty() && share) {
-          // The launching thread's event open now is the one that launched the workers.
-          pools.add(main_inc, active, b - a);
-        } else if (!active.empty()) {
-          give(active.front().first, active.front().second, b - a);
-        } else if (main_k != kNone) {
-          give(main_k, main_inc, b - a);
-        } else {
-          between += b - a;
+        pools.share_out(give);
+        rec.phases[static_cast<int>(CompilePhase::kBetweenStages)].wall_ps = between;
+        if (between > 0) {
+          CompileStepTime& s = rec.steps.emplace_back();
+          s.name = "(between stages)";
+          s.phase = CompilePhase::kBetweenStages;
+          s.wall_ps = between;
         }
-      }
-      pools.share_out(give);
-      rec.phases[static_cast<int>(CompilePhase::kBetweenStages)].wall_ps = between;
-      if (between > 0) {
-        CompileStepTime& s = rec.steps.emplace_back();
-        s.name = "(between stages)";
-        s.phase = CompilePhase::kBetweenStages;
-        s.wall_ps = between;
       }
       // Module: the compile entry's own hlo_module / program_id stats (XLA's NVTX XlaCompile
       // range), the program id else from the first range on the launching thread that names the
@@ -597,14 +653,25 @@ CompileResult compute_compile(const Profile& p, const CompileOptions& options) {
         const auto& incs = lines[w.line].incs;
         uint32_t root = w.roots.front();
         auto module_stats = [&](uint32_t inc, std::string& name, ProgramId& id) {
+          bool named = false;
           for (const Stat& st : p.event_stats(pi, incs[inc].event)) {
             std::string_view sn = p.str(st.name);
-            if (sn == "hlo_module" && st.value.is_text()) name = std::string(st.value.str);
+            if (sn == "hlo_module" && st.value.is_text()) {
+              name = std::string(st.value.str);
+              named = true;
+            }
             if (sn == "program_id" && st.value.kind == StatKind::kInt64 && st.value.i >= 0)
               id = static_cast<ProgramId>(st.value.i);
           }
+          return named;
         };
-        module_stats(root, module, rec.program_id);
+        // Named by its own stats, the compile's module does not depend on the other lines; named
+        // by a pass, it does not when no unused line comes before that pass's line.
+        bool root_named = module_stats(root, module, rec.program_id);
+        if (root_named) suffix_line = kNone;
+        else if (suffix_line != kNone && line_pos[suffix_line] > first_unused_suffix)
+          settled = false;
+        named = root_named || suffix_line != kNone;
         for (uint32_t i = root + 1, budget = 64;
              !module.empty() && rec.program_id == kNoProgram && budget > 0 && i < incs.size() &&
              incs[i].top == root;
@@ -618,6 +685,7 @@ CompileResult compute_compile(const Profile& p, const CompileOptions& options) {
       // Else a pass named "... (jit_f)", else a module/name stat on the compiler's own events
       // (not on codegen: FusionCompiler names its kernel module), else jit_<function>.
       if (module.empty()) {
+        if (first_unused_suffix != kNone) settled = false;
         int budget = 256;
         for (auto& [L, tops] : tops_by_line) {
           const auto& incs = lines[L].incs;
@@ -636,9 +704,14 @@ CompileResult compute_compile(const Profile& p, const CompileOptions& options) {
               }
             }
           }
-          if (!module.empty()) break;
+          if (!module.empty()) {
+            named = true;
+            if (line_pos[L] > first_unused) settled = false;
+            break;
+          }
         }
       }
+      if (!named && first_unused != kNone) settled = false;
       if (module.empty() && !rec.function.empty()) {
         std::string guess = "jit_" + rec.function;
         if (known_modules.count(guess)) module = guess;
@@ -718,12 +791,35 @@ CompileResult compute_compile(const Profile& p, const CompileOptions& options) {
         "backend_compile): compiles are XLA's compile entry points alone; tracing and lowering "
         "are not visible");
   }
-  if (unattributed > 0)
+  if (unattributed > 0 && !totals_only)
     result.notes.push_back(fmt::format(
         "{} compile events lie outside every compile window (a compile cut by the capture's "
         "start, or one with no launching event) and are not counted",
         unattributed));
   return result;
+}
+
+}  // namespace
+
+CompileResult compute_compile(const Profile& p, const CompileOptions& options) {
+  CompileClasses c = classify_lines(p);
+  if (options.totals_only) {
+    // The launching threads alone give every compile and its wall time; the module too, unless
+    // a worker thread could name it first.
+    std::vector<uint32_t> roots;
+    for (uint32_t li = 0; li < p.lines.size(); ++li)
+      if (c.line_roots[li]) roots.push_back(li);
+    p.require_lines(roots);
+    bool settled = true;
+    CompileResult r = compile_on_lines(p, options, c, c.line_roots, true, settled);
+    if (settled) return r;
+  }
+  std::vector<uint32_t> needed;
+  for (uint32_t li = 0; li < p.lines.size(); ++li)
+    if (c.line_needed[li]) needed.push_back(li);
+  p.require_lines(needed);
+  bool settled = true;
+  return compile_on_lines(p, options, c, c.line_needed, options.totals_only, settled);
 }
 
 }  // namespace jaxprof

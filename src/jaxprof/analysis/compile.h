@@ -86,6 +86,9 @@ struct CompileOptions {
   // Steps are the HLO passes alone (pass names without module or program id), and the result
   // carries their totals over every compile.
   bool passes_only = false;
+  // Only the compiles, their wall time and module (phases and steps stay zero, no notes on
+  // unattributed events): reads the launching threads alone when that names every module.
+  bool totals_only = false;
 };
 
 struct CompileResult {

@@ -4,14 +4,34 @@
 
 namespace jaxprof {
 
+namespace {
+constexpr size_t kMaxRuns = 16;
+}  // namespace
+
 void merge_intervals(std::vector<Interval>& v) {
   std::erase_if(v, [](const Interval& i) { return i.end <= i.begin; });
   if (v.empty()) return;
-  bool sorted = std::is_sorted(
-      v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
-  if (!sorted)
-    std::sort(v.begin(), v.end(),
-              [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  auto by_begin = [](const Interval& a, const Interval& b) { return a.begin < b.begin; };
+  // Callers mostly append a few sorted runs (one per line or kind): merging the runs is linear
+  // per run where a sort is not.
+  std::vector<size_t> runs = {0};
+  for (size_t i = 1; i < v.size() && runs.size() <= kMaxRuns; ++i)
+    if (v[i].begin < v[i - 1].begin) runs.push_back(i);
+  if (runs.size() > kMaxRuns) {
+    std::sort(v.begin(), v.end(), by_begin);
+  } else {
+    runs.push_back(v.size());
+    while (runs.size() > 2) {
+      std::vector<size_t> next = {0};
+      for (size_t r = 2; r < runs.size(); r += 2) {
+        std::inplace_merge(v.begin() + runs[r - 2], v.begin() + runs[r - 1], v.begin() + runs[r],
+                           by_begin);
+        next.push_back(runs[r]);
+      }
+      if (runs.size() % 2 == 0) next.push_back(runs.back());
+      runs = std::move(next);
+    }
+  }
   size_t out = 0;
   for (size_t i = 1; i < v.size(); ++i) {
     if (v[i].begin <= v[out].end) {

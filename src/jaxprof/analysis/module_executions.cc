@@ -1,11 +1,13 @@
 #include "jaxprof/analysis/module_executions.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <map>
 #include <unordered_map>
 
 #include "jaxprof/analysis/device_events.h"
+#include "jaxprof/analysis/line_filter.h"
 
 namespace jaxprof {
 
@@ -47,6 +49,7 @@ struct HostLaunches {
   // Launch events are recorded on their own lines (per OS thread id) while ExecuteThunks sits on
   // the TraceMe line of the same thread, under another id: pair them by containment.
   std::unordered_map<uint32_t, uint32_t> window_line_of;
+  bool all_lines = false;  // read from every host line, not only the likely ones
 
   // The execution window that contains the launch of the kernel with this correlation id.
   std::optional<uint32_t> window_of(int64_t correlation) const {
@@ -87,13 +90,36 @@ class TwoStats {
   StringId names_[2];
 };
 
-HostLaunches index_host_launches(const Profile& p, uint32_t host) {
+// GPU runtime and driver calls as the tracers name them (cuLaunchKernel, cudaMemcpyAsync,
+// hipModuleLaunchKernel): the usual carriers of correlation ids on the host.
+bool is_gpu_api_name(std::string_view name) {
+  for (std::string_view prefix : {"cuda", "cu", "hip"})
+    if (name.size() > prefix.size() && name.starts_with(prefix) &&
+        std::isupper(static_cast<unsigned char>(name[prefix.size()])))
+      return true;
+  return false;
+}
+
+// `lines`: the host lines to read, in line order. `all`: every host line, or only those that may
+// hold ExecuteThunks events or GPU API calls.
+HostLaunches index_host_launches(const Profile& p, uint32_t host, bool all) {
   HostLaunches h;
   std::vector<uint32_t> lines;
+  LineFilter wanted(p);
+  if (!all)
+    for (uint32_t m = 0; m < p.event_metadata.size(); ++m) {
+      const EventMetadata& md = p.event_metadata[m];
+      const Plane& plane = p.planes[md.plane];
+      if (plane.kind != PlaneKind::kHostCpu || plane.host != host) continue;
+      std::string_view name = p.str(md.name);
+      if (name == kGpuExecuteEvent || is_gpu_api_name(name)) wanted.want(m);
+    }
   for (const Plane& plane : p.planes)
     if (plane.kind == PlaneKind::kHostCpu && plane.host == host)
-      lines.insert(lines.end(), plane.lines.begin(), plane.lines.end());
+      for (uint32_t li : plane.lines)
+        if (all || wanted.may_hold(li)) lines.push_back(li);
   p.require_lines(lines);
+  h.all_lines = all;
   const Events& ev = p.events;
   std::unordered_map<uint32_t, std::vector<Window>> raw;
   // Whether events of a metadata entry carry a correlation id is decided by its first event:
@@ -336,21 +362,32 @@ std::vector<DeviceExecutions> compute_module_executions(const Profile& p) {
         grouper.add(e, run, group);
       }
     } else {
-      const HostLaunches* host = nullptr;
       d.source = ExecutionSource::kConsecutive;
       TwoStats stats(p, "correlation_id", "group_id");
-      for (uint32_t e : events) {
-        auto [corr, group] = stats(dev.plane, e);
+      std::vector<std::pair<std::optional<int64_t>, std::optional<int64_t>>> ids;
+      ids.reserve(events.size());
+      for (uint32_t e : events) ids.push_back(stats(dev.plane, e));
+      // The host lines with ExecuteThunks events or GPU API calls first; every host line when
+      // they miss a launch this device names (one recorded under another name).
+      const HostLaunches* host = nullptr;
+      bool any = false, missing = false;
+      for (const auto& ids_of : ids) any |= ids_of.first.has_value();
+      if (any) {
+        auto it = hosts.find(plane.host);
+        if (it == hosts.end())
+          it = hosts.emplace(plane.host, index_host_launches(p, plane.host, false)).first;
+        for (const auto& ids_of : ids)
+          if (ids_of.first && !it->second.by_correlation.count(*ids_of.first)) missing = true;
+        if (missing && !it->second.all_lines)
+          it->second = index_host_launches(p, plane.host, true);
+        host = &it->second;
+      }
+      for (size_t k = 0; k < events.size(); ++k) {
+        uint32_t e = events[k];
+        auto [corr, group] = ids[k];
         std::optional<int64_t> window;
-        if (corr) {
-          if (!host) {
-            auto it = hosts.find(plane.host);
-            if (it == hosts.end())
-              it = hosts.emplace(plane.host, index_host_launches(p, plane.host)).first;
-            host = &it->second;
-          }
+        if (corr && host)
           if (auto w = host->window_of(*corr)) window = *w;
-        }
         if (window) d.source = ExecutionSource::kHostLaunch;
         grouper.add(e, window, group);
       }

@@ -208,7 +208,7 @@ SummaryResult compute_summary(const Profile& p, const SummaryOptions& options) {
   }
   r.warnings = coll.warnings;
 
-  CompileResult comp = compute_compile(p, {.top_steps = 1});
+  CompileResult comp = compute_compile(p, {.top_steps = 1, .totals_only = true});
   r.compile.compiles = comp.compiles.size();
   r.compile.wall_ps = comp.wall_ps;
   if (!comp.modules.empty()) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <thread>
@@ -507,11 +509,10 @@ class XSpaceImporter : public EventSource {
     const uint8_t* p = reinterpret_cast<const uint8_t*>(bytes.data());
     const uint8_t* const end = p + bytes.size();
     uint32_t events = 0;
-    // Metadata ids met, read while the event's first bytes are in cache anyway (writers put
-    // field 1 first; an event that does not makes the line "unknown").
+    // Metadata ids met, read while the event's first bytes are in cache anyway (writers mostly
+    // put field 1 first; other events are walked field by field).
     std::vector<uint64_t>& bits = pending.metadata_bits;
     bits.assign(kLineMetadataBits / 64, 0);
-    bool bits_known = true;
     while (p < end) {
       // Runs of events are the bulk: count them with a tight loop.
       while (p < end && *p == kEventKey) {
@@ -525,8 +526,29 @@ class XSpaceImporter : public EventSource {
           const uint8_t* q = p + 1;
           uint64_t id = wire::read_varint(q, p + len, origin_) % kLineMetadataBits;
           bits[id / 64] |= uint64_t{1} << (id % 64);
+        } else if (len > 0 && *p == key(xevent::kOffsetPs, WireType::kVarint)) {
+          // Offset first, then (usually) the metadata id.
+          const uint8_t* q = p + 1;
+          const uint8_t* const e = p + len;
+          uint64_t stops = 0;
+          if (std::endian::native == std::endian::little && e - q >= 8) {
+            // The offset's length without a branch per byte: its first byte below 0x80 ends it.
+            uint64_t word;
+            std::memcpy(&word, q, 8);
+            stops = ~word & 0x8080808080808080ull;
+          }
+          if (stops) {
+            q += std::countr_zero(stops) / 8 + 1;
+          } else {
+            while (q < e && (*q & 0x80)) ++q;
+            ++q;
+          }
+          if (e - q >= 2 && q[0] == key(xevent::kMetadataId, WireType::kVarint) && q[1] < 0x80)
+            bits[q[1] / 64] |= uint64_t{1} << (q[1] % 64);  // a one-byte id: the common case
+          else
+            note_metadata_id(q, e, bits);
         } else {
-          bits_known = false;
+          note_metadata_id(p, p + len, bits);
         }
         p += len;
         if (++events == std::numeric_limits<uint32_t>::max())
@@ -559,8 +581,42 @@ class XSpaceImporter : public EventSource {
     }
     pending.events = events;
     pending.end = static_cast<uint32_t>(end - pbase);
-    if (!bits_known) bits.clear();
     return out;
+  }
+
+  // The metadata id of an event whose first field is not its metadata id (some writers put the
+  // offset first), like the fast path in count_line the first one met; 0, proto3's default, when
+  // it has none. Varint and length-delimited fields are stepped over inline: this runs per event.
+  void note_metadata_id(const uint8_t* p, const uint8_t* end, std::vector<uint64_t>& bits) const {
+    uint64_t id = 0;
+    if (p < end && *p == key(xevent::kMetadataId, WireType::kVarint)) {
+      ++p;
+      id = wire::read_varint(p, end, origin_) % kLineMetadataBits;
+      bits[id / 64] |= uint64_t{1} << (id % 64);
+      return;
+    }
+    while (p < end) {
+      uint8_t tag = *p;
+      if (tag == key(xevent::kMetadataId, WireType::kVarint)) {
+        ++p;
+        id = wire::read_varint(p, end, origin_);
+        break;
+      }
+      if (tag < 0x80 && (tag & 7) == static_cast<uint8_t>(WireType::kVarint)) {
+        ++p;
+        while (p < end && (*p & 0x80)) ++p;
+        ++p;
+      } else if (tag < 0x80 && (tag & 7) == static_cast<uint8_t>(WireType::kLen)) {
+        ++p;
+        uint64_t len = wire::read_varint(p, end, origin_);
+        if (len > static_cast<uint64_t>(end - p)) fail_at(p, "event field is longer than its event");
+        p += len;
+      } else {
+        p = skip_field(p, end);
+      }
+    }
+    id %= kLineMetadataBits;
+    bits[id / 64] |= uint64_t{1} << (id % 64);
   }
 
   void register_line(uint32_t plane_index, CountedLine counted,
