@@ -61,12 +61,13 @@ def test_device_timing_ranks_candidates_and_keeps_every_run():
 def test_adaptive_repeats_stop_at_the_precision_target():
     r = at.time_candidates(chain, [1, 8], (x128(),), rel_precision=0.5, min_runs=4,
                            max_time_s=20)
-    # A loose target is met after the first round; a strict one needs more runs.
-    assert r.precision_reached and r.rounds == 1
+    # A loose target is met within a round or two (a busy machine can spoil the first); a strict
+    # one needs more rounds and runs.
+    assert r.precision_reached and r.rounds <= 2
     assert all(c.rel_precision <= 0.5 for c in r.candidates)
     strict = at.time_candidates(chain, [1, 8], (x128(),), rel_precision=0.002, min_runs=4,
                                 max_time_s=3)
-    assert strict.rounds > 1
+    assert strict.rounds > r.rounds
     assert max(c.runs for c in strict.candidates) > 4
     if not strict.precision_reached:
         assert any("not reached" in w for w in strict.warnings)
