@@ -128,6 +128,7 @@ ProfileSamples collect_samples(const Profile& p) {
     m.captures = {m.per_exec.size()};
     out.modules.push_back(std::move(m));
   }
+  out.steps = collect_step_samples(p);
   return out;
 }
 
@@ -135,6 +136,9 @@ ProfileSamples pool_samples(std::vector<ProfileSamples> captures) {
   if (captures.size() == 1) return std::move(captures.front());
   ProfileSamples out;
   out.captures = captures.size();
+  std::vector<StepSamples> steps;
+  for (ProfileSamples& c : captures) steps.push_back(std::move(c.steps));
+  out.steps = pool_step_samples(std::move(steps));
   std::map<std::string, ModuleSamples> modules;
   for (size_t c = 0; c < captures.size(); ++c) {
     for (const std::string& w : captures[c].warnings)
@@ -370,6 +374,18 @@ DiffResult compute_diff(const ProfileSamples& base, const ProfileSamples& now,
            in != cn.end() ? &in->second.first : nullptr, ib != cb.end() ? ib->second.second : 0,
            in != cn.end() ? in->second.second : 0, w, bc, nc, o);
     }
+  }
+  r.step_unavailable = steps_unavailable(base.steps, now.steps);
+  if (r.step_unavailable.empty()) {
+    DiffRow& row = r.step.emplace();
+    row.name = base.steps.name;
+    auto total = [](const std::vector<double>& v) {
+      double t = 0;
+      for (double x : v) t += x;
+      return static_cast<int64_t>(t);
+    };
+    fill(row, &base.steps.per_step, &now.steps.per_step, total(base.steps.per_step),
+         total(now.steps.per_step), 0, base.steps.captures, now.steps.captures, o);
   }
   r.delta_ps = r.new_total_ps - r.base_total_ps;
   sort_by_contribution(r.modules);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "jaxprof/analysis/step_samples.h"
 #include "jaxprof/model/profile.h"
 
 namespace jaxprof {
@@ -45,11 +46,12 @@ struct ProfileSamples {
   std::vector<ModuleSamples> modules;  // by name
   std::vector<std::string> warnings;
   size_t captures = 1;  // profiles pooled (separate processes or runs)
+  StepSamples steps;    // wall time of the marked training steps
   const ModuleSamples* find(std::string_view module) const;
 };
 
 // Modules are keyed by name (a program compiled again gets a new program id); programs that
-// share a name are merged, with a warning.
+// share a name are merged, with a warning. Steps come from step_samples.h.
 ProfileSamples collect_samples(const Profile& profile);
 
 // Several captures of one program (separate processes) as one set of samples: executions are
@@ -103,6 +105,10 @@ struct DiffResult {
   std::vector<DiffRow> modules;           // by |contribution| descending
   std::vector<DiffRow> ops;               // by |contribution| descending
   std::vector<DiffRow> categories;        // per (module, category), by |contribution| descending
+  // The wall time per marked step (name = the marks' name, executions = steps; no weight or
+  // contribution), when both sides' step marks are usable; else why not.
+  std::optional<DiffRow> step;
+  std::string step_unavailable;
   std::vector<std::string> warnings;
 };
 

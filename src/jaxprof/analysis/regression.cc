@@ -81,13 +81,28 @@ CheckResult check_regression(const ProfileSamples& base, const ProfileSamples& n
   const std::vector<size_t>* ac = nullptr;
   const std::vector<size_t>* bc = nullptr;
   std::string_view metric = o.metric;
-  if (metric == "step" || metric.starts_with("module:")) {
+  std::string why_not_steps = metric == "step" ? steps_unavailable(base.steps, now.steps) : "";
+  if (metric == "step" && why_not_steps.empty()) {
+    r.metric = fmt::format("step (wall time of the {} step marks)", base.steps.name);
+    r.metric_source = "step-marks";
+    r.unit = "steps";
+    if (!base.modules.empty()) r.module = step_module(base).name;
+    a = &base.steps.per_step;
+    b = &now.steps.per_step;
+    ac = &base.steps.captures;
+    bc = &now.steps.captures;
+  } else if (metric == "step" || metric.starts_with("module:")) {
     const ModuleSamples& mb = metric == "step"
                                   ? step_module(base)
                                   : need_module(base, std::string(metric.substr(7)), "BASE");
     const ModuleSamples& mn = need_module(now, mb.name, "NEW");
-    r.metric =
-        (metric == "step" ? "step (module " : "module ") + mb.name + (metric == "step" ? ")" : "");
+    if (metric == "step") {
+      r.metric = fmt::format("step (module {}; {})", mb.name, why_not_steps);
+      r.metric_source = "top-module";
+      r.step_fallback = why_not_steps;
+    } else {
+      r.metric = "module " + mb.name;
+    }
     r.module = mb.name;
     a = &mb.per_exec;
     b = &mn.per_exec;
@@ -113,6 +128,7 @@ CheckResult check_regression(const ProfileSamples& base, const ProfileSamples& n
       usage(fmt::format("op {} is in several modules ({}): name one as op:MODULE/{}", op,
                         fmt::join(found_in, ", "), op));
     r.metric = fmt::format("op {}/{}", mb->name, ob->name);
+    r.metric_source = "op";
     r.module = mb->name;
     a = &ob->per_exec;
     ac = &mb->captures;
@@ -172,7 +188,7 @@ CheckResult check_regression(const ProfileSamples& base, const ProfileSamples& n
   }
   bool over = r.ratio ? *r.ratio > limit : r.new_median_ps > 0;
   r.regression = r.tested ? over && r.p_value < o.alpha : over;
-  if (!metric.starts_with("op:")) find_top_op(base, now, r.module, r);
+  if (!metric.starts_with("op:") && !r.module.empty()) find_top_op(base, now, r.module, r);
   return r;
 }
 

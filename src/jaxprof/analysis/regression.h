@@ -23,7 +23,12 @@ struct CheckOptions {
 
 struct CheckResult {
   std::string metric;  // what was compared, e.g. "module jit_step" or "op jit_step/dot.3"
-  std::string module;  // the module of the metric
+  std::string module;  // the module of the metric (step marks: BASE's top module, for top_op)
+  // "step-marks" (wall time of the marked steps), "top-module" (the step metric without usable
+  // step marks), "module" or "op".
+  const char* metric_source = "module";
+  std::string step_fallback;   // top-module: why the step marks were not used
+  const char* unit = "runs";   // what a sample is: "runs" of a module, or "steps"
   const char* test = "mann-whitney";  // or "capture-t"
   size_t base_captures = 1, new_captures = 1;
   bool regression = false;
@@ -41,8 +46,9 @@ struct CheckResult {
   double module_delta_ps = 0;  // change of the module's mean run, for the op's share
 };
 
-// Throws InputError when the metric does not name a module or op of BASE (or NEW lacks the
-// module).
+// `step` compares the wall time of the marked steps when both sides have usable step marks
+// (step_samples.h), else the module with the most device time in BASE. Throws InputError when
+// the metric does not name a module or op of BASE (or NEW lacks the module).
 CheckResult check_regression(const ProfileSamples& base, const ProfileSamples& now,
                              const CheckOptions& options);
 

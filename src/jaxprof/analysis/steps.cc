@@ -77,6 +77,7 @@ StepsResult compute_steps(const Profile& p) {
       if (x.start_ps >= s.end_ps) continue;
       ++s.executions;
       s.device_ps += x.duration_ps();
+      s.device_end_ps = std::max(s.device_end_ps, x.end_ps);
       s.warmup = s.warmup || x.warmup;
       StepModule& m = modules[si][{x.name, x.program_id}];
       m.name = x.name;

@@ -24,6 +24,7 @@ struct Step {
   int64_t start_ps = 0, end_ps = 0;
   uint64_t executions = 0;          // module executions (all devices) that start in [start, end)
   int64_t device_ps = 0;            // sum of their durations
+  int64_t device_end_ps = 0;        // latest end of those executions (0 when none)
   bool warmup = false;              // holds the first execution of some program on some device
   std::vector<StepModule> modules;  // by device_ps descending
   int64_t duration_ps() const { return end_ps - start_ps; }

@@ -55,6 +55,9 @@ std::string json(const DiffResult& r) {
       several(r) ? "capture-t" : "mann-whitney-u", r.base_captures, r.new_captures, number(r.alpha),
       number(r.min_change), ps_to_ns(r.base_total_ps), ps_to_ns(r.new_total_ps),
       ps_to_ns(r.delta_ps), r.explained_top, ps_to_ns(r.explained_ps), opt(r.explained_share));
+  out += ", \"step\": " + (r.step ? json_row(*r.step, false) : std::string("null"));
+  out += ", \"step_unavailable\": " +
+         (r.step ? std::string("null") : json_string(r.step_unavailable));
   out += ", \"modules\": " + json_rows(r.modules, false);
   out += ", \"ops\": " + json_rows(r.ops, true);
   out += ", \"categories\": " + json_rows(r.categories, false);
@@ -83,6 +86,7 @@ std::string csv(const DiffResult& r) {
           ps_to_ns(x.shift_ps), number(x.weight), ps_to_ns(x.contribution_ps), x.test,
           x.base_captures, x.new_captures);
   };
+  if (r.step) rows("step", {*r.step});
   rows("module", r.modules);
   rows("op", r.ops);
   rows("category", r.categories);
@@ -107,6 +111,7 @@ std::string table(const DiffResult& r, size_t top) {
       "total (one BASE-sized run per device): {} -> {} ({}{})\n\n", human_duration(r.base_total_ps),
       human_duration(r.new_total_ps), signed_duration(r.delta_ps),
       r.base_total_ps > 0 ? fmt::format(", {:+.1f}%", (r.delta_ps / r.base_total_ps) * 100) : "");
+  out += "step: " + step_text(r) + "\n\n";
   Table m({"module", "runs", "base mean", "new mean", "delta", "change", "p", "verdict"},
           {false, true, true, true, true, true, true, false});
   for (const DiffRow& x : r.modules)
@@ -149,6 +154,17 @@ std::string table(const DiffResult& r, size_t top) {
 }
 
 }  // namespace
+
+std::string step_text(const DiffResult& r) {
+  if (!r.step) return "none (" + r.step_unavailable + ")";
+  const DiffRow& x = *r.step;
+  return fmt::format(
+      "{} steps, {} -> {} per step ({}, p = {}, {}; wall time of the marked steps, means over {}/{} "
+      "steps, warm-up left out)",
+      x.name, human_duration(x.base_mean_ps), human_duration(x.new_mean_ps),
+      x.ratio ? ratio_text(x) : std::string("from zero"), p_text(x), change_name(x.change),
+      x.base_executions, x.new_executions);
+}
 
 std::string render_diff(const DiffResult& result, OutputFormat format, size_t top) {
   switch (format) {

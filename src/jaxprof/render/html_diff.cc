@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "jaxprof/render/diff_render.h"
 #include "jaxprof/render/flame_svg.h"
 #include "jaxprof/render/html_charts.h"
 #include "jaxprof/render/html_page.h"
@@ -59,6 +60,7 @@ std::string summary_body(const DiffResult& r, const HtmlDiffOptions& o) {
          "{} -> {} ({}{})", human_duration(r.base_total_ps), human_duration(r.new_total_ps),
          signed_duration(r.delta_ps),
          r.base_total_ps > 0 ? fmt::format(", {:+.1f}%", r.delta_ps / r.base_total_ps * 100) : ""));
+  kv("step", step_text(r));
   kv(fmt::format("explained by the top {} op differences", r.explained_top),
      r.explained_share ? fmt::format("{} ({})", signed_duration(r.explained_ps),
                                      human_percent(*r.explained_share))
