@@ -33,10 +33,11 @@ def host_steps(path: str) -> List[Dict]:
 
 
 def steps(path: str) -> List[Dict]:
-    """Per step: number, start, end, executions, device (ps), warmup, modules {(name, pid): n}."""
+    """Per step: number, start, end, executions, device (ps), device_end (latest end of its
+    executions, 0 when none), warmup, modules {(name, pid): n}."""
     out = host_steps(path)
     for s in out:
-        s.update(executions=0, device=0, warmup=False, modules=defaultdict(int))
+        s.update(executions=0, device=0, device_end=0, warmup=False, modules=defaultdict(int))
     starts = [s["start"] for s in out]
     for execs in to.module_executions(path).values():
         for x in execs:
@@ -46,6 +47,7 @@ def steps(path: str) -> List[Dict]:
             s = out[i]
             s["executions"] += 1
             s["device"] += x["end"] - x["start"]
+            s["device_end"] = max(s["device_end"], x["end"])
             s["warmup"] = s["warmup"] or x["warmup"]
             s["modules"][(x["name"], x["program_id"])] += 1
     return out

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 import ops_check as oc
+import steps_oracle as so
 
 jax = pytest.importorskip("jax", reason="jax is needed to capture profiles (pip install jax)")
 
@@ -38,6 +39,7 @@ import jax, jax.numpy as jnp, numpy as np
 
 out, variant = sys.argv[1], sys.argv[2]
 EXTRA = variant == "slow"
+MARKS = sys.argv[4] == "marks"  # each execution inside a StepTraceAnnotation, as a training loop
 
 
 def step(x, xw, w1, w2, w3):
@@ -60,8 +62,14 @@ with jax.profiler.trace(out):
     sys.stdout.buffer.write(b"R")
     sys.stdout.flush()
     # One execution per token from the parent, which alternates between the two captures.
+    i = 0
     while sys.stdin.buffer.read(1) == b"r":
-        f(x, xw, w1, w2, w3).block_until_ready()
+        if MARKS:
+            with jax.profiler.StepTraceAnnotation("train", step_num=i):
+                f(x, xw, w1, w2, w3).block_until_ready()
+        else:
+            f(x, xw, w1, w2, w3).block_until_ready()
+        i += 1
         sys.stdout.buffer.write(b"k")
         sys.stdout.flush()
 '''
@@ -74,14 +82,16 @@ def capture_pair(tmp: Path, first: tuple, second: tuple, runs: int = RUNS) -> No
     capture_group(tmp, [first, second], runs)
 
 
-def capture_group(tmp: Path, programs: list, runs: int) -> None:
-    """capture_pair for any number of processes, taking turns in the order given."""
+def capture_group(tmp: Path, programs: list, runs: int, marks: bool = False) -> None:
+    """capture_pair for any number of processes, taking turns in the order given; with `marks`
+    each execution is a step marked by StepTraceAnnotation."""
     script = tmp / "capture.py"
     script.write_text(CAPTURE)
     env = dict(os.environ, JAX_PLATFORMS="cpu",
                XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
     cpu = str(min(os.sched_getaffinity(0)))
-    procs = [subprocess.Popen([sys.executable, str(script), str(tmp / name), variant, cpu],
+    procs = [subprocess.Popen([sys.executable, str(script), str(tmp / name), variant, cpu,
+                               "marks" if marks else "plain"],
                               env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE)
              for name, variant in programs]
@@ -128,7 +138,19 @@ def test_same_program_passes_check(jaxprof_bin, captures):
                BUDGET)
     line = proc.stdout.decode()
     assert proc.returncode == 0, line + proc.stderr.decode()
-    assert line.startswith("ok: step (module jit_step)") and line.count("\n") == 1, line
+    # These captures mark no steps: the top module stands for the step, and the line says why.
+    assert line.startswith("ok: step (module jit_step; no step marks in BASE and NEW) changed"), line
+    assert line.count("\n") == 1, line
+    proc = run(jaxprof_bin, "check", captures / "base", captures / "same", "--max-regression",
+               BUDGET, "--format", "json")
+    assert proc.returncode == 0, proc.stderr.decode()
+    verdict = json.loads(proc.stdout)
+    assert verdict["verdict"] == "ok" and verdict["reason"] == line.rstrip("\n")
+    assert verdict["metric_source"] == "top-module" and verdict["unit"] == "runs"
+    assert verdict["step_fallback"] == "no step marks in BASE and NEW"
+    assert verdict["base_samples"] == verdict["new_samples"] == RUNS - 1
+    d = diff_json(jaxprof_bin, captures / "base", captures / "same")
+    assert d["step"] is None and d["step_unavailable"] == "no step marks in BASE and NEW"
 
 
 def test_same_program_diff_has_no_added_or_removed_ops(jaxprof_bin, captures):
@@ -148,7 +170,8 @@ def test_slower_program_fails_check_with_a_reason(jaxprof_bin, captures):
                BUDGET)
     line = proc.stdout.decode()
     assert proc.returncode == 3, line + proc.stderr.decode()
-    assert line.startswith("REGRESSION: step (module jit_step) is +"), line
+    assert line.startswith("REGRESSION: step (module jit_step; no step marks in BASE and NEW) "
+                           "is +"), line
     assert "Mann-Whitney" in line and line.count("\n") == 1
     # The same gate on the module by name, and at the default 5% budget.
     assert run(jaxprof_bin, "check", captures / "base2", captures / "slow", "--metric",
@@ -220,11 +243,12 @@ MULTI_RUNS = 40
 @pytest.fixture(scope="module")
 def multi(tmp_path_factory) -> Path:
     """CAPTURES rounds; in each, one process per program (BASE, the same program again, the slow
-    variant) takes turns execution by execution."""
+    variant) takes turns execution by execution. Every execution is a marked training step, so
+    `check` compares the steps' wall time."""
     tmp = tmp_path_factory.mktemp("multicap")
     for i in range(CAPTURES):
         capture_group(tmp, [(f"base{i}", "base"), (f"same{i}", "base"), (f"slow{i}", "slow")],
-                      MULTI_RUNS)
+                      MULTI_RUNS, marks=True)
     return tmp
 
 
@@ -237,8 +261,11 @@ def test_several_captures_of_the_same_program_pass(jaxprof_bin, multi):
     line = proc.stdout.decode()
     # The default 5% budget: the test over captures carries the spread between processes.
     assert proc.returncode == 0, line + proc.stderr.decode()
-    assert line.startswith("ok: step (module jit_step)") and line.count("\n") == 1, line
-    assert f"{CAPTURES} vs {CAPTURES} captures" in line and "Welch" in line, line
+    assert line.startswith("ok: step (wall time of the train step marks) changed"), line
+    assert line.count("\n") == 1, line
+    steps = CAPTURES * (MULTI_RUNS - 1)  # the first step of each capture is its warm-up
+    assert f"{CAPTURES} vs {CAPTURES} captures of {steps} vs {steps} steps" in line, line
+    assert "Welch" in line, line
     # --base A --base B ... is the same as --base A B ...
     args = [a for p in side(multi, "base") for a in ("--base", p)]
     again = run(jaxprof_bin, "check", *args, "--new", *side(multi, "same"))
@@ -249,10 +276,17 @@ def test_several_captures_of_a_slower_program_fail_naming_the_op(jaxprof_bin, mu
     proc = run(jaxprof_bin, "check", "--base", *side(multi, "base"), "--new", *side(multi, "slow"))
     line = proc.stdout.decode()
     assert proc.returncode == 3, line + proc.stderr.decode()
-    assert line.startswith("REGRESSION: step (module jit_step) is +"), line
-    assert f"{CAPTURES} vs {CAPTURES} captures of {CAPTURES * (MULTI_RUNS - 1)}" in line, line
-    # The extra matmul, added by the slow variant, is named as the suspect.
-    assert "top op:" in line and "[jit(step)/dot_general] (added, +" in line, line
+    assert line.startswith("REGRESSION: step (wall time of the train step marks) is +"), line
+    steps = CAPTURES * (MULTI_RUNS - 1)
+    assert f"{CAPTURES} vs {CAPTURES} captures of {steps} vs {steps} steps" in line, line
+    # The extra matmul, added by the slow variant, is named as the suspect, in the step's module.
+    assert "top op of module jit_step:" in line, line
+    assert "[jit(step)/dot_general] (added, +" in line, line
+    # The module gate sees the same regression.
+    proc = run(jaxprof_bin, "check", "--base", *side(multi, "base"), "--new", *side(multi, "slow"),
+               "--metric", "module:jit_step")
+    assert proc.returncode == 3 and proc.stdout.decode().startswith(
+        "REGRESSION: module jit_step is +"), proc.stdout
 
 
 def test_diff_over_captures_matches_welch_on_capture_medians(jaxprof_bin, multi):
@@ -284,6 +318,85 @@ def test_diff_over_captures_matches_welch_on_capture_medians(jaxprof_bin, multi)
     assert module["change"] == "slower"
     added = [op for op in d["ops"] if op["change"] == "added" and op["category"] == "gemm"]
     assert len(added) == 1 and added[0]["op_name"] == "jit(step)/dot_general"
+
+
+def steady_step_times(path: Path) -> list:
+    """Wall time (ps) of each steady step of one capture, read by steps_oracle: the marks' spans,
+    the warm-up step (the first run of the program) left out."""
+    steps = so.steps(str(path))
+    assert [s["number"] for s in steps] == list(range(MULTI_RUNS))
+    assert steps[0]["warmup"] and not any(s["warmup"] for s in steps[1:])
+    steady = steps[1:]
+    # Each step holds its execution and waits for it: the marks bound the device work.
+    assert all(s["executions"] == 1 and 0 < s["device_end"] <= s["end"] for s in steady)
+    return [s["end"] - s["start"] for s in steady]
+
+
+def test_step_times_match_an_independent_reading(jaxprof_bin, multi):
+    """The step row of diff and the step gate of check are the marks' wall times, as the oracle
+    reads them from the captures: totals, means and medians of the pooled steps, Welch's test
+    (SciPy) over the capture medians, and the ratio of their geometric means."""
+    stats = pytest.importorskip("scipy.stats")
+    import math
+    import statistics
+
+    base = [steady_step_times(p) for p in side(multi, "base")]
+    slow = [steady_step_times(p) for p in side(multi, "slow")]
+    proc = run(jaxprof_bin, "diff", "--base", *side(multi, "base"), "--new",
+               *side(multi, "slow"), "--format", "json")
+    assert proc.returncode == 0, proc.stderr.decode()
+    d = json.loads(proc.stdout)
+    row = d["step"]
+    assert d["step_unavailable"] is None and row["name"] == "train"
+    for key, sides in (("base", base), ("new", slow)):
+        pooled = [x for c in sides for x in c]
+        assert row[f"{key}_executions"] == len(pooled) == CAPTURES * (MULTI_RUNS - 1)
+        assert row[f"{key}_total_ns"] == pytest.approx(sum(pooled) / 1000, abs=1)
+        assert row[f"{key}_mean_ns"] == pytest.approx(statistics.mean(pooled) / 1000, abs=1)
+        assert row[f"{key}_median_ns"] == pytest.approx(statistics.median(pooled) / 1000, abs=1)
+        assert row[f"{key}_captures"] == CAPTURES
+    log_base = [math.log(statistics.median(c)) for c in base]
+    log_slow = [math.log(statistics.median(c)) for c in slow]
+    assert row["test"] == "capture-t"
+    assert row["p_value"] == pytest.approx(
+        stats.ttest_ind(log_slow, log_base, equal_var=False).pvalue, rel=1e-6, abs=1e-12)
+    assert row["change"] == "slower"
+
+    proc = run(jaxprof_bin, "check", "--base", *side(multi, "base"), "--new",
+               *side(multi, "slow"), "--format", "json")
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    v = json.loads(proc.stdout)
+    assert v["verdict"] == "regression" and v["metric_source"] == "step-marks"
+    assert v["step_fallback"] is None and v["unit"] == "steps" and v["module"] == "jit_step"
+    geo_base = math.exp(statistics.mean(log_base))
+    geo_slow = math.exp(statistics.mean(log_slow))
+    assert v["base_median_ns"] == pytest.approx(geo_base / 1000, abs=1)
+    assert v["new_median_ns"] == pytest.approx(geo_slow / 1000, abs=1)
+    assert v["ratio"] == pytest.approx(geo_slow / geo_base, rel=1e-9)
+    shifted = [x - math.log(1.05) for x in log_slow]
+    assert v["p_value"] == pytest.approx(
+        stats.ttest_ind(shifted, log_base, equal_var=False, alternative="greater").pvalue,
+        rel=1e-6, abs=1e-12)
+    assert v["reason"].startswith("REGRESSION: step (wall time of the train step marks)")
+
+
+def test_step_marks_missing_on_a_side_fall_back_to_the_module(jaxprof_bin, multi, captures):
+    """Marked captures against unmarked ones (the single captures above): the top module stands
+    for the step, and the line and JSON say which side lacks the marks."""
+    marked = side(multi, "base")
+    for args, why in (
+            (["--base", *marked, "--new", captures / "same"], "no step marks in NEW"),
+            (["--base", *marked[:4], captures / "base", "--new", *side(multi, "same")],
+             "no step marks in BASE capture 5"),
+            ([captures / "base", marked[0]], "no step marks in BASE")):
+        proc = run(jaxprof_bin, "check", *args, "--max-regression", "1000%", "--format", "json")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        v = json.loads(proc.stdout)
+        assert v["metric_source"] == "top-module" and v["step_fallback"] == why, v
+        assert v["reason"].startswith(f"ok: step (module jit_step; {why}) changed"), v
+        d = diff_json(jaxprof_bin, *args) if len(args) == 2 else None
+        if d is not None:
+            assert d["step"] is None and d["step_unavailable"] == why
 
 
 def test_sides_given_twice_or_not_at_all_are_usage_errors(jaxprof_bin, multi):
