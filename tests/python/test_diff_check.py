@@ -10,7 +10,11 @@ here differ by up to about 20% in steady state, one way or the other, with tight
 speed of a process's matmuls depends on where its buffers landed). A test over the executions of
 one capture cannot see that, so the budget of the gate must cover it: two captures of the same
 program must pass `check --max-regression 30%`, and the program with an extra matmul (about 2.5x
-slower) must fail it (exit 3), with `diff` naming the added matmul.
+slower) must fail it (exit 3), with `diff` naming the added matmul. These captures mark no steps,
+so `check`'s step metric falls back to the top module, and says so.
+
+The captures of several processes per side (below) mark each execution as a training step with
+StepTraceAnnotation: there the gate compares the steps' wall time, checked against steps_oracle.
 """
 from __future__ import annotations
 
@@ -397,6 +401,53 @@ def test_step_marks_missing_on_a_side_fall_back_to_the_module(jaxprof_bin, multi
         d = diff_json(jaxprof_bin, *args) if len(args) == 2 else None
         if d is not None:
             assert d["step"] is None and d["step_unavailable"] == why
+
+
+ASYNC_LOOP = r'''
+import sys
+import jax, jax.numpy as jnp, numpy as np
+
+
+def step(x, w):
+    for _ in range(4):
+        x = jnp.tanh(x @ w)
+    return x
+
+
+f = jax.jit(step)
+x = jnp.ones((256, 512), np.float32)
+w = jnp.ones((512, 512), np.float32) * 0.001
+f(x, w).block_until_ready()
+with jax.profiler.trace(sys.argv[1]):
+    for i in range(20):
+        with jax.profiler.StepTraceAnnotation("train", step_num=i):
+            x = f(x, w)  # dispatched asynchronously: the mark does not wait for the step
+    x.block_until_ready()
+'''
+
+
+def test_marks_that_do_not_wait_for_their_steps_fall_back(jaxprof_bin, tmp_path):
+    """A loop that never waits marks only the dispatch of each step: the marks' wall time is not
+    the step's, so the top module stands for it."""
+    script = tmp_path / "async_loop.py"
+    script.write_text(ASYNC_LOOP)
+    env = dict(os.environ, JAX_PLATFORMS="cpu",
+               XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+    proc = subprocess.run([sys.executable, str(script), str(tmp_path / "cap")], env=env,
+                          capture_output=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    # The oracle agrees: in most steps the device work is not inside the mark.
+    steps = so.steps(str(tmp_path / "cap"))
+    assert len(steps) == 20
+    outside = [s for s in steps if s["executions"] == 0 or s["device_end"] > s["end"]]
+    assert 2 * len(outside) > len(steps), steps
+    proc = run(jaxprof_bin, "check", tmp_path / "cap", tmp_path / "cap", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    v = json.loads(proc.stdout)
+    assert v["metric_source"] == "top-module", v
+    assert v["step_fallback"] in ("no module executions inside the step marks in BASE and NEW",
+                                  "the step marks end before their device work in BASE and NEW")
+    assert v["reason"].startswith(f"ok: step (module jit_step; {v['step_fallback']})"), v
 
 
 def test_sides_given_twice_or_not_at_all_are_usage_errors(jaxprof_bin, multi):

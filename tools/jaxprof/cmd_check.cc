@@ -23,7 +23,8 @@ std::string top_op(const CheckResult& r) {
                                         human_percent(op.delta_ps / r.module_delta_ps))
                           : "";
   // With step marks the step spans several modules: say which one the op is from.
-  std::string of = std::string_view(r.metric_source) == "step-marks" ? " of module " + r.module : "";
+  std::string of =
+      std::string_view(r.metric_source) == "step-marks" ? " of module " + r.module : "";
   return fmt::format("; top op{}: {}{} ({}+{} per run{})", of, name,
                      op.op_name.empty() ? "" : " [" + op.op_name + "]", what,
                      human_duration(op.delta_ps), share);
@@ -87,8 +88,7 @@ std::string json(const CheckResult& r, double budget, double alpha, const std::s
       r.unit, r.test, r.tested ? "true" : "false", r.removed ? "true" : "false", number(budget),
       number(alpha), number(r.p_value), opt_number(r.ratio), number(r.ratio_ci.low),
       number(r.ratio_ci.high), ps_to_ns(r.base_median_ps), ps_to_ns(r.new_median_ps),
-      r.base_executions, r.new_executions, r.base_captures, r.new_captures, top,
-      json_string(line));
+      r.base_executions, r.new_executions, r.base_captures, r.new_captures, top, json_string(line));
 }
 
 RegisterCommand check_command(82, [](CLI::App& app) -> std::function<int()> {

@@ -27,8 +27,8 @@ struct CheckResult {
   // "step-marks" (wall time of the marked steps), "top-module" (the step metric without usable
   // step marks), "module" or "op".
   const char* metric_source = "module";
-  std::string step_fallback;   // top-module: why the step marks were not used
-  const char* unit = "runs";   // what a sample is: "runs" of a module, or "steps"
+  std::string step_fallback;          // top-module: why the step marks were not used
+  const char* unit = "runs";          // what a sample is: "runs" of a module, or "steps"
   const char* test = "mann-whitney";  // or "capture-t"
   size_t base_captures = 1, new_captures = 1;
   bool regression = false;

@@ -56,8 +56,8 @@ std::string json(const DiffResult& r) {
       number(r.min_change), ps_to_ns(r.base_total_ps), ps_to_ns(r.new_total_ps),
       ps_to_ns(r.delta_ps), r.explained_top, ps_to_ns(r.explained_ps), opt(r.explained_share));
   out += ", \"step\": " + (r.step ? json_row(*r.step, false) : std::string("null"));
-  out += ", \"step_unavailable\": " +
-         (r.step ? std::string("null") : json_string(r.step_unavailable));
+  out +=
+      ", \"step_unavailable\": " + (r.step ? std::string("null") : json_string(r.step_unavailable));
   out += ", \"modules\": " + json_rows(r.modules, false);
   out += ", \"ops\": " + json_rows(r.ops, true);
   out += ", \"categories\": " + json_rows(r.categories, false);
@@ -159,7 +159,8 @@ std::string step_text(const DiffResult& r) {
   if (!r.step) return "none (" + r.step_unavailable + ")";
   const DiffRow& x = *r.step;
   return fmt::format(
-      "{} steps, {} -> {} per step ({}, p = {}, {}; wall time of the marked steps, means over {}/{} "
+      "{} steps, {} -> {} per step ({}, p = {}, {}; wall time of the marked steps, means over "
+      "{}/{} "
       "steps, warm-up left out)",
       x.name, human_duration(x.base_mean_ps), human_duration(x.new_mean_ps),
       x.ratio ? ratio_text(x) : std::string("from zero"), p_text(x), change_name(x.change),
