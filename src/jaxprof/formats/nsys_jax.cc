@@ -15,6 +15,7 @@
 #include "jaxprof/analysis/clock_skew.h"
 #include "jaxprof/error.h"
 #include "jaxprof/formats/nsys_host_ranges.h"
+#include "jaxprof/io/jobs.h"
 #include "jaxprof/io/parquet.h"
 #include "jaxprof/io/xz.h"
 #include "jaxprof/io/zip.h"
@@ -31,6 +32,9 @@ constexpr std::string_view kHloSuffix = "after_optimizations.hlo.pb.xz";
 // An HLO dump is a few MB; anything beyond this ratio is not one.
 constexpr size_t kMaxXzRatio = 1000;
 constexpr size_t kMinXzCap = size_t{64} << 20;
+// ZipArchive::read has checked the member's CRC-32 over the xz bytes, so xz's own check of the
+// output (CRC-64 over megabytes) would only repeat it.
+constexpr bool kVerifyXzCheck = false;
 
 // The value of `key=` inside "...#key=value,other=...#": up to the next ',' or '#'.
 std::string_view field(std::string_view text, std::string_view key) {
@@ -89,13 +93,34 @@ struct Record {
   ProgramId stat_program = kNoProgram;
 };
 
+// A process's host NVTX ranges, decoded off the main thread; names point into the storage.
+struct HostTable {
+  std::vector<uint8_t> storage, text;
+  std::vector<ParquetColumn> columns;
+  std::vector<HostRange> ranges;
+};
+
 // One profiled process: its members in the archive.
 struct ProcessMembers {
   std::string host;
   const ZipEntry* trace = nullptr;
   const ZipEntry* threads = nullptr;
-  const ZipEntry* pushpop = nullptr;  // host NVTX ranges, CSV (xz) or Parquet
+  const ZipEntry* pushpop = nullptr;      // host NVTX ranges, CSV (xz) or Parquet
+  std::unique_ptr<HostTable> host_table;  // filled by job `host_job` when pushpop is set
+  size_t host_job = 0;
 };
+
+void decode_host_table(const ZipArchive& zip, const ZipEntry& entry, HostTable& t) {
+  std::string member = zip.member_path(entry);
+  std::string_view raw = zip.read(entry, t.storage);
+  if (entry.name.starts_with(kPushPopParquet)) {
+    t.ranges = parse_pushpop_parquet(raw, member, t.columns);
+  } else {
+    t.text = unxz(raw, member, std::max(kMinXzCap, raw.size() * kMaxXzRatio), kVerifyXzCheck);
+    t.ranges = parse_pushpop_csv(
+        std::string_view(reinterpret_cast<const char*>(t.text.data()), t.text.size()), member);
+  }
+}
 
 // "TSL:XlaPass:#name=dce,module=jit_f,program_id=3#" -> "XlaPass:dce": XLA's ranges are named by
 // kind and pass (or pipeline); module and program id become stats, so one pass is one name across
@@ -122,7 +147,7 @@ class NsysJaxSource : public EventSource {
 
   // Everything is read from the archive here; decoding later needs only the records.
   void import_process(Profile& p, const ZipArchive& zip, const ProcessMembers& m,
-                      uint32_t process_index, std::vector<std::string>& warnings);
+                      uint32_t process_index, std::vector<std::string>& warnings, Jobs& jobs);
   // Host NVTX ranges as a `/host:CPU` plane of the process, one line per thread.
   void import_host_ranges(Profile& p, uint32_t host, const std::vector<HostRange>& ranges,
                           const std::map<std::pair<int64_t, int64_t>, std::string>& thread_names,
@@ -238,7 +263,8 @@ ParquetColumn string_column(const ParquetFile& f, std::string_view name) {
 }
 
 void NsysJaxSource::import_process(Profile& p, const ZipArchive& zip_, const ProcessMembers& m,
-                                   uint32_t process_index, std::vector<std::string>& warnings) {
+                                   uint32_t process_index, std::vector<std::string>& warnings,
+                                   Jobs& jobs) {
   // Thread names: XlaLauncher threads drive one device each.
   std::vector<uint8_t> thread_storage;
   std::string_view thread_bytes;
@@ -373,20 +399,10 @@ void NsysJaxSource::import_process(Profile& p, const ZipArchive& zip_, const Pro
   for (auto& [device, d] : devices)
     for (int32_t i : d.thunks) host_base = std::min(host_base, ranges[i].start_ns);
   // Host NVTX ranges: compile phases usually come before the first GPU range.
-  std::vector<uint8_t> pushpop_storage, pushpop_text;
-  std::vector<ParquetColumn> pushpop_columns;
-  std::vector<HostRange> host_ranges;
+  static const std::vector<HostRange> kNoRanges;
+  const std::vector<HostRange>& host_ranges = m.pushpop ? m.host_table->ranges : kNoRanges;
   if (m.pushpop) {
-    std::string member = zip_.member_path(*m.pushpop);
-    std::string_view raw = zip_.read(*m.pushpop, pushpop_storage);
-    if (m.pushpop->name.starts_with(kPushPopParquet)) {
-      host_ranges = parse_pushpop_parquet(raw, member, pushpop_columns);
-    } else {
-      pushpop_text = unxz(raw, member, std::max(kMinXzCap, raw.size() * kMaxXzRatio));
-      host_ranges = parse_pushpop_csv(
-          std::string_view(reinterpret_cast<const char*>(pushpop_text.data()), pushpop_text.size()),
-          member);
-    }
+    jobs.wait(m.host_job);
     for (const HostRange& r : host_ranges) host_base = std::min(host_base, r.start_ns);
   }
   if (host_base == std::numeric_limits<int64_t>::max()) host_base = 0;
@@ -596,13 +612,16 @@ void import_nsys_jax(Profile& profile, std::shared_ptr<Buffer> archive, const st
     throw InputError(archive->path(),
                      "not an nsys-jax archive: no member " + std::string(kTraceMember));
 
-  // HLO dumps, decompressed in parallel (xz is the slow part of loading an archive). A dump that
-  // differs between processes is stored once per process (`dump/NAME/<stem>`): the first wins.
+  // Decompressing and decoding the HLO dumps and host range tables (xz is most of the time it
+  // takes to load an archive) runs on worker threads while the main thread reads the GPU ranges.
+  // A dump that differs between processes is stored once per process (`dump/NAME/<stem>`): the
+  // first wins.
   struct Dump {
     const ZipEntry* entry;
     int64_t program_id;
-    std::vector<uint8_t> bytes;
-    std::exception_ptr error;
+    std::shared_ptr<Buffer> bytes;
+    std::unique_ptr<HloModule> module;
+    size_t job;
   };
   std::vector<Dump> dumps;
   std::map<int64_t, size_t> dump_of_program;
@@ -615,47 +634,42 @@ void import_nsys_jax(Profile& profile, std::shared_ptr<Buffer> archive, const st
     if (!program_id_of_dump(e.name, id)) continue;
     if (dump_of_program.count(id)) continue;
     dump_of_program[id] = dumps.size();
-    dumps.push_back(Dump{&e, id, {}, nullptr});
+    dumps.push_back(Dump{&e, id, nullptr, nullptr, 0});
   }
-  {
-    unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), 8));
-    if (options.threads) threads = options.threads;
-    std::atomic<size_t> next{0};
-    auto work = [&] {
-      for (size_t i; (i = next++) < dumps.size();) {
-        Dump& d = dumps[i];
-        try {
-          std::vector<uint8_t> storage;
-          std::string_view raw = zip->read(*d.entry, storage);
-          d.bytes =
-              unxz(raw, zip->member_path(*d.entry), std::max(kMinXzCap, raw.size() * kMaxXzRatio));
-        } catch (...) {
-          d.error = std::current_exception();
-        }
+  Jobs jobs;
+  for (Dump& d : dumps)
+    d.job = jobs.add(d.entry->compressed_size, [&zip, &d] {
+      std::string path = zip->member_path(*d.entry);
+      std::vector<uint8_t> storage;
+      std::string_view raw = zip->read(*d.entry, storage);
+      d.bytes = Buffer::from_bytes(
+          unxz(raw, path, std::max(kMinXzCap, raw.size() * kMaxXzRatio), kVerifyXzCheck), path);
+      try {
+        d.module = HloIndex::parse(d.bytes->view());
+      } catch (const InputError& e) {
+        throw InputError(path, "not a valid HloProto: " + e.reason(), e.offset());
       }
-    };
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < std::min<size_t>(threads, dumps.size()); ++t) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
+    });
+  for (ProcessMembers& m : processes) {
+    if (!m.pushpop) continue;
+    m.host_table = std::make_unique<HostTable>();
+    m.host_job = jobs.add(m.pushpop->compressed_size,
+                          [&zip, &m] { decode_host_table(*zip, *m.pushpop, *m.host_table); });
   }
-  for (Dump& d : dumps) {
-    if (d.error) std::rethrow_exception(d.error);
-    std::string path = zip->member_path(*d.entry);
-    auto buf = Buffer::from_bytes(std::move(d.bytes), path);
-    profile.buffers.push_back(buf);
-    try {
-      profile.hlo.add(buf->view(), d.program_id);
-    } catch (const InputError& e) {
-      throw InputError(path, "not a valid HloProto: " + e.reason(), e.offset());
-    }
-  }
+  unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), 8));
+  if (options.threads) threads = options.threads;
+  jobs.start(threads);
 
   uint32_t source = static_cast<uint32_t>(profile.sources.size());
   auto src = std::make_unique<NsysJaxSource>(profile, source);
   for (uint32_t i = 0; i < processes.size(); ++i)
-    src->import_process(profile, *zip, processes[i], i, profile.warnings);
+    src->import_process(profile, *zip, processes[i], i, profile.warnings, jobs);
   profile.sources.push_back(std::move(src));
+  for (Dump& d : dumps) {
+    jobs.wait(d.job);
+    profile.buffers.push_back(d.bytes);
+    profile.hlo.insert(std::move(d.module), d.program_id);
+  }
 }
 
 std::vector<int64_t> align_nsys_jax_clocks(Profile& profile) {

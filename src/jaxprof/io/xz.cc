@@ -9,6 +9,29 @@ namespace jaxprof {
 namespace {
 // xz's largest preset dictionary is 64 MiB; decoding needs little more than that.
 constexpr uint64_t kDecoderMemory = uint64_t{256} << 20;
+
+// The decompressed size that a single-stream file's index records (xz writes one in every stream),
+// or 0 when it cannot be read cheaply: then the output grows as it fills. Knowing it saves the
+// copies and page faults of growing a multi-megabyte buffer.
+uint64_t indexed_size(std::string_view compressed) {
+  const auto* data = reinterpret_cast<const uint8_t*>(compressed.data());
+  size_t n = compressed.size();
+  if (n < 2 * LZMA_STREAM_HEADER_SIZE) return 0;
+  lzma_stream_flags footer;
+  if (lzma_stream_footer_decode(&footer, data + n - LZMA_STREAM_HEADER_SIZE) != LZMA_OK) return 0;
+  uint64_t index_size = footer.backward_size;
+  if (index_size > n - 2 * LZMA_STREAM_HEADER_SIZE) return 0;
+  lzma_index* index = nullptr;
+  uint64_t memlimit = uint64_t{16} << 20;
+  size_t pos = n - LZMA_STREAM_HEADER_SIZE - index_size;
+  if (lzma_index_buffer_decode(&index, &memlimit, nullptr, data, &pos,
+                               n - LZMA_STREAM_HEADER_SIZE) != LZMA_OK)
+    return 0;
+  // Only when the index covers the whole input: one stream, no padding, nothing concatenated.
+  uint64_t size = lzma_index_file_size(index) == n ? lzma_index_uncompressed_size(index) : 0;
+  lzma_index_end(index, nullptr);
+  return size;
+}
 }  // namespace
 
 bool has_xz_magic(std::string_view bytes) {
@@ -18,17 +41,25 @@ bool has_xz_magic(std::string_view bytes) {
                                                         6);
 }
 
-std::vector<uint8_t> unxz(std::string_view compressed, const std::string& path, size_t max_output) {
+std::vector<uint8_t> unxz(std::string_view compressed, const std::string& path, size_t max_output,
+                          bool verify_check) {
   lzma_stream s = LZMA_STREAM_INIT;
   // Concatenated streams are one file, as the xz tool treats them.
-  if (lzma_stream_decoder(&s, kDecoderMemory, LZMA_CONCATENATED) != LZMA_OK)
+  uint32_t flags = LZMA_CONCATENATED | (verify_check ? 0 : LZMA_IGNORE_CHECK);
+  if (lzma_stream_decoder(&s, kDecoderMemory, flags) != LZMA_OK)
     throw InputError(path, "cannot initialise the xz decoder");
   struct Guard {
     lzma_stream* s;
     ~Guard() { lzma_end(s); }
   } guard{&s};
 
-  std::vector<uint8_t> out(std::min(max_output, std::max<size_t>(compressed.size() * 8, 4096)));
+  // The recorded size is a hint (the decoder checks the data against it); one byte more lets the
+  // end of the stream be seen without growing the buffer.
+  uint64_t hint = indexed_size(compressed);
+  if (hint >= max_output) hint = 0;  // let the decoder find out whether it really is that large
+  size_t first =
+      hint ? static_cast<size_t>(hint) + 1 : std::max<size_t>(compressed.size() * 8, 4096);
+  std::vector<uint8_t> out(std::min(max_output, first));
   s.next_in = reinterpret_cast<const uint8_t*>(compressed.data());
   s.avail_in = compressed.size();
   size_t produced = 0;
@@ -59,7 +90,8 @@ std::vector<uint8_t> unxz(std::string_view compressed, const std::string& path, 
     }
   }
   out.resize(produced);
-  out.shrink_to_fit();
+  // Copying a buffer that is nearly full to save its slack costs more than the slack.
+  if (out.capacity() - produced > produced / 8) out.shrink_to_fit();
   return out;
 }
 

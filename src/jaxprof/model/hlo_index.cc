@@ -789,6 +789,10 @@ const HloModule& HloIndex::add(std::string_view serialized, int64_t program_id, 
     auto it = by_program_id_.find(program_id);
     if (it != by_program_id_.end()) return *it->second;
   }
+  return insert(parse(serialized, bare_module), program_id);
+}
+
+std::unique_ptr<HloModule> HloIndex::parse(std::string_view serialized, bool bare_module) {
   auto module = std::make_unique<HloModule>();
   FrameIndex frames;
   const auto* origin = reinterpret_cast<const uint8_t*>(serialized.data());
@@ -807,8 +811,15 @@ const HloModule& HloIndex::add(std::string_view serialized, int64_t program_id, 
     if (!found) corrupt(-1, "HloProto has no hlo_module");
   }
   finish_module(frames, *module);
-  module->program_id = program_id;
+  return module;
+}
 
+const HloModule& HloIndex::insert(std::unique_ptr<HloModule> module, int64_t program_id) {
+  if (program_id != kUnknownProgramId) {
+    auto it = by_program_id_.find(program_id);
+    if (it != by_program_id_.end()) return *it->second;
+  }
+  module->program_id = program_id;
   const HloModule* m = module.get();
   modules_.push_back(std::move(module));
   if (program_id != kUnknownProgramId) by_program_id_.emplace(program_id, m);

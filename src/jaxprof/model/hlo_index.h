@@ -90,6 +90,10 @@ class HloIndex {
   // adding a program id that is already indexed returns the module already there. Throws InputError
   // on a corrupt proto (with an empty file name: the caller names the file).
   const HloModule& add(std::string_view serialized, int64_t program_id, bool bare_module = false);
+  // add() in two steps, so that several protos can be decoded on threads of their own: parse()
+  // touches no index (safe to call concurrently); insert() adds what it returned.
+  static std::unique_ptr<HloModule> parse(std::string_view serialized, bool bare_module = false);
+  const HloModule& insert(std::unique_ptr<HloModule> module, int64_t program_id);
 
   // By program id first (exact), else by module name when exactly one module has that name.
   const HloModule* find(int64_t program_id, std::string_view module_name) const;
