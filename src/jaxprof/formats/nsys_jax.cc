@@ -366,7 +366,10 @@ void NsysJaxSource::import_process(Profile& p, const ZipArchive& zip_, const Pro
 
   // Device of each thread; the main thread (not a launcher) drives the first device listed.
   int64_t main_device = first_launcher_device >= 0 ? first_launcher_device : process_index;
-  if (first_launcher_device < 0)
+  if (!m.threads)
+    warnings.push_back(zip_.path() + ": no member " + std::string(kThreadsMember) +
+                       " (thread names); calling the device " + std::to_string(main_device));
+  else if (first_launcher_device < 0)
     warnings.push_back(file +
                        ": no XlaLauncher threads in the thread metadata; calling the device " +
                        std::to_string(main_device));
