@@ -14,6 +14,7 @@
 
 #include "jaxprof/analysis/clock_skew.h"
 #include "jaxprof/error.h"
+#include "jaxprof/formats/nsys_device_metadata.h"
 #include "jaxprof/formats/nsys_host_ranges.h"
 #include "jaxprof/io/jobs.h"
 #include "jaxprof/io/parquet.h"
@@ -26,6 +27,7 @@ namespace {
 
 constexpr std::string_view kTraceMember = "nvtx_gpu_proj_trace/trace.parquet";
 constexpr std::string_view kThreadsMember = "thread-metadata.parquet";
+constexpr std::string_view kDevicesMember = "device-metadata.parquet";
 constexpr std::string_view kPushPopCsv = "report_nvtx_pushpop_trace.csv.xz";
 constexpr std::string_view kPushPopParquet = "report_nvtx_pushpop_trace.parquet";
 constexpr std::string_view kHloSuffix = "after_optimizations.hlo.pb.xz";
@@ -105,6 +107,7 @@ struct ProcessMembers {
   std::string host;
   const ZipEntry* trace = nullptr;
   const ZipEntry* threads = nullptr;
+  const ZipEntry* devices = nullptr;
   const ZipEntry* pushpop = nullptr;      // host NVTX ranges, CSV (xz) or Parquet
   std::unique_ptr<HostTable> host_table;  // filled by job `host_job` when pushpop is set
   size_t host_job = 0;
@@ -133,6 +136,22 @@ std::string host_event_name(std::string_view n) {
   if (kind == "XlaAutotunerMeasurement") return kind;
   std::string_view pass = field(n, "name=");
   return pass.empty() ? kind : kind + ":" + std::string(pass);
+}
+
+// The GPU's name and capabilities as plane stats, as XSpace GPU planes carry them.
+void add_device_stats(Profile& p, Plane& plane, const NsysDevice& d) {
+  if (!d.name.empty()) {
+    Stat& s = plane.stats.emplace_back();
+    s.name = p.strings.intern_view("device_name");
+    s.value.kind = StatKind::kString;
+    s.value.str = p.str(p.strings.intern_copy(d.name));
+  }
+  for (const auto& [name, value] : d.capabilities) {
+    Stat& s = plane.stats.emplace_back();
+    s.name = p.strings.intern_copy(name);
+    s.value.kind = StatKind::kInt64;
+    s.value.i = value;
+  }
 }
 
 class NsysJaxSource : public EventSource {
@@ -364,15 +383,28 @@ void NsysJaxSource::import_process(Profile& p, const ZipArchive& zip_, const Pro
     warnings.push_back(file + ": ignored " + std::to_string(orphans) +
                        " thunks outside any XlaModule range (profile started mid-module)");
 
-  // Device of each thread; the main thread (not a launcher) drives the first device listed.
-  int64_t main_device = first_launcher_device >= 0 ? first_launcher_device : process_index;
-  if (!m.threads)
-    warnings.push_back(zip_.path() + ": no member " + std::string(kThreadsMember) +
-                       " (thread names); calling the device " + std::to_string(main_device));
-  else if (first_launcher_device < 0)
-    warnings.push_back(file +
-                       ": no XlaLauncher threads in the thread metadata; calling the device " +
-                       std::to_string(main_device));
+  // The GPUs the process saw, by global id, with their description.
+  std::map<int64_t, NsysDevice> device_info;
+  if (m.devices) {
+    std::vector<uint8_t> device_storage;
+    std::string_view raw = zip_.read(*m.devices, device_storage);
+    device_info = parse_device_metadata(raw, zip_.member_path(*m.devices));
+  }
+
+  // Device of each thread; the main thread (not a launcher) drives the first device listed, or
+  // the only GPU the process saw (a process driving one GPU has no launcher threads).
+  int64_t main_device = first_launcher_device;
+  if (main_device < 0 && device_info.size() == 1) main_device = device_info.begin()->first;
+  if (main_device < 0) {
+    main_device = process_index;
+    if (!m.threads)
+      warnings.push_back(zip_.path() + ": no member " + std::string(kThreadsMember) +
+                         " (thread names); calling the device " + std::to_string(main_device));
+    else
+      warnings.push_back(file +
+                         ": no XlaLauncher threads in the thread metadata; calling the device " +
+                         std::to_string(main_device));
+  }
   auto device_of = [&](const Range& r) {
     auto it = launcher_device.find({r.pid, r.tid});
     return it == launcher_device.end() ? main_device : it->second;
@@ -430,6 +462,9 @@ void NsysJaxSource::import_process(Profile& p, const ZipArchive& zip_, const Pro
   };
   for (auto& [device, d] : devices) {
     uint32_t plane = plane_for(p, device, host);
+    if (auto it = device_info.find(device);
+        it != device_info.end() && p.planes[plane].stats.empty())
+      add_device_stats(p, p.planes[plane], it->second);
     for (int which = 0; which < 2; ++which) {
       std::vector<int32_t>& rows = which == 0 ? d.modules : d.thunks;
       std::stable_sort(rows.begin(), rows.end(), by_time);
@@ -594,6 +629,7 @@ void import_nsys_jax(Profile& profile, std::shared_ptr<Buffer> archive, const st
     m.host = host.empty() ? stem_of(archive->path()) : host;
     m.trace = t;
     m.threads = zip->find(kThreadsMember);
+    m.devices = zip->find(kDevicesMember);
     m.pushpop = zip->find(kPushPopParquet);
     if (!m.pushpop) m.pushpop = zip->find(kPushPopCsv);
   } else {
@@ -605,6 +641,8 @@ void import_nsys_jax(Profile& profile, std::shared_ptr<Buffer> archive, const st
       m.trace = &e;
       m.threads = zip->find(std::string(kThreadsMember) + "/" + m.host);
       if (!m.threads) m.threads = zip->find(kThreadsMember);
+      m.devices = zip->find(std::string(kDevicesMember) + "/" + m.host);
+      if (!m.devices) m.devices = zip->find(kDevicesMember);
       m.pushpop = zip->find(std::string(kPushPopParquet) + "/" + m.host);
       if (!m.pushpop) m.pushpop = zip->find(std::string(kPushPopCsv) + "/" + m.host);
     }

@@ -6,7 +6,8 @@
 // (NCCL ranges in between are dropped and their children re-parented). The device comes from the
 // launching thread's name (`XlaLauncher:#global=G,...#`; the main thread drives the first device
 // listed, as nsys-jax assumes). Each device becomes a plane `/device:GPU:G` with a line
-// "XLA Modules" and a line "XLA Thunks" (the op line); each profiled process is a host. HLO dumps
+// "XLA Modules" and a line "XLA Thunks" (the op line), and the GPU's description from
+// `device-metadata.parquet` as plane stats; each profiled process is a host. HLO dumps
 // (`dump/module_NNNN.NAME.*after_optimizations.hlo.pb.xz`) go into the HLO index under program id
 // NNNN. Combined archives (nsys-jax-combine) hold one member per process as `path/<stem>`.
 #pragma once
