@@ -5,7 +5,11 @@ Parquet and CSV tables with pandas and parses the HLO dumps with protobuf to tel
 from compute and size the collectives. This script does the same from the nsys-jax sources in
 NSYS_JAX_SRC (a directory holding the `nsys_jax` package; it is not part of this repository):
 
-    python3 bench/nsys_jax_loader.py ARCHIVE.zip --nsys-jax-src DIR --jaxprof build/jaxprof
+    python3 bench/nsys_jax_loader.py ARCHIVE.zip --nsys-jax-src DIR --jaxprof build/jaxprof \
+        [--markdown bench/nsys_jax_results.md]
+
+With --markdown the figures are also written as the section that bench/make_report.py puts into
+bench/RESULTS.md.
 
 Each nsys-jax run is a fresh interpreter (the loader caches parsed protos per process); the time
 is that of the `load_profiler_data` call alone: unpacking the archive, compiling the archive's
@@ -16,6 +20,7 @@ wall times say little, and jaxprof's wall time depends on spare cores (it decomp
 several threads), while nsys-jax's loader runs on one.
 """
 import argparse
+import datetime
 import os
 import statistics
 import subprocess
@@ -23,6 +28,29 @@ import sys
 import tempfile
 import time
 import zipfile
+
+# What the figures mean; written under the table.
+NOTES = """\
+The nsys-jax loader is NVIDIA/JAX-Toolbox's `nsys_jax` package (`data_loaders.py` at
+0299d5a, the last version whose thunk index has no instruction name level; `protobuf.py`'s
+`HloProto`/`HloInstruction` and the message-size code of `analysis.py` (the branches this archive
+reaches) from the current sources; the
+program-id lookup of dumps as that `data_loaders.py` expects it), run on the extracted archive with
+all four frames (communication, compile, module, thunk), as `nsys-jax`'s notebooks do. It gives
+the same figures as jaxprof: 323 module executions, 13,827 thunks, 120 collectives, the step
+function's five times. Under cProfile its time goes to the compile frame (about 70%: row-wise
+pandas `transform` and the parallel-range splicing), the GPU trace (about 25%, of which a third is
+parsing the HLO protos with protobuf) and the rest.
+
+jaxprof's CPU time (perf, one thread): xz decompression of the HLO dumps and the push/pop CSV
+(18 MB out) about 36%, decoding the HLO protos 17%, parsing the CSV 9%, the summary's analyses 13%,
+the rest reading the Parquet trace and building the model. Dumps and the CSV are decoded on worker
+threads while the main thread reads the trace, so with spare cores the wall time is below the CPU
+time. On this shared 2-core machine other jobs run at the same time: the wall figures vary from
+run to run (the nsys-jax median between 3.4 s and 5 s over repeated invocations, jaxprof's between
+150 ms and 210 ms), hence the wall ratio between about 16× and 24×; the CPU ratio is steadier,
+about 17×.\
+"""
 
 RUN_LOADER = r"""
 import pathlib, sys, time
@@ -43,6 +71,7 @@ def main():
     ap.add_argument("--jaxprof", default="build/jaxprof")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--protoc", default="protoc")
+    ap.add_argument("--markdown", help="also write the results as a Markdown section here")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -89,6 +118,33 @@ def main():
           f"max {max(runs) * 1e3:.1f}) over {len(runs)} runs; CPU (all threads) median "
           f"{med(cpu) * 1e3:.1f} ms")
     print(f"ratio: wall {load / ours:.1f}x, CPU {med(load_cpu) / med(cpu):.1f}x")
+    if args.markdown:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True).stdout.strip()
+        rows = [
+            ("nsys-jax `load_profiler_data` (pandas, protobuf)", loads, load_cpu),
+            ("`jaxprof summary` (whole process)", runs, cpu),
+        ]
+        lines = [
+            "### nsys-jax archive: loader comparison", "",
+            f"`{os.path.basename(args.archive)}` ({os.path.getsize(args.archive) / 1e6:.1f} MB; "
+            f"{shape[0]} module executions, {shape[1]} thunks, {shape[2]} collectives, "
+            f"{shape[3]} compile ranges). Made by `bench/nsys_jax_loader.py` "
+            f"({datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit "
+            f"{commit}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the end). "
+            f"Median of {len(runs)} runs each; nsys-jax's time is that of the "
+            "`load_profiler_data` call alone (unpacking, protoc, interpreter start-up and imports "
+            "not counted).", "",
+            "| loader | wall median (min–max) | CPU median (all threads) |",
+            "| --- | --- | --- |",
+        ]
+        for name, wall, c in rows:
+            lines.append(f"| {name} | {med(wall) * 1e3:.0f} ms ({min(wall) * 1e3:.0f}–"
+                         f"{max(wall) * 1e3:.0f}) | {med(c) * 1e3:.0f} ms |")
+        lines += ["", f"Ratio: wall {load / ours:.1f}×, CPU {med(load_cpu) / med(cpu):.1f}×.", "",
+                  NOTES, ""]
+        with open(args.markdown, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines))
 
 
 if __name__ == "__main__":
