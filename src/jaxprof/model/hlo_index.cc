@@ -650,6 +650,22 @@ void resolve_frames(const FrameIndex& idx, HloModule& m) {
 // HloModuleProto: name=1, computations=3, id=5, entry_computation_id=6, stack_frame_index=17.
 // Called once per occurrence of the message, so repeated occurrences merge as protobuf's would.
 void read_module(std::string_view msg, const uint8_t* origin, HloModule& m, FrameIndex& frames) {
+  // Counting computations and instructions first (a walk over two levels of field headers) lets
+  // their vectors be allocated once: growing them would move every instruction several times.
+  size_t computations = 0, instructions = 0;
+  {
+    Reader r(msg, origin);
+    Field f;
+    while (r.next(f)) {
+      if (f.number != 3) continue;
+      ++computations;
+      Reader c(read_string(r, f, "HloModuleProto.computations"), origin);
+      Field g;
+      while (c.next(g)) instructions += g.number == 2;
+    }
+  }
+  m.computations.reserve(m.computations.size() + computations);
+  m.instructions.reserve(m.instructions.size() + instructions);
   Reader r(msg, origin);
   Field f;
   while (r.next(f)) {
