@@ -11,7 +11,6 @@ ENV_TXT, when given, is copied under the tables (machine, versions).
 """
 
 import json
-import os
 import re
 import sys
 
@@ -156,11 +155,6 @@ def main(argv):
            "process and its children; MB are 10^6 bytes.", ""]
     for key in files:
         out.extend(section([r for r in rows if r["file_key"] == key]))
-    # Measured apart (bench/nsys_jax_loader.py needs nsys-jax's sources, not part of this repo).
-    nsys = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nsys_jax_results.md")
-    if os.path.isfile(nsys):
-        with open(nsys, encoding="utf-8") as f:
-            out += [f.read().strip(), ""]
     if len(argv) == 4:
         with open(argv[3], encoding="utf-8") as f:
             env = f.read().strip()
