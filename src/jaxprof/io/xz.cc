@@ -2,7 +2,11 @@
 
 #include <lzma.h>
 
+#include <cstdint>
+#include <cstdlib>
+
 #include "jaxprof/error.h"
+#include "jaxprof/io/huge_pages.h"
 
 namespace jaxprof {
 
@@ -32,6 +36,17 @@ uint64_t indexed_size(std::string_view compressed) {
   lzma_index_end(index, nullptr);
   return size;
 }
+// Decompressed members are megabytes: huge pages save most of the page faults of filling them.
+// liblzma's own buffers (the dictionary: as large as the output, up to 64 MiB) get the same.
+void* lzma_alloc(void*, size_t count, size_t size) {
+  size_t bytes = count * size;
+  void* p = std::malloc(bytes);
+  if (p && bytes >= (size_t{4} << 20)) advise_huge_pages(p, bytes);
+  return p;
+}
+void lzma_free(void*, void* p) { std::free(p); }
+const lzma_allocator kAllocator = {lzma_alloc, lzma_free, nullptr};
+
 }  // namespace
 
 bool has_xz_magic(std::string_view bytes) {
@@ -44,6 +59,7 @@ bool has_xz_magic(std::string_view bytes) {
 std::vector<uint8_t> unxz(std::string_view compressed, const std::string& path, size_t max_output,
                           bool verify_check) {
   lzma_stream s = LZMA_STREAM_INIT;
+  s.allocator = &kAllocator;
   // Concatenated streams are one file, as the xz tool treats them.
   uint32_t flags = LZMA_CONCATENATED | (verify_check ? 0 : LZMA_IGNORE_CHECK);
   if (lzma_stream_decoder(&s, kDecoderMemory, flags) != LZMA_OK)
@@ -59,7 +75,10 @@ std::vector<uint8_t> unxz(std::string_view compressed, const std::string& path, 
   if (hint >= max_output) hint = 0;  // let the decoder find out whether it really is that large
   size_t first =
       hint ? static_cast<size_t>(hint) + 1 : std::max<size_t>(compressed.size() * 8, 4096);
-  std::vector<uint8_t> out(std::min(max_output, first));
+  std::vector<uint8_t> out;
+  out.reserve(std::min(max_output, first));
+  advise_huge_pages(out.data(), out.capacity());
+  out.resize(out.capacity());
   s.next_in = reinterpret_cast<const uint8_t*>(compressed.data());
   s.avail_in = compressed.size();
   size_t produced = 0;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "jaxprof/error.h"
+#include "jaxprof/io/huge_pages.h"
 #include "jaxprof/wire/reader.h"
 
 namespace jaxprof {
@@ -666,6 +667,7 @@ void read_module(std::string_view msg, const uint8_t* origin, HloModule& m, Fram
   }
   m.computations.reserve(m.computations.size() + computations);
   m.instructions.reserve(m.instructions.size() + instructions);
+  advise_huge_pages(m.instructions.data(), m.instructions.capacity() * sizeof(HloInstruction));
   Reader r(msg, origin);
   Field f;
   while (r.next(f)) {
