@@ -151,3 +151,52 @@ def test_newer_layout_gives_the_same_figures(jaxprof_bin, proc0, newer_table, or
     assert trace == original["trace"]
     steps = [e["dur"] for e in trace if e.get("name") == "pjit__wrapped_step_fn"]
     assert steps == [147966.759, 143040.768, 127312.430, 127464.524, 126859.056]
+
+
+PUSHPOP_CSV = "report_nvtx_pushpop_trace.csv.xz"
+PUSHPOP_PARQUET = "report_nvtx_pushpop_trace.parquet"
+
+
+def pushpop_table(archive, newer_names):
+    """The host push/pop CSV as a Parquet table: with the CSV's column names, or with the newer
+    names ("Start", "End", "Text") and without the "TSL:" domain on range names."""
+    import csv
+    import lzma
+    with zipfile.ZipFile(archive) as z:
+        rows = list(csv.DictReader(io.StringIO(lzma.decompress(z.read(PUSHPOP_CSV)).decode())))
+    assert len(rows) > 10000
+
+    def ints(key):
+        return pa.array([int(r[key]) if r[key] != "" else None for r in rows], pa.int64())
+
+    names = [r["Name"] for r in rows]
+    if newer_names:
+        names = [n.removeprefix("TSL:") for n in names]
+    cols = {
+        ("Start" if newer_names else "Start (ns)"): ints("Start (ns)"),
+        ("End" if newer_names else "End (ns)"): ints("End (ns)"),
+        ("Text" if newer_names else "Name"): pa.array(names, pa.string()),
+        "PID": ints("PID"),
+        "TID": ints("TID"),
+        "RangeId": ints("RangeId"),
+        "ParentId": ints("ParentId"),
+    }
+    return pa.table(cols)
+
+
+@pytest.mark.parametrize("newer_names", [False, True], ids=["csv-names", "newer-names"])
+def test_pushpop_parquet_gives_the_same_compile_figures(jaxprof_bin, proc0, tmp_path, newer_names):
+    buf = io.BytesIO()
+    pq.write_table(pushpop_table(proc0, newer_names), buf)
+    dest_dir = tmp_path / "pushpop"
+    dest_dir.mkdir()
+    dest = dest_dir / proc0.name
+    with zipfile.ZipFile(proc0) as src, zipfile.ZipFile(dest, "w") as out:
+        for info in src.infolist():
+            if info.filename != PUSHPOP_CSV:
+                out.writestr(info, src.read(info))
+        out.writestr(PUSHPOP_PARQUET, buf.getvalue())
+    got = cli_json(jaxprof_bin, "compile", dest)
+    assert got["compiles"] == 17
+    assert got["wall_ns"] == 69388404880
+    assert got == cli_json(jaxprof_bin, "compile", proc0)
