@@ -38,6 +38,22 @@ def test_reference_figures_process0(jaxprof_bin, archives):
     assert step["count"] == 5 * 2610
 
 
+def test_modules_keep_the_program_id(jaxprof_bin, archives):
+    # Module ranges are named without the program id ("TSL:XlaModule:#hlo_module=NAME,
+    # program_id=N#" gives the name only): it comes from the range itself.
+    out = subprocess.run([str(jaxprof_bin), "modules", archives[0], "--format", "json"],
+                         check=True, capture_output=True, text=True).stdout
+    mods = json.loads(out)["modules"]
+    step = next(m for m in mods if m["name"] == "pjit__wrapped_step_fn")
+    assert step["program_id"] == 40
+    # The reference's five runs: the first is warm-up, the mean is over the other four.
+    runs_ns = [147966759, 143040768, 127312430, 127464524, 126859056]
+    assert (step["executions"], step["warmup_executions"]) == (5, 1)
+    assert step["warmup_total_ns"] == runs_ns[0]
+    assert step["mean_ns"] == pytest.approx(sum(runs_ns[1:]) / 4, abs=1e-3)
+    assert step["ops_per_execution"] == 2610
+
+
 def test_two_processes(jaxprof_bin, archives):
     d = ops_json(jaxprof_bin, *archives)
     assert sorted(dev["device"] for dev in d["devices"]) == ["/device:GPU:0", "/device:GPU:1"]

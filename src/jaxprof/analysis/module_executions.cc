@@ -262,16 +262,27 @@ std::vector<ModuleExecution> from_module_line(const Profile& p, const DeviceLine
   const Line& line = p.lines[module_line];
   std::vector<ModuleExecution> out;
   TwoStats run_id(p, "run_id", "run_id");
-  // Name, program id and module index depend on the event metadata only: resolve each once.
-  std::unordered_map<uint32_t, size_t> first_of_metadata;  // metadata -> an execution using it
+  // Name, program id and module index depend on the event metadata and module only: resolve each
+  // pair once (nsys-jax module ranges share a metadata entry per name, not per program).
+  std::unordered_map<uint64_t, size_t> first_of_kind;  // (metadata, module) -> an execution
   for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
     ModuleExecution& x = out.emplace_back();
-    auto [seen, inserted] = first_of_metadata.try_emplace(p.events.metadata[e], out.size() - 1);
+    uint64_t kind = uint64_t(p.events.metadata[e]) << 32 | p.events.module[e];
+    auto [seen, inserted] = first_of_kind.try_emplace(kind, out.size() - 1);
     if (inserted) {
       std::string_view label = p.event_name(e);
-      if (!parse_module_event_name(label, x.name, x.program_id)) x.name = std::string(label);
+      bool module_from_event = false;
+      if (!parse_module_event_name(label, x.name, x.program_id)) {
+        x.name = std::string(label);
+        // A label without the program id (nsys-jax module ranges): the event's own module.
+        if (uint32_t m = p.events.module[e]; m != 0) {
+          x.module = m;
+          x.program_id = p.modules[m].program_id;
+          module_from_event = true;
+        }
+      }
       // Module index by (name, program id), then by program id alone.
-      for (uint32_t m = 1; m < p.modules.size(); ++m) {
+      for (uint32_t m = 1; m < p.modules.size() && !module_from_event; ++m) {
         if (p.modules[m].program_id != x.program_id) continue;
         if (x.module == 0 || p.str(p.modules[m].name) == x.name) x.module = m;
       }
