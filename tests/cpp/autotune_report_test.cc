@@ -38,12 +38,15 @@ TEST(AutotuneReport, RankCandidatesOrdersAndJudges) {
   // Samples gathered outside a profile: the fastest median wins; with every winner sample
   // below every runner-up sample and 6 + 6 tie-free samples, the exact one-sided Mann-Whitney
   // p is 1 / C(12, 6) = 1/924.
-  CandidateTiming slow, fast, none;
-  slow.id = "0";
-  slow.samples_ps = {30, 31, 29, 32, 34, 33};
-  fast.id = "1";
-  fast.samples_ps = {20, 21, 19, 22, 24, 23};
-  none.id = "2";
+  auto candidate = [](std::string id, std::vector<int64_t> samples) {
+    CandidateTiming c;
+    c.id = std::move(id);
+    c.samples_ps = std::move(samples);
+    return c;
+  };
+  CandidateTiming slow = candidate("0", {30, 31, 29, 32, 34, 33});
+  CandidateTiming fast = candidate("1", {20, 21, 19, 22, 24, 23});
+  CandidateTiming none = candidate("2", {});
   AutotuneReportOptions o;
   o.resamples = 200;
   AutotuneReport r = rank_candidates({slow, fast, none}, o, "wall clock");

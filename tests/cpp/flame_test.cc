@@ -35,7 +35,10 @@ std::map<std::string, int64_t> stacks(const FlameTree& t, const FlameDevice& d) 
     std::vector<std::string_view> s = t.stack(n);
     if (s.empty() || s[0] != t.nodes[d.node].name) continue;
     std::string key;
-    for (size_t i = 1; i < s.size(); ++i) key += (i > 1 ? ";" : "") + std::string(s[i]);
+    for (size_t i = 1; i < s.size(); ++i) {
+      if (i > 1) key += ';';
+      key += s[i];
+    }
     out[key] += t.nodes[n].self_ps;
   }
   return out;
