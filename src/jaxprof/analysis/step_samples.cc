@@ -11,6 +11,9 @@ namespace jaxprof {
 StepSamples collect_step_samples(const Profile& profile) {
   StepSamples out;
   StepsResult r = compute_steps(profile);
+  // Only the program's own marks span the host work around a step; steps read from device
+  // marks (Steps lines, group ids) cover device work alone, which the module metric already has.
+  if (r.source != "host-annotation") r.steps.clear();
   out.marked = r.steps.size();
   out.captures = {0};
   if (r.steps.empty()) return out;

@@ -1,6 +1,10 @@
-// Training or serving steps as the program marks them, and what the devices did in each: per
+// Training or serving steps as the profile marks them, and what the devices did in each: per
 // step its span, the module executions that started in it and their device time. The step that
 // holds the first execution of a program (compile and warm-up) is reported apart.
+//
+// Steps come from the first of these sources that marks any (docs/modules.md, Steps):
+// StepTraceAnnotation events on the host, "Steps" lines on device planes, group_id stats on
+// device events.
 #pragma once
 
 #include <cstdint>
@@ -19,9 +23,13 @@ struct StepModule {
 };
 
 struct Step {
-  int64_t number = 0;  // the annotation's step_num
-  std::string name;    // the annotation's name ("train")
-  int64_t start_ps = 0, end_ps = 0;
+  int64_t number = 0;  // the annotation's step_num; a device step's group_id (see steps.cc)
+  std::string name;    // the annotation's name ("train"); a Steps event's step_name or name
+  int64_t start_ps = 0, end_ps = 0;  // over all its windows
+  // The spans it was merged from: one host annotation, or one per device that marks the step
+  // (device sources), and the longest of them (devices need not run a step at the same time).
+  uint32_t windows = 1;
+  int64_t longest_window_ps = 0;
   uint64_t executions = 0;          // module executions (all devices) that start in [start, end)
   int64_t device_ps = 0;            // sum of their durations
   int64_t device_end_ps = 0;        // latest end of those executions (0 when none)
@@ -31,7 +39,7 @@ struct Step {
 };
 
 struct StepsResult {
-  std::string source = "none";  // or "host-annotation"
+  std::string source = "none";  // or "host-annotation", "steps-line", "group-id"
   std::vector<Step> steps;      // by start
   // Over the steps that are not warm-up (all steps when every one is).
   uint64_t steady_steps = 0;

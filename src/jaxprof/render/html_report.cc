@@ -293,14 +293,15 @@ std::string compile_body(PageData& data, const CompileResult& c) {
   return out;
 }
 
-// Steps as the program marks them (StepTraceAnnotation) when it does: their wall time one point
+// Steps as the profile marks them (StepTraceAnnotation, Steps lines, group ids) when it does: their wall time one point
 // per step, and a table of their boundaries. Otherwise the module with the most device time (as
 // `jaxprof check` takes it) stands for the step: its execution times per device, in order, show
 // warm-up, drift and outliers.
 std::string annotated_steps_body(PageData& data, const StepsResult& steps, size_t devices) {
   data.step_source = "annotation";
   const int64_t t0 = steps.steps.front().start_ps;
-  LineSeries wall{"step (annotation)", {}, {}};
+  const bool host = steps.source == "host-annotation";
+  LineSeries wall{host ? "step (annotation)" : "step (device marks)", {}, {}};
   LineSeries busy{"device time per device", {}, {}};
   std::vector<std::string> numbers;
   HtmlTable t;
@@ -336,14 +337,20 @@ std::string annotated_steps_body(PageData& data, const StepsResult& steps, size_
   }
   size_t warm = 0;
   for (const Step& s : steps.steps) warm += s.warmup ? 1 : 0;
+  const char* source = host ? "StepTraceAnnotation"
+                       : steps.source == "steps-line" ? "the devices' Steps lines"
+                                                      : "group_id stats of device events";
+  const char* span = host ? "from the start to the end of its annotation on the host"
+                          : "from its earliest start to its latest end over the devices";
   return fmt::format(
-             "<p class=\"muted\">Steps as the program marks them (StepTraceAnnotation): {} steps, "
-             "one point each, from the start to the end of its annotation on the host; {} hold a "
-             "program's first execution (compile and warm-up). Steady-state mean {}. The second "
-             "line is the module time that started in the step, per device ({} devices). Hover a "
-             "point for the step's boundaries.</p>\n",
-             steps.steps.size(), warm, human_duration(steps.steady_mean_ps), devices) +
-         svg_duration_lines({wall, busy}, "step (annotation step_num)", numbers) + data.table(t);
+             "<p class=\"muted\">Steps as the profile marks them ({}): {} steps, one point "
+             "each, {}; {} hold a program's first execution (compile and warm-up). Steady-state "
+             "mean {}. The second line is the module time that started in the step, per device "
+             "({} devices). Hover a point for the step's boundaries.</p>\n",
+             source, steps.steps.size(), span, warm, human_duration(steps.steady_mean_ps),
+             devices) +
+         svg_duration_lines({wall, busy}, host ? "step (annotation step_num)" : "step number",
+                            numbers) + data.table(t);
 }
 
 std::string steps_body(PageData& data, const Profile& profile, const ModulesResult& m) {

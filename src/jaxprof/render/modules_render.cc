@@ -20,10 +20,11 @@ std::string steps_json(const StepsResult& r) {
     const Step& s = r.steps[i];
     out += fmt::format(
         "{}{{\"number\": {}, \"name\": {}, \"start_ns\": {}, \"end_ns\": {}, "
-        "\"duration_ns\": {}, \"executions\": {}, \"device_ns\": {}, \"warmup\": {}, "
-        "\"modules\": [",
+        "\"duration_ns\": {}, \"windows\": {}, \"longest_window_ns\": {}, \"executions\": {}, "
+        "\"device_ns\": {}, \"warmup\": {}, \"modules\": [",
         i ? ", " : "", s.number, json_string(s.name), ps_to_ns_exact(s.start_ps),
-        ps_to_ns_exact(s.end_ps), ps_to_ns_exact(s.duration_ps()), s.executions,
+        ps_to_ns_exact(s.end_ps), ps_to_ns_exact(s.duration_ps()), s.windows,
+        ps_to_ns_exact(s.longest_window_ps), s.executions,
         ps_to_ns_exact(s.device_ps), s.warmup ? "true" : "false");
     for (size_t k = 0; k < s.modules.size(); ++k) {
       const StepModule& m = s.modules[k];
@@ -41,16 +42,31 @@ std::string steps_json(const StepsResult& r) {
 
 std::string steps_table(const StepsResult& r) {
   if (r.steps.empty()) return {};
-  Table t({"step", "name", "start", "duration", "device time", "runs", "warm-up", "modules"},
-          {true, false, true, true, true, true, false, false});
+  // Steps merged from several devices' windows: also the longest single window.
+  bool merged = false;
+  for (const Step& s : r.steps) merged = merged || s.windows > 1;
+  std::vector<std::string> head = {"step", "name", "start", "duration"};
+  std::vector<bool> right = {true, false, true, true};
+  if (merged) {
+    head.insert(head.end(), {"windows", "longest window"});
+    right.insert(right.end(), {true, true});
+  }
+  head.insert(head.end(), {"device time", "runs", "warm-up", "modules"});
+  right.insert(right.end(), {true, true, false, false});
+  Table t(head, right);
   for (const Step& s : r.steps) {
     std::string mods;
     for (const StepModule& m : s.modules)
       mods += fmt::format("{}{} ×{}", mods.empty() ? "" : ", ", m.name, m.executions);
-    t.add({std::to_string(s.number), s.name, human_duration(static_cast<double>(s.start_ps)),
-           human_duration(static_cast<double>(s.duration_ps())),
-           human_duration(static_cast<double>(s.device_ps)), std::to_string(s.executions),
-           s.warmup ? "yes" : "", mods});
+    std::vector<std::string> row = {std::to_string(s.number), s.name,
+                                    human_duration(static_cast<double>(s.start_ps)),
+                                    human_duration(static_cast<double>(s.duration_ps()))};
+    if (merged)
+      row.insert(row.end(), {std::to_string(s.windows),
+                             human_duration(static_cast<double>(s.longest_window_ps))});
+    row.insert(row.end(), {human_duration(static_cast<double>(s.device_ps)),
+                           std::to_string(s.executions), s.warmup ? "yes" : "", mods});
+    t.add(row);
   }
   return "\nsteps (" + r.source + ")\n" + t.render(60) +
          fmt::format("steady state: {} steps, mean {} per step, {} device time per step\n",
@@ -103,7 +119,8 @@ std::string csv(const ModulesResult& r) {
 
 std::string table(const ModulesResult& r) {
   if (r.modules.empty())
-    return "no XLA module executions found (try `jaxprof ops` or `jaxprof info`)\n";
+    return "no XLA module executions found (try `jaxprof ops` or `jaxprof info`)\n" +
+           steps_table(r.steps);
   Table t({"module", "program", "runs", "warm-up", "mean", "std", "cv", "total", "share", "ops/run",
            "most varying op (cv)"},
           {false, true, true, true, true, true, true, true, true, true, false});
