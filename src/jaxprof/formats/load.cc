@@ -94,14 +94,15 @@ void load_profile(const std::vector<std::string>& paths, const LoadOptions& opti
     traces += is_chrome_trace_file_name(std::filesystem::path(h.path).filename().string());
   if (traces > 0 && traces < out.files.hosts.size())
     throw InputError(paths.front(), "cannot combine Chrome trace JSON with *.xplane.pb files");
-  for (const auto& h : out.files.hosts) {
-    if (is_chrome_trace_file_name(std::filesystem::path(h.path).filename().string())) {
+  if (traces > 0) {
+    for (const auto& h : out.files.hosts) {
       ChromeTraceOptions trace_options;
       trace_options.release_pages = options.import.release_pages;
       import_chrome_trace(out.profile, Buffer::open(h.path), h.host, trace_options);
-    } else {
-      import_xspace(out.profile, Buffer::open(h.path), h.host, options.import);
     }
+  } else {
+    // Several hosts' files are read on several threads, then join the profile in host order.
+    import_xspace_files(out.profile, out.files.hosts, options.import);
   }
   index_hlo_from_metadata(out.profile);
   for (const auto& f : out.files.hlo_files) load_hlo_file(out.profile, f);

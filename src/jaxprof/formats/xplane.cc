@@ -197,43 +197,74 @@ std::string_view hlo_name_from_text(std::string_view name) {
 // and reads stats from the file.
 class XSpaceImporter : public EventSource {
  public:
-  XSpaceImporter(Profile& p, std::shared_ptr<Buffer> buf, const std::string& host,
-                 const ImportOptions& opt)
-      : p_(&p), buf_(std::move(buf)), opt_(opt), origin_(buf_->data()) {
-    Profile::FileSlots slots = p_->add_file(host, buf_);
-    host_index_ = slots.host;
-    buffer_index_ = slots.buffer;
-    source_index_ = slots.source;
-  }
+  XSpaceImporter(std::shared_ptr<Buffer> buf, const ImportOptions& opt)
+      : p_(nullptr), buf_(std::move(buf)), opt_(opt), origin_(buf_->data()) {}
 
-  void run() {
+  // The part of the import that needs no Profile: where the planes are, the XSpace's errors and
+  // warnings, and every line's header and event count (on up to `threads` threads, 0 = the
+  // import's own count). Several files can be prepared at once.
+  void prepare(unsigned threads = 0) {
     check_format();
-    std::vector<std::string_view> planes;
     Reader r(buf_->view(), origin_);
     Field f;
     while (r.next(f)) {
       switch (f.number) {
         case xspace::kPlanes:
           wire::expect_type(r, f, WireType::kLen, "XSpace.planes");
-          planes.push_back(f.bytes);
+          planes_.push_back(f.bytes);
           break;
         case xspace::kErrors:
-          if (f.type == WireType::kLen)
-            p_->errors.push_back(buf_->path() + ": " + std::string(f.bytes));
+          if (f.type == WireType::kLen) errors_.push_back(buf_->path() + ": " + std::string(f.bytes));
           break;
         case xspace::kWarnings:
           if (f.type == WireType::kLen)
-            p_->warnings.push_back(buf_->path() + ": " + std::string(f.bytes));
+            warnings_.push_back(buf_->path() + ": " + std::string(f.bytes));
           break;
         default:
           break;
       }
     }
-    if (planes.empty())
+    if (planes_.empty())
       throw InputError("", "no XPlanes found: not an XSpace profile (expected *.xplane.pb)", 0);
+    for (uint32_t i = 0; i < planes_.size(); ++i) {
+      Reader pr(planes_[i], origin_);
+      while (pr.next(f)) {
+        if (f.number != xplane::kLines) continue;
+        wire::expect_type(pr, f, WireType::kLen, "XPlane.lines");
+        raw_lines_.push_back(RawLine{i, f.bytes});
+      }
+    }
+    count_threads_ = threads;
+    counted_.resize(raw_lines_.size());
+    parallel_for(raw_lines_.size(), [&](size_t i) {
+      const RawLine& l = raw_lines_[i];
+      counted_[i] = count_line(planes_[l.plane], l.bytes);
+    });
+    count_threads_ = 0;
+    for (const CountedLine& c : counted_) events_ += c.pending.events;
+    // The commit reads the plane headers and metadata again, not the events.
+    if (opt_.release_pages) buf_->release(0, buf_->size());
+  }
 
-    for (std::string_view plane : planes) scan_plane(plane);
-    scan_lines();
+  const Buffer& buffer() const { return *buf_; }
+  // Events in the file: what commit() adds to Profile::events.
+  uint64_t event_count() const { return events_; }
+
+  // Adds the prepared file to `p` as host `host`: planes, metadata, lines with their event
+  // counts, and the event slots its lines will be decoded into.
+  void commit(Profile& p, const std::string& host) {
+    p_ = &p;
+    Profile::FileSlots slots = p_->add_file(host, buf_);
+    host_index_ = slots.host;
+    buffer_index_ = slots.buffer;
+    source_index_ = slots.source;
+    first_plane_ = static_cast<uint32_t>(p_->planes.size());
+    first_line_ = static_cast<uint32_t>(p_->lines.size());
+    p_->errors.insert(p_->errors.end(), errors_.begin(), errors_.end());
+    p_->warnings.insert(p_->warnings.end(), warnings_.begin(), warnings_.end());
+
+    for (std::string_view plane : planes_) scan_plane(plane);
+    register_lines();
 
     int64_t host_base = std::numeric_limits<int64_t>::max();
     for (const PendingLine& l : pending_)
@@ -250,6 +281,8 @@ class XSpaceImporter : public EventSource {
     }
     pending_.clear();
     raw_lines_.clear();
+    counted_.clear();
+    planes_.clear();
     // Only the lines an analysis asks for are read again.
     if (opt_.release_pages) buf_->release(0, buf_->size());
     p_ = nullptr;
@@ -382,7 +415,7 @@ class XSpaceImporter : public EventSource {
     plane.source = source_index_;
     plane.bytes = bytes;
 
-    std::vector<std::string_view> event_meta, stat_meta, stats, lines;
+    std::vector<std::string_view> event_meta, stat_meta, stats;
     Reader r(bytes, origin_);
     Field f;
     while (r.next(f)) {
@@ -393,10 +426,6 @@ class XSpaceImporter : public EventSource {
         case xplane::kName:
           wire::expect_type(r, f, WireType::kLen, "XPlane.name");
           plane.name = p_->strings.intern_view(f.bytes);
-          break;
-        case xplane::kLines:
-          wire::expect_type(r, f, WireType::kLen, "XPlane.lines");
-          lines.push_back(f.bytes);
           break;
         case xplane::kEventMetadata:
           wire::expect_type(r, f, WireType::kLen, "XPlane.event_metadata");
@@ -491,8 +520,6 @@ class XSpaceImporter : public EventSource {
       else
         lookup.sparse_metadata[key] = index;
     }
-
-    for (std::string_view lbytes : lines) raw_lines_.push_back(RawLine{plane_index, lbytes});
   }
 
   // Reads one XLine's header fields and counts its events, remembering where every
@@ -649,13 +676,8 @@ class XSpaceImporter : public EventSource {
     pending_.push_back(std::move(pending));
   }
 
-  // Counts the events of every line (in parallel), then registers the lines in file order.
-  void scan_lines() {
-    std::vector<CountedLine> counted(raw_lines_.size());
-    parallel_for(raw_lines_.size(), [&](size_t i) {
-      const RawLine& l = raw_lines_[i];
-      counted[i] = count_line(p_->planes[l.plane].bytes, l.bytes);
-    });
+  // Registers the lines prepare() counted, in file order.
+  void register_lines() {
     std::unordered_map<int64_t, uint32_t> line_by_id;
     uint32_t plane = UINT32_MAX;
     for (size_t i = 0; i < raw_lines_.size(); ++i) {
@@ -663,13 +685,14 @@ class XSpaceImporter : public EventSource {
         line_by_id.clear();
         plane = raw_lines_[i].plane;
       }
-      register_line(plane, std::move(counted[i]), line_by_id);
+      register_line(first_plane_ + plane, std::move(counted_[i]), line_by_id);
     }
   }
 
   unsigned thread_count(size_t work_items) const {
-    unsigned threads =
-        opt_.threads != 0 ? opt_.threads : std::max(1u, std::thread::hardware_concurrency());
+    unsigned threads = count_threads_ != 0 ? count_threads_
+                       : opt_.threads != 0 ? opt_.threads
+                                           : std::max(1u, std::thread::hardware_concurrency());
     return std::max<unsigned>(1, std::min<size_t>({threads, work_items, 64}));
   }
 
@@ -988,21 +1011,27 @@ class XSpaceImporter : public EventSource {
     }
   }
 
-  Profile* p_;  // the profile being filled; only set while run() or decode() is running
+  Profile* p_;  // the profile being filled; only set while commit() or decode() is running
   std::shared_ptr<Buffer> buf_;
   ImportOptions opt_;
   const uint8_t* origin_;
   uint32_t host_index_ = 0;
   uint32_t buffer_index_ = 0;
   uint32_t source_index_ = 0;
-  uint32_t first_plane_ = static_cast<uint32_t>(p_->planes.size());
-  uint32_t first_line_ = static_cast<uint32_t>(p_->lines.size());
+  uint32_t first_plane_ = 0;
+  uint32_t first_line_ = 0;
   std::vector<PlaneLookup> lookups_;
+  // What prepare() found, for commit().
+  std::vector<std::string_view> planes_;
+  std::vector<std::string> errors_, warnings_;
   struct RawLine {
-    uint32_t plane;
+    uint32_t plane;  // index into planes_
     std::string_view bytes;
   };
   std::vector<RawLine> raw_lines_;
+  std::vector<CountedLine> counted_;
+  uint64_t events_ = 0;
+  unsigned count_threads_ = 0;
   std::vector<PendingLine> pending_;
   std::vector<Chunk> chunks_;
   std::vector<std::vector<uint32_t>> line_chunks_;  // per line of this file: its chunks
@@ -1013,19 +1042,81 @@ class XSpaceImporter : public EventSource {
 
 }  // namespace
 
-void import_xspace(Profile& profile, std::shared_ptr<Buffer> buffer, const std::string& host,
-                   const ImportOptions& options) {
-  std::string path = buffer->path();
-  bool compressed = buffer->compressed();
+namespace {
+
+// Runs `step` and rethrows its InputError naming the buffer's file.
+template <typename Fn>
+void naming_file(const Buffer& buffer, Fn&& step) {
   try {
-    auto importer = std::make_unique<XSpaceImporter>(profile, std::move(buffer), host, options);
-    importer->run();
-    profile.sources.push_back(std::move(importer));
+    step();
   } catch (const InputError& e) {
     if (!e.file().empty()) throw;
     std::string reason = e.reason();
-    if (compressed) reason += " in the decompressed data";
-    throw InputError(path, reason, e.offset());
+    if (buffer.compressed()) reason += " in the decompressed data";
+    throw InputError(buffer.path(), reason, e.offset());
+  }
+}
+
+}  // namespace
+
+void import_xspace(Profile& profile, std::shared_ptr<Buffer> buffer, const std::string& host,
+                   const ImportOptions& options) {
+  const Buffer& b = *buffer;
+  auto importer = std::make_unique<XSpaceImporter>(std::move(buffer), options);
+  naming_file(b, [&] {
+    importer->prepare();
+    uint64_t total = profile.events.size() + importer->event_count();
+    if (total < std::numeric_limits<uint32_t>::max()) profile.events.reserve(total);
+    importer->commit(profile, host);
+  });
+  profile.sources.push_back(std::move(importer));
+}
+
+void import_xspace_files(Profile& profile, const std::vector<HostFile>& files,
+                         const ImportOptions& options) {
+  const size_t n = files.size();
+  const unsigned threads =
+      options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned workers = static_cast<unsigned>(std::min<size_t>(threads, n));
+  // Each file counts its lines on its share of the threads; decoding later uses them all.
+  const unsigned per_file = std::max(1u, threads / std::max(1u, workers));
+  std::vector<std::unique_ptr<XSpaceImporter>> prepared(n);
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  // Files are handed out in order: when one fails, the earlier ones are already taken and
+  // finish, so the error reported is that of the first bad file, as a sequential load reports.
+  auto work = [&] {
+    for (size_t i; !failed.load() && (i = next.fetch_add(1)) < n;) {
+      try {
+        auto buffer = Buffer::open(files[i].path);
+        const Buffer& b = *buffer;
+        auto importer = std::make_unique<XSpaceImporter>(std::move(buffer), options);
+        naming_file(b, [&] { importer->prepare(per_file); });
+        prepared[i] = std::move(importer);
+      } catch (...) {
+        errors[i] = std::current_exception();
+        failed.store(true);
+      }
+    }
+  };
+  if (workers <= 1) {
+    work();
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < workers; ++t) pool.emplace_back(work);
+    for (auto& th : pool) th.join();
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (errors[i]) std::rethrow_exception(errors[i]);
+  // One allocation for every file's events, not one growing copy per file.
+  uint64_t total = profile.events.size();
+  for (const auto& imp : prepared) total += imp->event_count();
+  if (total < std::numeric_limits<uint32_t>::max()) profile.events.reserve(total);
+  for (size_t i = 0; i < n; ++i) {
+    XSpaceImporter& imp = *prepared[i];
+    naming_file(imp.buffer(), [&] { imp.commit(profile, files[i].host); });
+    profile.sources.push_back(std::move(prepared[i]));
   }
 }
 

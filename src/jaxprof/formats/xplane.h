@@ -3,8 +3,10 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "jaxprof/io/buffer.h"
+#include "jaxprof/io/discover.h"
 #include "jaxprof/model/profile.h"
 
 namespace jaxprof {
@@ -21,6 +23,13 @@ struct ImportOptions {
 // finish_import). Throws InputError naming the file for anything malformed.
 void import_xspace(Profile& profile, std::shared_ptr<Buffer> buffer, const std::string& host,
                    const ImportOptions& options = {});
+
+// Reads several XSpace files into `profile`, one host each, in the order given: opened,
+// decompressed and scanned on several threads (ImportOptions::threads), then added one after the
+// other, so the profile is the one import_xspace gives file by file. Throws the InputError of the
+// first file (in that order) that fails.
+void import_xspace_files(Profile& profile, const std::vector<HostFile>& files,
+                         const ImportOptions& options = {});
 
 // Fixes the profile's time zero (the earliest line timestamp over all imported files) once every
 // file and HLO proto is in. Lines can be decoded after this. Idempotent.

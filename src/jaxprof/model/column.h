@@ -41,16 +41,21 @@ class Column {
   const T* begin() const { return data_; }
   const T* end() const { return data_ + size_; }
 
+  // Room for n values without moving (the pages are touched only when written).
+  void reserve(size_t n) {
+    if (n <= capacity_) return;
+    T* fresh = static_cast<T*>(column_allocate(n * sizeof(T)));
+    if (size_) std::memcpy(fresh, data_, size_ * sizeof(T));
+    size_t size = size_;
+    release();
+    data_ = fresh;
+    size_ = size;
+    capacity_ = n;
+  }
+
   // New slots are uninitialised unless `zero` is set.
   void resize(size_t n, bool zero = false) {
-    if (n > capacity_) {
-      size_t cap = n;
-      T* fresh = static_cast<T*>(column_allocate(cap * sizeof(T)));
-      if (size_) std::memcpy(fresh, data_, size_ * sizeof(T));
-      release();
-      data_ = fresh;
-      capacity_ = cap;
-    }
+    reserve(n);
     if (zero && n > size_) std::memset(data_ + size_, 0, (n - size_) * sizeof(T));
     size_ = n;
   }

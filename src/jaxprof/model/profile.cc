@@ -43,6 +43,15 @@ void Events::resize(size_t n, bool uninitialised) {
   module.resize(n, !uninitialised);
 }
 
+void Events::reserve(size_t n) {
+  start_ps.reserve(n);
+  duration_ps.reserve(n);
+  metadata.reserve(n);
+  raw.reserve(n);
+  hlo_op.reserve(n);
+  module.reserve(n);
+}
+
 Profile::Profile() {
   modules.push_back(ModuleKey{});
   // Entry 0 stands for events whose metadata id is missing from their plane.

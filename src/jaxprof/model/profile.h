@@ -112,6 +112,8 @@ struct Events {
   int64_t end_ps(size_t e) const { return start_ps[e] + duration_ps[e]; }
   // New events are zero unless `uninitialised` (for importers that write every slot).
   void resize(size_t n, bool uninitialised = false);
+  // Room for n events, so that importers adding several files grow the columns once.
+  void reserve(size_t n);
 };
 
 class Profile;
