@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <set>
 
 #include "jaxprof/error.h"
 #include "jaxprof/formats/load.h"
@@ -284,6 +285,36 @@ void expect_input_error(const std::string& path, const std::string& words) {
     EXPECT_EQ(e.file(), path);
     EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
     EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "one line";
+  }
+}
+
+// A plane says no to a stat name only when none of its events carries it: checked against
+// every stat of every event of the GPU and TPU fixtures.
+TEST(XSpaceImport, PlaneMayHaveStatNeverRulesOutAStatItHolds) {
+  for (const char* name : {"xplane/tpu_4chip_inference.xplane.pb",
+                           "xplane/mi300x_jax_conv.xplane.pb"}) {
+    LoadedProfile lp;
+    load_profile({fixture(name)}, {}, lp);
+    Profile& p = lp.profile;
+    p.require_all_lines();
+    std::vector<std::set<std::string>> held(p.planes.size());
+    for (uint32_t li = 0; li < p.lines.size(); ++li) {
+      const Line& line = p.lines[li];
+      for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e)
+        for (const Stat& s : p.event_stats(line.plane, e))
+          held[line.plane].insert(std::string(p.str(s.name)));
+    }
+    std::set<std::string> anywhere;
+    for (const auto& h : held) anywhere.insert(h.begin(), h.end());
+    size_t ruled_out = 0;
+    for (uint32_t pi = 0; pi < p.planes.size(); ++pi) {
+      for (const std::string& s : held[pi]) EXPECT_TRUE(p.plane_may_have_stat(pi, s)) << s;
+      EXPECT_FALSE(p.plane_may_have_stat(pi, "no stat has this name"));
+      // Names that other planes use: some are ruled out here, the point of the check.
+      for (const std::string& s : anywhere)
+        if (!held[pi].count(s)) ruled_out += !p.plane_may_have_stat(pi, s);
+    }
+    EXPECT_GT(ruled_out, 0u) << name;
   }
 }
 

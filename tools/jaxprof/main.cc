@@ -11,8 +11,19 @@
 #include "cli_common.h"
 #include "jaxprof/error.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 int main(int argc, char** argv) {
   using namespace jaxprof::cli;
+  // Analyses build and drop large temporaries one after another: keep freed memory in the heap
+  // for the next one instead of handing it back to the kernel and faulting it in again zeroed.
+  // The process is short-lived, so holding its peak until exit costs nothing.
+#ifdef __GLIBC__
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
   CLI::App app{
       "jaxprof: where does my JAX program's time go?\n"
       "Reads profiles written by jax.profiler (*.xplane.pb, log directories) and reports exact\n"

@@ -419,14 +419,18 @@ CompileResult compile_on_lines(const Profile& p, const CompileOptions& options,
     const Plane& plane = p.planes[pi];
     std::vector<LineIncs> lines;
     std::vector<uint32_t> line_pos;  // of lines[L] in the plane
-    // Plane positions of the first needed line not used, and of the first such line that may
+    // Plane positions of the first needed line not used whose events may name a module by a
+    // stat (none when the plane declares no such stat), and of the first such line that may
     // hold a pass named after a module.
+    bool stats_may_name = false;
+    for (std::string_view sn : {"hlo_module", "module", "name"})
+      stats_may_name |= p.plane_may_have_stat(pi, sn);
     uint32_t first_unused = kNone, first_unused_suffix = kNone;
     for (uint32_t k = 0; k < plane.lines.size(); ++k) {
       uint32_t li = plane.lines[k];
       if (!line_needed[li]) {
         if (c.line_needed[li]) {
-          first_unused = std::min(first_unused, k);
+          if (stats_may_name) first_unused = std::min(first_unused, k);
           if (module_suffixes.may_hold(li)) first_unused_suffix = std::min(first_unused_suffix, k);
         }
         continue;

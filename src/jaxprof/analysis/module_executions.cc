@@ -1,6 +1,7 @@
 #include "jaxprof/analysis/module_executions.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <map>
@@ -70,15 +71,26 @@ struct HostLaunches {
   }
 };
 
-// Reads two integer stats of many events without decoding the rest of their stats.
+// Reads two integer stats of many events without decoding the rest of their stats: the event's
+// own, else its metadata's (as Profile::find_event_stats), the latter read once per metadata.
 class TwoStats {
  public:
   TwoStats(const Profile& p, std::string_view a, std::string_view b)
       : p_(p), names_{p.strings.find(a), p.strings.find(b)} {}
   std::pair<std::optional<int64_t>, std::optional<int64_t>> operator()(uint32_t plane,
-                                                                       uint32_t e) const {
+                                                                       uint32_t e) {
     std::optional<StatValue> v[2];
-    p_.find_event_stats(plane, e, names_, v);
+    p_.sources[p_.planes[plane].source]->find_event_stats(p_, plane, e, names_, v);
+    if (!v[0] || !v[1]) {
+      uint32_t m = p_.events.metadata[e];
+      auto [it, added] = of_metadata_.try_emplace(m);
+      if (added)
+        for (const Stat& s : p_.metadata_stats(m))
+          for (size_t i = 0; i < 2; ++i)
+            if (s.name == names_[i] && !it->second[i]) it->second[i] = s.value;
+      for (size_t i = 0; i < 2; ++i)
+        if (!v[i]) v[i] = it->second[i];
+    }
     auto as_int = [](const std::optional<StatValue>& s) {
       return s ? s->as_int() : std::optional<int64_t>();
     };
@@ -88,6 +100,7 @@ class TwoStats {
  private:
   const Profile& p_;
   StringId names_[2];
+  std::unordered_map<uint32_t, std::array<std::optional<StatValue>, 2>> of_metadata_;
 };
 
 // GPU runtime and driver calls as the tracers name them (cuLaunchKernel, cudaMemcpyAsync,

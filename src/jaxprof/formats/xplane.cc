@@ -350,18 +350,41 @@ class XSpaceImporter : public EventSource {
     const uint8_t* at = reinterpret_cast<const uint8_t*>(pl.bytes.data()) + p.events.raw[e];
     const uint8_t* end = reinterpret_cast<const uint8_t*>(pl.bytes.data() + pl.bytes.size());
     uint64_t len = wire::read_varint(at, end, origin_);
-    Reader r(std::string_view(reinterpret_cast<const char*>(at), len), origin_);
-    Field f;
-    while (r.next(f)) {
-      if (f.number != xevent::kStats || f.type != WireType::kLen || f.bytes.size() < 2) continue;
-      const uint8_t* q = reinterpret_cast<const uint8_t*>(f.bytes.data());
-      if (*q != kStatIdKey) continue;
+    if (len > static_cast<uint64_t>(end - at)) fail_at(at, "event is longer than its line");
+    const uint8_t* const event_end = at + len;
+    // The event's fields are walked inline, as in decode_chunk: this runs for many events.
+    while (at < event_end) {
+      uint8_t tag = *at;
+      if (tag != key(xevent::kStats, WireType::kLen)) {
+        if (tag < 0x80 && (tag & 7) == static_cast<uint8_t>(WireType::kVarint)) {
+          ++at;
+          wire::read_varint(at, event_end, origin_);
+        } else {
+          at = skip_field(at, event_end);
+        }
+        continue;
+      }
+      ++at;
+      uint64_t slen = wire::read_varint(at, event_end, origin_);
+      if (slen > static_cast<uint64_t>(event_end - at)) fail_at(at, "stat is longer than its event");
+      const uint8_t* q = at;
+      at += slen;
+      if (slen < 2 || *q != kStatIdKey) continue;
       ++q;
-      int64_t id = static_cast<int64_t>(wire::read_varint(q, q + f.bytes.size() - 1, origin_));
+      int64_t id = static_cast<int64_t>(wire::read_varint(q, at, origin_));
       for (size_t i = 0; i < names.size(); ++i)
         if (ids[i] == id && !out[i])
-          out[i] = decode_stat(f.bytes, pl.stat_names, p.strings, origin_).value;
+          out[i] = decode_stat(std::string_view(reinterpret_cast<const char*>(at - slen), slen),
+                               pl.stat_names, p.strings, origin_)
+                       .value;
     }
+  }
+
+  bool plane_may_have_stat(const Profile& p, uint32_t plane,
+                           std::string_view name) const override {
+    // Every stat names itself by a stat metadata id of its plane.
+    StringId id = p.strings.find(name);
+    return id != UINT32_MAX && lookups_[plane - first_plane_].stat_id_of_name.count(id) > 0;
   }
 
   std::vector<Stat> metadata_stats(const Profile& p, uint32_t metadata) const override {

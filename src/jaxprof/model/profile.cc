@@ -81,6 +81,10 @@ void EventSource::find_event_stats(const Profile& profile, uint32_t plane, uint3
       if (s.name == names[i] && !out[i]) out[i] = s.value;
 }
 
+bool EventSource::plane_may_have_stat(const Profile&, uint32_t, std::string_view) const {
+  return true;
+}
+
 void Profile::find_event_stats(uint32_t plane, uint32_t e, std::span<const StringId> names,
                                std::span<std::optional<StatValue>> out) const {
   for (auto& o : out) o.reset();

@@ -136,6 +136,10 @@ class EventSource {
   virtual void find_event_stats(const Profile& profile, uint32_t plane, uint32_t event,
                                 std::span<const StringId> names,
                                 std::span<std::optional<StatValue>> out) const;
+  // False when no event of the plane can carry a stat of that name (the file declares none):
+  // lets an analysis rule out lines it has not read. True when the source cannot tell.
+  virtual bool plane_may_have_stat(const Profile& profile, uint32_t plane,
+                                   std::string_view name) const;
 };
 
 class Profile {
@@ -190,6 +194,10 @@ class Profile {
   // A stat by name: the event's own first, then its metadata's.
   std::optional<StatValue> event_stat(uint32_t plane, uint32_t e, std::string_view name) const;
   std::optional<StatValue> plane_stat(uint32_t plane, std::string_view name) const;
+  // Whether events of the plane may carry a stat of this name (EventSource::plane_may_have_stat).
+  bool plane_may_have_stat(uint32_t plane, std::string_view name) const {
+    return sources[planes[plane].source]->plane_may_have_stat(*this, plane, name);
+  }
   // Several stats of one event by interned name (the event's own, then its metadata's), without
   // decoding the others: for analyses that read a stat or two of many events. Names that are not
   // interned (StringTable::find gives UINT32_MAX) are never found.
