@@ -5,6 +5,7 @@
 #include <cctype>
 #include <charconv>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "jaxprof/analysis/device_events.h"
@@ -77,12 +78,15 @@ class TwoStats {
  public:
   TwoStats(const Profile& p, std::string_view a, std::string_view b)
       : p_(p), names_{p.strings.find(a), p.strings.find(b)} {}
+  std::pair<std::optional<int64_t>, std::optional<int64_t>> operator()(uint32_t plane, uint32_t e) {
+    return (*this)(plane, ScannedEvent{.metadata = p_.events.metadata[e], .event = e});
+  }
   std::pair<std::optional<int64_t>, std::optional<int64_t>> operator()(uint32_t plane,
-                                                                       uint32_t e) {
+                                                                       const ScannedEvent& e) {
     std::optional<StatValue> v[2];
-    p_.sources[p_.planes[plane].source]->find_event_stats(p_, plane, e, names_, v);
+    p_.find_own_event_stats(plane, e, names_, v);
     if (!v[0] || !v[1]) {
-      uint32_t m = p_.events.metadata[e];
+      uint32_t m = e.metadata;
       auto [it, added] = of_metadata_.try_emplace(m);
       if (added)
         for (const Stat& s : p_.metadata_stats(m))
@@ -131,9 +135,7 @@ HostLaunches index_host_launches(const Profile& p, uint32_t host, bool all) {
     if (plane.kind == PlaneKind::kHostCpu && plane.host == host)
       for (uint32_t li : plane.lines)
         if (all || wanted.may_hold(li)) lines.push_back(li);
-  p.require_lines(lines);
   h.all_lines = all;
-  const Events& ev = p.events;
   std::unordered_map<uint32_t, std::vector<Window>> raw;
   // Whether events of a metadata entry carry a correlation id is decided by its first event:
   // launch APIs always do, the millions of other host events never do, and reading stats from
@@ -141,20 +143,25 @@ HostLaunches index_host_launches(const Profile& p, uint32_t host, bool all) {
   enum : uint8_t { kUnknown, kLaunch, kOther };
   TwoStats correlation(p, "correlation_id", "correlation_id");
   std::vector<uint8_t> kind(p.event_metadata.size(), kUnknown);
+  // The lines are scanned, not decoded: on the threads that run executables, the few
+  // ExecuteThunks events are all that is read of a busy line once its other kinds are known.
+  std::vector<ScannedEvent> events;
   for (uint32_t li : lines) {
     const Line& line = p.lines[li];
-    for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
-      uint32_t m = ev.metadata[e];
+    p.scan_line(
+        li, [&](uint32_t m) { return kind[m] != kOther; }, events);
+    for (const ScannedEvent& e : events) {
+      uint32_t m = e.metadata;
       if (kind[m] == kOther) continue;
-      std::string_view name = p.event_name(e);
+      std::string_view name = p.str(p.event_metadata[m].name);
       if (name == kGpuExecuteEvent) {
-        raw[li].push_back({ev.start_ps[e], ev.end_ps(e)});
+        raw[li].push_back({e.start_ps, e.start_ps + e.duration_ps});
         continue;
       }
       bool found = false;
       if (!name.starts_with('$')) {  // Python tracer frames carry no stats
         if (auto corr = correlation(line.plane, e).first) {
-          h.by_correlation[*corr] = {li, ev.start_ps[e]};
+          h.by_correlation[*corr] = {li, e.start_ps};
           found = true;
         }
       }
@@ -309,30 +316,38 @@ std::vector<ModuleExecution> from_module_line(const Profile& p, const DeviceLine
     x.end_ps = p.events.end_ps(e);
     x.run_id = run_id(line.plane, e).first;
   }
-  std::stable_sort(out.begin(), out.end(), [](const ModuleExecution& a, const ModuleExecution& b) {
+  auto by_start = [](const ModuleExecution& a, const ModuleExecution& b) {
     return a.start_ps < b.start_ps;
-  });
+  };
+  // The line is in start order already, unless events were merged from several segments.
+  if (!std::is_sorted(out.begin(), out.end(), by_start))
+    std::stable_sort(out.begin(), out.end(), by_start);
   // An op belongs to the execution it starts in (executions on one core do not overlap).
   std::vector<int64_t> starts;
   for (const ModuleExecution& x : out) starts.push_back(x.start_ps);
   for (uint32_t li : dev.lines) {
     const Line& ol = p.lines[li];
+    // The line's events come by start: the execution each starts in only moves forward.
+    size_t next = 0;  // the first execution starting after the current event
     for (uint32_t e = ol.first_event; e < ol.first_event + ol.event_count; ++e) {
       int64_t t = p.events.start_ps[e];
-      auto it = std::upper_bound(starts.begin(), starts.end(), t);
-      if (it == starts.begin()) continue;
-      ModuleExecution& x = out[static_cast<size_t>(it - starts.begin()) - 1];
+      while (next < starts.size() && starts[next] <= t) ++next;
+      if (next == 0) continue;
+      ModuleExecution& x = out[next - 1];
       if (t >= x.end_ps) continue;
       uint32_t m = p.events.module[e];
       if (m != 0 && x.program_id != kNoProgram && p.modules[m].program_id != x.program_id) continue;
       x.events.push_back(e);
     }
   }
+  auto event_by_start = [&](uint32_t a, uint32_t b) {
+    int64_t sa = p.events.start_ps[a], sb = p.events.start_ps[b];
+    return sa != sb ? sa < sb : a < b;
+  };
+  // From one op line they already are in order.
   for (ModuleExecution& x : out)
-    std::sort(x.events.begin(), x.events.end(), [&](uint32_t a, uint32_t b) {
-      int64_t sa = p.events.start_ps[a], sb = p.events.start_ps[b];
-      return sa != sb ? sa < sb : a < b;
-    });
+    if (!std::is_sorted(x.events.begin(), x.events.end(), event_by_start))
+      std::sort(x.events.begin(), x.events.end(), event_by_start);
   return out;
 }
 
@@ -342,11 +357,13 @@ void finish(const Profile& p, std::vector<ModuleExecution>& execs) {
     if (x.name.empty()) x.name = std::string(p.str(p.modules[x.module].name));
     if (x.program_id == kNoProgram) x.program_id = p.modules[x.module].program_id;
   }
-  std::stable_sort(
-      execs.begin(), execs.end(),
-      [](const ModuleExecution& a, const ModuleExecution& b) { return a.start_ps < b.start_ps; });
-  std::map<std::pair<std::string, ProgramId>, bool> seen;
-  for (ModuleExecution& x : execs) x.warmup = seen.try_emplace({x.name, x.program_id}, true).second;
+  auto by_start = [](const ModuleExecution& a, const ModuleExecution& b) {
+    return a.start_ps < b.start_ps;
+  };
+  if (!std::is_sorted(execs.begin(), execs.end(), by_start))
+    std::stable_sort(execs.begin(), execs.end(), by_start);
+  std::set<std::pair<std::string_view, ProgramId>> seen;  // names stay put in execs
+  for (ModuleExecution& x : execs) x.warmup = seen.emplace(x.name, x.program_id).second;
 }
 
 std::vector<DeviceExecutions> compute_module_executions(const Profile& p) {
@@ -402,8 +419,7 @@ std::vector<DeviceExecutions> compute_module_executions(const Profile& p) {
           it = hosts.emplace(plane.host, index_host_launches(p, plane.host, false)).first;
         for (const auto& ids_of : ids)
           if (ids_of.first && !it->second.by_correlation.count(*ids_of.first)) missing = true;
-        if (missing && !it->second.all_lines)
-          it->second = index_host_launches(p, plane.host, true);
+        if (missing && !it->second.all_lines) it->second = index_host_launches(p, plane.host, true);
         host = &it->second;
       }
       for (size_t k = 0; k < events.size(); ++k) {

@@ -56,8 +56,26 @@ TimelineResult compute_timeline(const Profile& p) {
   std::vector<DeviceLines> devices = op_devices(p);
   const std::vector<DeviceExecutions>& executions =
       module_executions(p);  // decodes the device lines
-  // Categories depend on (metadata, hlo op, module) only: decide once per combination.
+  // Categories depend on (metadata, hlo op, module) only: decide once per combination. Most
+  // metadata entries come with one (hlo op, module): that first one is kept per metadata.
   std::map<std::tuple<uint32_t, StringId, uint32_t>, OpCategory> cache;
+  struct First {
+    bool set = false;
+    StringId hlo_op = 0;
+    uint32_t module = 0;
+    OpCategory category = OpCategory::kOther;
+  };
+  std::vector<First> first_of(p.event_metadata.size());
+  auto category_of = [&](uint32_t e) {
+    const Events& ev = p.events;
+    First& f = first_of[ev.metadata[e]];
+    if (f.set && f.hlo_op == ev.hlo_op[e] && f.module == ev.module[e]) return f.category;
+    auto key = std::make_tuple(ev.metadata[e], ev.hlo_op[e], ev.module[e]);
+    auto it = cache.find(key);
+    if (it == cache.end()) it = cache.emplace(key, op_category(p, e)).first;
+    if (!f.set) f = {true, ev.hlo_op[e], ev.module[e], it->second};
+    return it->second;
+  };
 
   for (size_t di = 0; di < devices.size(); ++di) {
     const DeviceLines& dev = devices[di];
@@ -74,10 +92,7 @@ TimelineResult compute_timeline(const Profile& p) {
         ++t.events;
         first = std::min(first, ev.start_ps[e]);
         last = std::max(last, ev.end_ps(e));
-        auto key = std::make_tuple(ev.metadata[e], ev.hlo_op[e], ev.module[e]);
-        auto it = cache.find(key);
-        if (it == cache.end()) it = cache.emplace(key, op_category(p, e)).first;
-        by_kind[static_cast<int>(timeline_kind(it->second))].push_back(
+        by_kind[static_cast<int>(timeline_kind(category_of(e)))].push_back(
             {ev.start_ps[e], ev.end_ps(e)});
       }
     }

@@ -317,8 +317,25 @@ class XSpaceImporter : public EventSource {
   }
 
   std::vector<Stat> event_stats(const Profile& p, uint32_t plane, uint32_t e) const override {
+    return stats_at(p, plane, p.events.raw[e]);
+  }
+
+  void find_event_stats(const Profile& p, uint32_t plane, uint32_t e,
+                        std::span<const StringId> names,
+                        std::span<std::optional<StatValue>> out) const override {
+    find_stats_at(p, plane, p.events.raw[e], names, out);
+  }
+
+  void find_scanned_event_stats(const Profile& p, uint32_t plane, uint32_t raw,
+                                std::span<const StringId> names,
+                                std::span<std::optional<StatValue>> out) const override {
+    find_stats_at(p, plane, raw, names, out);
+  }
+
+  // The stats of the XEvent at `raw` in the plane bytes.
+  std::vector<Stat> stats_at(const Profile& p, uint32_t plane, uint32_t raw) const {
     const Plane& pl = p.planes[plane];
-    const uint8_t* at = reinterpret_cast<const uint8_t*>(pl.bytes.data()) + p.events.raw[e];
+    const uint8_t* at = reinterpret_cast<const uint8_t*>(pl.bytes.data()) + raw;
     const uint8_t* end = reinterpret_cast<const uint8_t*>(pl.bytes.data() + pl.bytes.size());
     uint64_t len = wire::read_varint(at, end, origin_);
     std::vector<Stat> out;
@@ -331,14 +348,19 @@ class XSpaceImporter : public EventSource {
     return out;
   }
 
-  void find_event_stats(const Profile& p, uint32_t plane, uint32_t e,
-                        std::span<const StringId> names,
-                        std::span<std::optional<StatValue>> out) const override {
+  void find_stats_at(const Profile& p, uint32_t plane, uint32_t raw,
+                     std::span<const StringId> names,
+                     std::span<std::optional<StatValue>> out) const {
     const Plane& pl = p.planes[plane];
     const PlaneLookup& lookup = lookups_[plane - first_plane_];
     // The stat metadata ids of the wanted names in this plane (-1: the plane has none).
     constexpr size_t kMax = 8;
-    if (names.size() > kMax) return EventSource::find_event_stats(p, plane, e, names, out);
+    if (names.size() > kMax) {
+      for (const Stat& s : stats_at(p, plane, raw))
+        for (size_t i = 0; i < names.size(); ++i)
+          if (s.name == names[i] && !out[i]) out[i] = s.value;
+      return;
+    }
     int64_t ids[kMax];
     bool any = false;
     for (size_t i = 0; i < names.size(); ++i) {
@@ -347,7 +369,7 @@ class XSpaceImporter : public EventSource {
       any |= ids[i] >= 0;
     }
     if (!any) return;
-    const uint8_t* at = reinterpret_cast<const uint8_t*>(pl.bytes.data()) + p.events.raw[e];
+    const uint8_t* at = reinterpret_cast<const uint8_t*>(pl.bytes.data()) + raw;
     const uint8_t* end = reinterpret_cast<const uint8_t*>(pl.bytes.data() + pl.bytes.size());
     uint64_t len = wire::read_varint(at, end, origin_);
     if (len > static_cast<uint64_t>(end - at)) fail_at(at, "event is longer than its line");
@@ -366,7 +388,8 @@ class XSpaceImporter : public EventSource {
       }
       ++at;
       uint64_t slen = wire::read_varint(at, event_end, origin_);
-      if (slen > static_cast<uint64_t>(event_end - at)) fail_at(at, "stat is longer than its event");
+      if (slen > static_cast<uint64_t>(event_end - at))
+        fail_at(at, "stat is longer than its event");
       const uint8_t* q = at;
       at += slen;
       if (slen < 2 || *q != kStatIdKey) continue;
@@ -380,8 +403,28 @@ class XSpaceImporter : public EventSource {
     }
   }
 
-  bool plane_may_have_stat(const Profile& p, uint32_t plane,
-                           std::string_view name) const override {
+  bool scan_line(const Profile& p, uint32_t li, const std::function<bool(uint32_t)>& want,
+                 std::vector<ScannedEvent>& out) const override {
+    try {
+      scan_chunks(p, li, want, out);
+    } catch (const InputError& e) {
+      if (!e.file().empty()) throw;
+      throw InputError(buf_->path(),
+                       e.reason() + (buf_->compressed() ? " in the decompressed data" : ""),
+                       e.offset());
+    }
+    // The order the decoded line would have (sort_lines): a stable sort of the whole line keeps
+    // any subset of it in the order a stable sort of the subset gives.
+    auto in_line_order = [](const ScannedEvent& a, const ScannedEvent& b) {
+      if (a.start_ps != b.start_ps) return a.start_ps < b.start_ps;
+      return a.duration_ps > b.duration_ps;
+    };
+    if (!std::is_sorted(out.begin(), out.end(), in_line_order))
+      std::stable_sort(out.begin(), out.end(), in_line_order);
+    return true;
+  }
+
+  bool plane_may_have_stat(const Profile& p, uint32_t plane, std::string_view name) const override {
     // Every stat names itself by a stat metadata id of its plane.
     StringId id = p.strings.find(name);
     return id != UINT32_MAX && lookups_[plane - first_plane_].stat_id_of_name.count(id) > 0;
@@ -659,7 +702,8 @@ class XSpaceImporter : public EventSource {
       } else if (tag < 0x80 && (tag & 7) == static_cast<uint8_t>(WireType::kLen)) {
         ++p;
         uint64_t len = wire::read_varint(p, end, origin_);
-        if (len > static_cast<uint64_t>(end - p)) fail_at(p, "event field is longer than its event");
+        if (len > static_cast<uint64_t>(end - p))
+          fail_at(p, "event field is longer than its event");
         p += len;
       } else {
         p = skip_field(p, end);
@@ -871,6 +915,78 @@ class XSpaceImporter : public EventSource {
     }
     if (e != last) fail_at(p, "line ended before its events were read (corrupt file)");
     return static_cast<size_t>(p - origin_);
+  }
+
+  // Walks the line's events in file order as decode_chunk does, reading the metadata id of each
+  // and offset and duration only of those `want` accepts.
+  void scan_chunks(const Profile& p, uint32_t li, const std::function<bool(uint32_t)>& want,
+                   std::vector<ScannedEvent>& out) const {
+    const int64_t shift_ps = (host_base_ns_ - p.base_ns) * 1000;
+    for (uint32_t ci : line_chunks_[li - first_line_]) {
+      const Chunk& c = chunks_[ci];
+      const PlaneLookup& lookup = lookups_[c.plane - first_plane_];
+      const uint8_t* pbase = reinterpret_cast<const uint8_t*>(p.planes[c.plane].bytes.data());
+      const uint8_t* q = pbase + c.begin;
+      const uint8_t* const line_end = pbase + c.end;
+      uint32_t n = 0;
+      while (n < c.count && q < line_end) {
+        const uint8_t* field = q;
+        if (*q != kEventKey) {
+          Reader r(std::string_view(reinterpret_cast<const char*>(q), line_end - q), origin_);
+          Field f;
+          r.next(f);
+          if (f.number == xline::kEvents) fail_at(field, "XLine.events with an unusual encoding");
+          q = skip_field(field, line_end);
+          continue;
+        }
+        ++q;
+        const uint32_t raw = static_cast<uint32_t>(q - pbase);
+        uint64_t len = wire::read_varint(q, line_end, origin_);
+        if (len > static_cast<uint64_t>(line_end - q))
+          fail_at(field, "event is longer than its line");
+        const uint8_t* const event_end = q + len;
+        ++n;
+        const uint8_t* const event_begin = q;
+        q = event_end;
+        // Writers mostly put the metadata id first: most events are passed over on it alone.
+        if (len > 0 && *event_begin == key(xevent::kMetadataId, WireType::kVarint)) {
+          const uint8_t* r = event_begin + 1;
+          int64_t id = static_cast<int64_t>(wire::read_varint(r, event_end, origin_));
+          if (!want(lookup.metadata(id))) continue;
+        }
+        uint64_t metadata_id = 0, offset_ps = 0, duration_ps = 0;
+        for (const uint8_t* f = event_begin; f < event_end;) {
+          uint8_t tag = *f;
+          if (tag == key(xevent::kMetadataId, WireType::kVarint)) {
+            ++f;
+            metadata_id = wire::read_varint(f, event_end, origin_);
+          } else if (tag == key(xevent::kOffsetPs, WireType::kVarint)) {
+            ++f;
+            offset_ps = wire::read_varint(f, event_end, origin_);
+          } else if (tag == key(xevent::kDurationPs, WireType::kVarint)) {
+            ++f;
+            duration_ps = wire::read_varint(f, event_end, origin_);
+          } else if (tag == key(xevent::kStats, WireType::kLen)) {
+            ++f;
+            uint64_t slen = wire::read_varint(f, event_end, origin_);
+            if (slen > static_cast<uint64_t>(event_end - f))
+              fail_at(f, "stat is longer than its event");
+            f += slen;
+          } else if (tag < 0x80 && (tag & 7) == static_cast<uint8_t>(WireType::kVarint)) {
+            ++f;
+            wire::read_varint(f, event_end, origin_);
+          } else {
+            f = skip_field(f, event_end);
+          }
+        }
+        uint32_t mi = lookup.metadata(static_cast<int64_t>(metadata_id));
+        if (!want(mi)) continue;
+        if (static_cast<int64_t>(duration_ps) < 0) fail_at(field, "event with negative duration");
+        out.push_back({c.line_base_ps + shift_ps + static_cast<int64_t>(offset_ps),
+                       static_cast<int64_t>(duration_ps), mi, ScannedEvent::kNotDecoded, raw});
+      }
+      if (n != c.count) fail_at(q, "line ended before its events were read (corrupt file)");
+    }
   }
 
   [[noreturn]] void fail_at(const uint8_t* at, const char* reason) const {

@@ -81,6 +81,44 @@ void EventSource::find_event_stats(const Profile& profile, uint32_t plane, uint3
       if (s.name == names[i] && !out[i]) out[i] = s.value;
 }
 
+bool EventSource::scan_line(const Profile&, uint32_t, const std::function<bool(uint32_t)>&,
+                            std::vector<ScannedEvent>&) const {
+  return false;
+}
+
+void EventSource::find_scanned_event_stats(const Profile&, uint32_t, uint32_t,
+                                           std::span<const StringId>,
+                                           std::span<std::optional<StatValue>>) const {
+  throw std::logic_error("find_scanned_event_stats: this source does not scan lines");
+}
+
+void Profile::scan_line(uint32_t li, const std::function<bool(uint32_t)>& want,
+                        std::vector<ScannedEvent>& out) const {
+  out.clear();
+  const Line& line = lines[li];
+  if (!line.decoded) {
+    if (!finished) throw std::logic_error("scan_line before finish_import");
+    if (sources[line.source]->scan_line(*this, li, want, out)) return;
+    out.clear();
+    require_lines({li});
+  }
+  for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e)
+    if (want(events.metadata[e]))
+      out.push_back(
+          {events.start_ps[e], events.duration_ps[e], events.metadata[e], e, events.raw[e]});
+}
+
+void Profile::find_own_event_stats(uint32_t plane, const ScannedEvent& e,
+                                   std::span<const StringId> names,
+                                   std::span<std::optional<StatValue>> out) const {
+  for (auto& o : out) o.reset();
+  const EventSource& source = *sources[planes[plane].source];
+  if (e.event != ScannedEvent::kNotDecoded)
+    source.find_event_stats(*this, plane, e.event, names, out);
+  else
+    source.find_scanned_event_stats(*this, plane, e.raw, names, out);
+}
+
 bool EventSource::plane_may_have_stat(const Profile&, uint32_t, std::string_view) const {
   return true;
 }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -118,6 +119,16 @@ struct Events {
 
 class Profile;
 
+// An event as Profile::scan_line yields it: its time, its metadata, and where to read its stats.
+struct ScannedEvent {
+  static constexpr uint32_t kNotDecoded = UINT32_MAX;
+  int64_t start_ps = 0;
+  int64_t duration_ps = 0;
+  uint32_t metadata = 0;         // index into Profile::event_metadata
+  uint32_t event = kNotDecoded;  // index into Profile::events when the line is decoded
+  uint32_t raw = 0;              // offset of the XEvent in its plane bytes (not decoded)
+};
+
 // What an importer leaves with the Profile for each file it read: it decodes lines on demand, so a
 // command only pays for the lines it reads (`ops` on a GPU profile never decodes the host
 // threads), and it reads the stats of events and event metadata, which stay in the file.
@@ -136,6 +147,15 @@ class EventSource {
   virtual void find_event_stats(const Profile& profile, uint32_t plane, uint32_t event,
                                 std::span<const StringId> names,
                                 std::span<std::optional<StatValue>> out) const;
+  // Appends the events of `line` (not decoded) whose metadata `want` accepts, in line order,
+  // without filling the event columns; false when the source cannot (the line is decoded then).
+  virtual bool scan_line(const Profile& profile, uint32_t line,
+                         const std::function<bool(uint32_t)>& want,
+                         std::vector<ScannedEvent>& out) const;
+  // find_event_stats for an event that scan_line yielded from a line not decoded.
+  virtual void find_scanned_event_stats(const Profile& profile, uint32_t plane, uint32_t raw,
+                                        std::span<const StringId> names,
+                                        std::span<std::optional<StatValue>> out) const;
   // False when no event of the plane can carry a stat of that name (the file declares none):
   // lets an analysis rule out lines it has not read. True when the source cannot tell.
   virtual bool plane_may_have_stat(const Profile& profile, uint32_t plane,
@@ -167,6 +187,11 @@ class Profile {
   // analyses read, so they can take `const Profile&`.
   void require_lines(const std::vector<uint32_t>& lines) const;
   void require_all_lines() const;
+  // The events of one line whose metadata `want` accepts, in line order (start, longest first),
+  // into `out` (cleared first). A line not decoded yet stays so when its source can pick the
+  // events out of the file directly: for analyses after a few kinds of event on busy lines.
+  void scan_line(uint32_t line, const std::function<bool(uint32_t)>& want,
+                 std::vector<ScannedEvent>& out) const;
 
   // A derived result several analyses share within one run (e.g. module executions): computed
   // by `make` on first use, then kept with the profile. Logically const, like require_lines.
@@ -203,6 +228,9 @@ class Profile {
   // interned (StringTable::find gives UINT32_MAX) are never found.
   void find_event_stats(uint32_t plane, uint32_t e, std::span<const StringId> names,
                         std::span<std::optional<StatValue>> out) const;
+  // The event's own stats only (no metadata fallback), for an event of scan_line.
+  void find_own_event_stats(uint32_t plane, const ScannedEvent& e, std::span<const StringId> names,
+                            std::span<std::optional<StatValue>> out) const;
 
   // Where one input file's pieces go: its Host, its Buffer, and the slot in `sources` its importer
   // takes when it pushes its EventSource (importers push it after reading the file).
