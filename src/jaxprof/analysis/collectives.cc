@@ -265,6 +265,7 @@ CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions
       }
       return it->second;
     };
+    const StringId run_id_name[] = {p.strings.find("run_id")};
     auto add = [&](uint32_t op, uint32_t first, int64_t begin, int64_t end) {
       Exec x;
       x.device = di;
@@ -274,7 +275,9 @@ CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions
       x.begin = begin;
       x.end = end;
       x.exposed = (end - begin) - covered(compute, begin, end);
-      if (auto v = p.event_stat(dev.plane, first, "run_id")) {
+      std::optional<StatValue> run_id[1];
+      p.find_event_stats(dev.plane, first, run_id_name, run_id);
+      if (const auto& v = run_id[0]) {
         if (auto id = v->as_int()) {
           x.run_id = *id;
           x.has_run_id = true;
