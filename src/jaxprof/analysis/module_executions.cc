@@ -325,6 +325,10 @@ std::vector<ModuleExecution> from_module_line(const Profile& p, const DeviceLine
   // An op belongs to the execution it starts in (executions on one core do not overlap).
   std::vector<int64_t> starts;
   for (const ModuleExecution& x : out) starts.push_back(x.start_ps);
+  // (execution, event) in line order; counted first so that each execution's list is allocated
+  // once.
+  std::vector<std::pair<uint32_t, uint32_t>> placed;
+  std::vector<uint32_t> counts(out.size(), 0);
   for (uint32_t li : dev.lines) {
     const Line& ol = p.lines[li];
     // The line's events come by start: the execution each starts in only moves forward.
@@ -337,9 +341,12 @@ std::vector<ModuleExecution> from_module_line(const Profile& p, const DeviceLine
       if (t >= x.end_ps) continue;
       uint32_t m = p.events.module[e];
       if (m != 0 && x.program_id != kNoProgram && p.modules[m].program_id != x.program_id) continue;
-      x.events.push_back(e);
+      placed.emplace_back(static_cast<uint32_t>(next - 1), e);
+      ++counts[next - 1];
     }
   }
+  for (size_t k = 0; k < out.size(); ++k) out[k].events.reserve(counts[k]);
+  for (auto [k, e] : placed) out[k].events.push_back(e);
   auto event_by_start = [&](uint32_t a, uint32_t b) {
     int64_t sa = p.events.start_ps[a], sb = p.events.start_ps[b];
     return sa != sb ? sa < sb : a < b;
