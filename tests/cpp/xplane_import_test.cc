@@ -294,9 +294,8 @@ void expect_input_error(const std::string& path, const std::string& words) {
 TEST(XSpaceImport, ScanLineMatchesTheDecodedLine) {
   std::string tpu = fixture("xplane/tpu_4chip_inference.xplane.pb");
   std::string reordered = temp_file("scan_offset_first.xplane.pb", offset_first(read(tpu), 0));
-  for (const std::string& path :
-       {tpu, reordered, fixture("xplane/mi300x_jax_conv.xplane.pb"),
-        fixture("xplane/tf_v100_8gpu_training.xplane.pb")}) {
+  for (const std::string& path : {tpu, reordered, fixture("xplane/mi300x_jax_conv.xplane.pb"),
+                                  fixture("xplane/tf_v100_8gpu_training.xplane.pb")}) {
     LoadedProfile scanned, decoded;
     load_profile({path}, {}, scanned);
     load_profile({path}, {}, decoded);
@@ -308,14 +307,15 @@ TEST(XSpaceImport, ScanLineMatchesTheDecodedLine) {
     for (uint32_t li = 0; li < a.lines.size(); ++li) {
       if (a.lines[li].event_count == 0) continue;
       // Every third metadata entry: a subset whose order the scan must get right on its own.
-      auto want = [](uint32_t m) { return m % 3 == 1; };
+      std::vector<uint8_t> want(a.event_metadata.size());
+      for (uint32_t m = 0; m < want.size(); ++m) want[m] = m % 3 == 1;
       std::vector<ScannedEvent> got;
       a.scan_line(li, want, got);
       EXPECT_FALSE(a.lines[li].decoded) << path;
       const Line& line = b.lines[li];
       std::vector<uint32_t> expected;
       for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e)
-        if (want(b.events.metadata[e])) expected.push_back(e);
+        if (want[b.events.metadata[e]]) expected.push_back(e);
       ASSERT_EQ(got.size(), expected.size()) << path << " line " << li;
       std::vector<ScannedEvent> from_columns;  // a decoded line is read from its columns
       b.scan_line(li, want, from_columns);
@@ -334,7 +334,9 @@ TEST(XSpaceImport, ScanLineMatchesTheDecodedLine) {
         b.sources[b.planes[line.plane].source]->find_event_stats(b, line.plane, e, corr, y);
         for (int i = 0; i < 2; ++i) {
           ASSERT_EQ(x[i].has_value(), y[i].has_value());
-          if (x[i]) EXPECT_EQ(x[i]->as_int(), y[i]->as_int());
+          if (x[i]) {
+            EXPECT_EQ(x[i]->as_int(), y[i]->as_int());
+          }
         }
         ++picked;
       }
@@ -347,8 +349,8 @@ TEST(XSpaceImport, ScanLineMatchesTheDecodedLine) {
 // A plane says no to a stat name only when none of its events carries it: checked against
 // every stat of every event of the GPU and TPU fixtures.
 TEST(XSpaceImport, PlaneMayHaveStatNeverRulesOutAStatItHolds) {
-  for (const char* name : {"xplane/tpu_4chip_inference.xplane.pb",
-                           "xplane/mi300x_jax_conv.xplane.pb"}) {
+  for (const char* name :
+       {"xplane/tpu_4chip_inference.xplane.pb", "xplane/mi300x_jax_conv.xplane.pb"}) {
     LoadedProfile lp;
     load_profile({fixture(name)}, {}, lp);
     Profile& p = lp.profile;

@@ -146,10 +146,10 @@ HostLaunches index_host_launches(const Profile& p, uint32_t host, bool all) {
   // The lines are scanned, not decoded: on the threads that run executables, the few
   // ExecuteThunks events are all that is read of a busy line once its other kinds are known.
   std::vector<ScannedEvent> events;
+  std::vector<uint8_t> want(p.event_metadata.size(), 1);  // kind[m] != kOther
   for (uint32_t li : lines) {
     const Line& line = p.lines[li];
-    p.scan_line(
-        li, [&](uint32_t m) { return kind[m] != kOther; }, events);
+    p.scan_line(li, want, events);
     for (const ScannedEvent& e : events) {
       uint32_t m = e.metadata;
       if (kind[m] == kOther) continue;
@@ -165,7 +165,10 @@ HostLaunches index_host_launches(const Profile& p, uint32_t host, bool all) {
           found = true;
         }
       }
-      if (kind[m] == kUnknown) kind[m] = found ? kLaunch : kOther;
+      if (kind[m] == kUnknown) {
+        kind[m] = found ? kLaunch : kOther;
+        want[m] = found;
+      }
     }
   }
   for (auto& [li, ws] : raw) {

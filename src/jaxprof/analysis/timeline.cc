@@ -49,8 +49,8 @@ std::vector<Interval> merged_union(const std::vector<Interval>& a, const std::ve
   out.reserve(a.size() + b.size());
   size_t i = 0, j = 0;
   while (i < a.size() || j < b.size()) {
-    const Interval& next = j == b.size() || (i < a.size() && a[i].begin <= b[j].begin) ? a[i++]
-                                                                                       : b[j++];
+    const Interval& next =
+        j == b.size() || (i < a.size() && a[i].begin <= b[j].begin) ? a[i++] : b[j++];
     if (!out.empty() && next.begin <= out.back().end)
       out.back().end = std::max(out.back().end, next.end);
     else
@@ -131,8 +131,7 @@ TimelineResult compute_timeline(const Profile& p) {
     t.executions = modules.size();
     merge_intervals(modules);
     const std::vector<Interval> span = {{first, last}};
-    t.idle_in_modules_ps =
-        intersection_length(span, modules) - intersection_length(busy, modules);
+    t.idle_in_modules_ps = intersection_length(span, modules) - intersection_length(busy, modules);
     t.idle_between_modules_ps = t.idle_ps - t.idle_in_modules_ps;
     result.devices.push_back(std::move(t));
   }

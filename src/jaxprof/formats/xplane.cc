@@ -137,9 +137,10 @@ void map_entry(std::string_view entry, const uint8_t* origin, int64_t& key,
   }
 }
 
-// Decodes an XStat message; `stat_names` resolves metadata ids (for the name and for refs).
+// Decodes an XStat message; `stat_names` resolves metadata ids (for the name, unless the caller
+// knows it already and passes `with_name` false, and for refs).
 Stat decode_stat(std::string_view bytes, const std::unordered_map<int64_t, StringId>& stat_names,
-                 const StringTable& strings, const uint8_t* origin) {
+                 const StringTable& strings, const uint8_t* origin, bool with_name = true) {
   Stat s;
   wire::Reader r(bytes, origin);
   wire::Field f;
@@ -150,7 +151,7 @@ Stat decode_stat(std::string_view bytes, const std::unordered_map<int64_t, Strin
   while (r.next(f)) {
     switch (f.number) {
       case 1:
-        s.name = name_of(f.as_int64());
+        if (with_name) s.name = name_of(f.as_int64());
         break;
       case 2:
         s.value.kind = StatKind::kDouble;
@@ -395,15 +396,19 @@ class XSpaceImporter : public EventSource {
       if (slen < 2 || *q != kStatIdKey) continue;
       ++q;
       int64_t id = static_cast<int64_t>(wire::read_varint(q, at, origin_));
-      for (size_t i = 0; i < names.size(); ++i)
-        if (ids[i] == id && !out[i])
-          out[i] = decode_stat(std::string_view(reinterpret_cast<const char*>(at - slen), slen),
-                               pl.stat_names, p.strings, origin_)
-                       .value;
+      std::optional<StatValue> value;  // decoded once, whichever names want it
+      for (size_t i = 0; i < names.size(); ++i) {
+        if (ids[i] != id || out[i]) continue;
+        if (!value)
+          value = decode_stat(std::string_view(reinterpret_cast<const char*>(at - slen), slen),
+                              pl.stat_names, p.strings, origin_, /*with_name=*/false)
+                      .value;
+        out[i] = value;
+      }
     }
   }
 
-  bool scan_line(const Profile& p, uint32_t li, const std::function<bool(uint32_t)>& want,
+  bool scan_line(const Profile& p, uint32_t li, std::span<const uint8_t> want,
                  std::vector<ScannedEvent>& out) const override {
     try {
       scan_chunks(p, li, want, out);
@@ -919,7 +924,7 @@ class XSpaceImporter : public EventSource {
 
   // Walks the line's events in file order as decode_chunk does, reading the metadata id of each
   // and offset and duration only of those `want` accepts.
-  void scan_chunks(const Profile& p, uint32_t li, const std::function<bool(uint32_t)>& want,
+  void scan_chunks(const Profile& p, uint32_t li, std::span<const uint8_t> want,
                    std::vector<ScannedEvent>& out) const {
     const int64_t shift_ps = (host_base_ns_ - p.base_ns) * 1000;
     for (uint32_t ci : line_chunks_[li - first_line_]) {
@@ -952,7 +957,7 @@ class XSpaceImporter : public EventSource {
         if (len > 0 && *event_begin == key(xevent::kMetadataId, WireType::kVarint)) {
           const uint8_t* r = event_begin + 1;
           int64_t id = static_cast<int64_t>(wire::read_varint(r, event_end, origin_));
-          if (!want(lookup.metadata(id))) continue;
+          if (!want[lookup.metadata(id)]) continue;
         }
         uint64_t metadata_id = 0, offset_ps = 0, duration_ps = 0;
         for (const uint8_t* f = event_begin; f < event_end;) {
@@ -980,7 +985,7 @@ class XSpaceImporter : public EventSource {
           }
         }
         uint32_t mi = lookup.metadata(static_cast<int64_t>(metadata_id));
-        if (!want(mi)) continue;
+        if (!want[mi]) continue;
         if (static_cast<int64_t>(duration_ps) < 0) fail_at(field, "event with negative duration");
         out.push_back({c.line_base_ps + shift_ps + static_cast<int64_t>(offset_ps),
                        static_cast<int64_t>(duration_ps), mi, ScannedEvent::kNotDecoded, raw});

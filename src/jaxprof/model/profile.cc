@@ -81,7 +81,7 @@ void EventSource::find_event_stats(const Profile& profile, uint32_t plane, uint3
       if (s.name == names[i] && !out[i]) out[i] = s.value;
 }
 
-bool EventSource::scan_line(const Profile&, uint32_t, const std::function<bool(uint32_t)>&,
+bool EventSource::scan_line(const Profile&, uint32_t, std::span<const uint8_t>,
                             std::vector<ScannedEvent>&) const {
   return false;
 }
@@ -92,8 +92,10 @@ void EventSource::find_scanned_event_stats(const Profile&, uint32_t, uint32_t,
   throw std::logic_error("find_scanned_event_stats: this source does not scan lines");
 }
 
-void Profile::scan_line(uint32_t li, const std::function<bool(uint32_t)>& want,
+void Profile::scan_line(uint32_t li, std::span<const uint8_t> want,
                         std::vector<ScannedEvent>& out) const {
+  if (want.size() != event_metadata.size())
+    throw std::logic_error("scan_line: want needs one flag per event metadata entry");
   out.clear();
   const Line& line = lines[li];
   if (!line.decoded) {
@@ -103,7 +105,7 @@ void Profile::scan_line(uint32_t li, const std::function<bool(uint32_t)>& want,
     require_lines({li});
   }
   for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e)
-    if (want(events.metadata[e]))
+    if (want[events.metadata[e]])
       out.push_back(
           {events.start_ps[e], events.duration_ps[e], events.metadata[e], e, events.raw[e]});
 }

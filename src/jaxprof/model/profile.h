@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -147,10 +146,10 @@ class EventSource {
   virtual void find_event_stats(const Profile& profile, uint32_t plane, uint32_t event,
                                 std::span<const StringId> names,
                                 std::span<std::optional<StatValue>> out) const;
-  // Appends the events of `line` (not decoded) whose metadata `want` accepts, in line order,
-  // without filling the event columns; false when the source cannot (the line is decoded then).
-  virtual bool scan_line(const Profile& profile, uint32_t line,
-                         const std::function<bool(uint32_t)>& want,
+  // Appends the events of `line` (not decoded) whose metadata is marked in `want` (one flag per
+  // Profile::event_metadata entry), in line order, without filling the event columns; false
+  // when the source cannot (the line is decoded then).
+  virtual bool scan_line(const Profile& profile, uint32_t line, std::span<const uint8_t> want,
                          std::vector<ScannedEvent>& out) const;
   // find_event_stats for an event that scan_line yielded from a line not decoded.
   virtual void find_scanned_event_stats(const Profile& profile, uint32_t plane, uint32_t raw,
@@ -187,10 +186,11 @@ class Profile {
   // analyses read, so they can take `const Profile&`.
   void require_lines(const std::vector<uint32_t>& lines) const;
   void require_all_lines() const;
-  // The events of one line whose metadata `want` accepts, in line order (start, longest first),
-  // into `out` (cleared first). A line not decoded yet stays so when its source can pick the
-  // events out of the file directly: for analyses after a few kinds of event on busy lines.
-  void scan_line(uint32_t line, const std::function<bool(uint32_t)>& want,
+  // The events of one line whose metadata is marked in `want` (a flag per event_metadata entry),
+  // in line order (start, longest first), into `out` (cleared first). A line not decoded yet
+  // stays so when its source can pick the events out of the file directly: for analyses after
+  // a few kinds of event on busy lines.
+  void scan_line(uint32_t line, std::span<const uint8_t> want,
                  std::vector<ScannedEvent>& out) const;
 
   // A derived result several analyses share within one run (e.g. module executions): computed

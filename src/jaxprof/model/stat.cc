@@ -6,12 +6,8 @@
 
 namespace jaxprof {
 
-std::optional<int64_t> StatValue::as_int() const {
+std::optional<int64_t> StatValue::text_as_int() const {
   switch (kind) {
-    case StatKind::kInt64:
-      return i;
-    case StatKind::kUint64:
-      return static_cast<int64_t>(u);
     case StatKind::kString:
     case StatKind::kRef: {
       int64_t v = 0;

@@ -30,8 +30,13 @@ struct StatValue {
     return kind == StatKind::kDouble || kind == StatKind::kUint64 || kind == StatKind::kInt64;
   }
   // Integer view of an integer stat (or a decimal string); nullopt otherwise.
-  std::optional<int64_t> as_int() const;
+  std::optional<int64_t> as_int() const {
+    if (kind == StatKind::kInt64) return i;
+    if (kind == StatKind::kUint64) return static_cast<int64_t>(u);
+    return text_as_int();
+  }
   std::optional<double> as_double() const;
+  std::optional<int64_t> text_as_int() const;  // as_int of the other kinds
   // Human-readable rendering (numbers in decimal, bytes as a length note).
   std::string to_string() const;
 };
