@@ -93,6 +93,9 @@ TimelineResult compute_timeline(const Profile& p) {
     t.device = dev.name;
     t.host = p.hosts[p.planes[dev.plane].host].name;
     std::vector<Interval> by_kind[3];
+    size_t events = 0;
+    for (uint32_t li : dev.lines) events += p.lines[li].event_count;
+    by_kind[0].reserve(events);  // compute: nearly all of them
     int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
     const Events& ev = p.events;
     for (uint32_t li : dev.lines) {
