@@ -56,29 +56,40 @@ class KeyStatReader {
         ids_{profile.strings.find("hlo_module"), profile.strings.find("program_id"),
              profile.strings.find("run_id"), profile.strings.find("scope_range_id")} {}
 
-  void read(uint32_t plane, uint32_t e, KeyStats& out) {
+  // Returns whether the event has any of the four stats itself (else its key depends on its
+  // metadata entry alone).
+  bool read(uint32_t plane, uint32_t e, KeyStats& out) {
     for (auto& o : out) o.reset();
     profile_.sources[profile_.planes[plane].source]->find_event_stats(profile_, plane, e, ids_,
                                                                       out);
-    if (out[kHloModule] && out[kProgramId]) return;
+    bool own = false;
+    for (const auto& o : out) own |= o.has_value();
+    if (out[kHloModule] && out[kProgramId]) return own;
     const KeyStats& m = metadata(profile_.events.metadata[e]);
     for (size_t i = 0; i < kSlots; ++i)
       if (!out[i]) out[i] = m[i];
+    return own;
   }
 
  private:
+  static constexpr uint32_t kUnset = UINT32_MAX;
   const KeyStats& metadata(uint32_t id) {
-    auto [it, fresh] = metadata_.try_emplace(id);
-    if (fresh)
+    if (slot_.empty()) slot_.assign(profile_.event_metadata.size(), kUnset);
+    uint32_t& slot = slot_[id];
+    if (slot == kUnset) {
+      slot = static_cast<uint32_t>(metadata_.size());
+      KeyStats& ks = metadata_.emplace_back();
       for (const Stat& s : profile_.metadata_stats(id))
         for (size_t i = 0; i < kSlots; ++i)
-          if (s.name == ids_[i] && !it->second[i]) it->second[i] = s.value;
-    return it->second;
+          if (s.name == ids_[i] && !ks[i]) ks[i] = s.value;
+    }
+    return metadata_[slot];
   }
 
   const Profile& profile_;
   std::array<StringId, kSlots> ids_;
-  std::unordered_map<uint32_t, KeyStats> metadata_;
+  std::vector<uint32_t> slot_;  // metadata id -> index in metadata_, decoded on first use
+  std::vector<KeyStats> metadata_;
 };
 
 void append_key(std::string& key, const Profile& profile, uint32_t e, const KeyStats& ks) {
@@ -105,6 +116,14 @@ class KeyInterner {
  public:
   explicit KeyInterner(const Profile& profile)
       : profile_(profile), name_text_(profile.event_metadata.size(), kUnset) {}
+
+  // The key of an event whose four stats all come from its metadata entry: one per entry.
+  uint32_t intern_by_metadata(uint32_t e, const KeyStats& ks) {
+    if (by_metadata_.empty()) by_metadata_.assign(profile_.event_metadata.size(), kUnset);
+    uint32_t& k = by_metadata_[profile_.events.metadata[e]];
+    if (k == kUnset) k = intern(e, ks);
+    return k;
+  }
 
   uint32_t intern(uint32_t e, const KeyStats& ks) {
     Parts parts;
@@ -170,7 +189,8 @@ class KeyInterner {
   }
 
   const Profile& profile_;
-  std::vector<uint32_t> name_text_;  // by event metadata id
+  std::vector<uint32_t> name_text_;    // by event metadata id
+  std::vector<uint32_t> by_metadata_;  // key by event metadata id, for events without own stats
   std::unordered_map<std::string_view, uint32_t> texts_;  // views into the profile's bytes
   std::unordered_map<Parts, uint32_t, PartsHash> by_parts_;
   std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>> by_text_;
@@ -218,8 +238,8 @@ void read_events(const Profile& profile, uint32_t plane, const std::vector<Event
   for (const EventRange& r : ranges) {
     for (uint32_t e = r.first; e < r.last; ++e) {
       if (ev.duration_ps[e] < options.min_duration_ps) continue;
-      reader.read(plane, e, ks);
-      uint32_t k = interner.intern(e, ks);
+      uint32_t k = reader.read(plane, e, ks) ? interner.intern(e, ks)
+                                             : interner.intern_by_metadata(e, ks);
       for (size_t n = out.is_parent.size(); n < interner.keys.size(); ++n) {
         out.is_parent.push_back(std::string_view(interner.keys[n]).starts_with(options.prefix));
         out.intervals.emplace_back();
