@@ -234,9 +234,8 @@ std::string offset_first(std::string_view msg, int depth) {
         put_varint(out, f.value);
         break;
       case wire::WireType::kLen: {
-        std::string body = depth < 3 && f.number == nested[depth]
-                               ? offset_first(f.bytes, depth + 1)
-                               : std::string(f.bytes);
+        std::string body = depth < 3 && f.number == nested[depth] ? offset_first(f.bytes, depth + 1)
+                                                                  : std::string(f.bytes);
         put_varint(out, body.size());
         out += body;
         break;

@@ -409,7 +409,8 @@ CompileResult compile_on_lines(const Profile& p, const CompileOptions& options,
 
   LineFilter module_suffixes(p);
   for (uint32_t mi = 0; mi < p.event_metadata.size(); ++mi)
-    if (cls[mi].kind != CompileEventKind::kNone || !p.str(p.event_metadata[mi].name).starts_with('$'))
+    if (cls[mi].kind != CompileEventKind::kNone ||
+        !p.str(p.event_metadata[mi].name).starts_with('$'))
       if (is_module_name(name_suffix(p.str(p.event_metadata[mi].name)))) module_suffixes.want(mi);
 
   uint64_t unattributed = 0;
@@ -672,7 +673,8 @@ CompileResult compile_on_lines(const Profile& p, const CompileOptions& options,
         // Named by its own stats, the compile's module does not depend on the other lines; named
         // by a pass, it does not when no unused line comes before that pass's line.
         bool root_named = module_stats(root, module, rec.program_id);
-        if (root_named) suffix_line = kNone;
+        if (root_named)
+          suffix_line = kNone;
         else if (suffix_line != kNone && line_pos[suffix_line] > first_unused_suffix)
           settled = false;
         named = root_named || suffix_line != kNone;

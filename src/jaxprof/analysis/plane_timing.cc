@@ -7,8 +7,8 @@
 #include <bit>
 #include <exception>
 #include <functional>
-#include <thread>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 
 #include "jaxprof/analysis/intervals.h"
@@ -238,8 +238,8 @@ void read_events(const Profile& profile, uint32_t plane, const std::vector<Event
   for (const EventRange& r : ranges) {
     for (uint32_t e = r.first; e < r.last; ++e) {
       if (ev.duration_ps[e] < options.min_duration_ps) continue;
-      uint32_t k = reader.read(plane, e, ks) ? interner.intern(e, ks)
-                                             : interner.intern_by_metadata(e, ks);
+      uint32_t k =
+          reader.read(plane, e, ks) ? interner.intern(e, ks) : interner.intern_by_metadata(e, ks);
       for (size_t n = out.is_parent.size(); n < interner.keys.size(); ++n) {
         out.is_parent.push_back(std::string_view(interner.keys[n]).starts_with(options.prefix));
         out.intervals.emplace_back();
@@ -381,8 +381,7 @@ std::vector<TimedKey> plane_timed_events(const Profile& profile, uint32_t plane,
       if (intervals[g].empty())
         intervals[g] = std::move(part.intervals[k]);
       else
-        intervals[g].insert(intervals[g].end(), part.intervals[k].begin(),
-                            part.intervals[k].end());
+        intervals[g].insert(intervals[g].end(), part.intervals[k].begin(), part.intervals[k].end());
     }
     for (const Candidate& c : part.cands) cands.push_back({c.start, c.end, global[c.key]});
   }

@@ -75,8 +75,9 @@ Marks host_annotations(const Profile& p) {
       s.longest_window_ps = s.duration_ps();
     }
   }
-  std::stable_sort(found.begin(), found.end(),
-                   [](const auto& a, const auto& b) { return a.first.start_ps < b.first.start_ps; });
+  std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+    return a.first.start_ps < b.first.start_ps;
+  });
   for (auto& [s, host] : found) {
     out.windows[host].push_back(Window{s.start_ps, s.end_ps, out.steps.size()});
     out.steps.push_back(std::move(s));

@@ -215,7 +215,8 @@ class XSpaceImporter : public EventSource {
           planes_.push_back(f.bytes);
           break;
         case xspace::kErrors:
-          if (f.type == WireType::kLen) errors_.push_back(buf_->path() + ": " + std::string(f.bytes));
+          if (f.type == WireType::kLen)
+            errors_.push_back(buf_->path() + ": " + std::string(f.bytes));
           break;
         case xspace::kWarnings:
           if (f.type == WireType::kLen)

@@ -293,10 +293,10 @@ std::string compile_body(PageData& data, const CompileResult& c) {
   return out;
 }
 
-// Steps as the profile marks them (StepTraceAnnotation, Steps lines, group ids) when it does: their wall time one point
-// per step, and a table of their boundaries. Otherwise the module with the most device time (as
-// `jaxprof check` takes it) stands for the step: its execution times per device, in order, show
-// warm-up, drift and outliers.
+// Steps as the profile marks them (StepTraceAnnotation, Steps lines, group ids) when it does: their
+// wall time one point per step, and a table of their boundaries. Otherwise the module with the most
+// device time (as `jaxprof check` takes it) stands for the step: its execution times per device, in
+// order, show warm-up, drift and outliers.
 std::string annotated_steps_body(PageData& data, const StepsResult& steps, size_t devices) {
   data.step_source = "annotation";
   const int64_t t0 = steps.steps.front().start_ps;
@@ -337,7 +337,7 @@ std::string annotated_steps_body(PageData& data, const StepsResult& steps, size_
   }
   size_t warm = 0;
   for (const Step& s : steps.steps) warm += s.warmup ? 1 : 0;
-  const char* source = host ? "StepTraceAnnotation"
+  const char* source = host                           ? "StepTraceAnnotation"
                        : steps.source == "steps-line" ? "the devices' Steps lines"
                                                       : "group_id stats of device events";
   const char* span = host ? "from the start to the end of its annotation on the host"
@@ -350,7 +350,8 @@ std::string annotated_steps_body(PageData& data, const StepsResult& steps, size_
              source, steps.steps.size(), span, warm, human_duration(steps.steady_mean_ps),
              devices) +
          svg_duration_lines({wall, busy}, host ? "step (annotation step_num)" : "step number",
-                            numbers) + data.table(t);
+                            numbers) +
+         data.table(t);
 }
 
 std::string steps_body(PageData& data, const Profile& profile, const ModulesResult& m) {
