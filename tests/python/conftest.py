@@ -46,3 +46,17 @@ def xplane_fixtures(shared_fixtures) -> Path:
         pytest.skip(f"no xplane fixtures at {d}")
     return d
 
+
+# The two nsys-jax archives of the shared fixtures (processes 0 and 1 of a 4-process FSDP run).
+@pytest.fixture(scope="session")
+def archives(shared_fixtures):
+    d = shared_fixtures / "nsys-jax"
+    paths = [d / f"pax_fsdp4_4proc_proc{i}.zip" for i in (0, 1)]
+    if not all(p.is_file() for p in paths):
+        pytest.skip(f"no nsys-jax archives in {d}")
+    return paths
+
+
+@pytest.fixture(scope="session")
+def proc0(archives):
+    return archives[0]

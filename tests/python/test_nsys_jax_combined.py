@@ -12,15 +12,6 @@ import zipfile
 import pytest
 
 
-@pytest.fixture(scope="module")
-def archives(shared_fixtures):
-    d = shared_fixtures / "nsys-jax"
-    paths = [d / f"pax_fsdp4_4proc_proc{i}.zip" for i in (0, 1)]
-    if not all(p.is_file() for p in paths):
-        pytest.skip(f"no nsys-jax archives in {d}")
-    return paths
-
-
 def combine(inputs, dest):
     """nsys-jax-combine's rule for members (without its .nsys-rep and analysis handling)."""
     crcs = collections.defaultdict(set)

@@ -16,15 +16,6 @@ DEVICES = "device-metadata.parquet"
 THREADS = "thread-metadata.parquet"
 
 
-@pytest.fixture(scope="module")
-def archives(shared_fixtures):
-    d = shared_fixtures / "nsys-jax"
-    paths = [d / f"pax_fsdp4_4proc_proc{i}.zip" for i in (0, 1)]
-    if not all(p.is_file() for p in paths):
-        pytest.skip(f"no nsys-jax archives in {d}")
-    return paths
-
-
 def expected_devices(path):
     """Device stats straight from the table with pyarrow: {"/device:GPU:G": {stat: value}}."""
     with zipfile.ZipFile(path) as z:

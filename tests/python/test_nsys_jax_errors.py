@@ -16,14 +16,6 @@ PUSHPOP = "report_nvtx_pushpop_trace.csv.xz"
 STEP_DUMP = "dump/module_0040.pjit__wrapped_step_fn.sm_8.0_gpu_after_optimizations.hlo.pb.xz"
 
 
-@pytest.fixture(scope="module")
-def proc0(shared_fixtures):
-    p = shared_fixtures / "nsys-jax" / "pax_fsdp4_4proc_proc0.zip"
-    if not p.is_file():
-        pytest.skip(f"no nsys-jax archive at {p}")
-    return p
-
-
 def repack(archive, dest, replace=None, drop=()):
     replace = replace or {}
     with zipfile.ZipFile(archive) as src, zipfile.ZipFile(dest, "w") as out:

@@ -21,14 +21,6 @@ pq = pytest.importorskip("pyarrow.parquet")
 TRACE = "nvtx_gpu_proj_trace/trace.parquet"
 
 
-@pytest.fixture(scope="module")
-def proc0(shared_fixtures):
-    p = shared_fixtures / "nsys-jax" / "pax_fsdp4_4proc_proc0.zip"
-    if not p.is_file():
-        pytest.skip(f"no nsys-jax archive at {p}")
-    return p
-
-
 def newer_layout_table(archive):
     """The archive's trace in the newer layout, as nsys-jax's loader renames it back."""
     with zipfile.ZipFile(archive) as z:
