@@ -10,6 +10,7 @@
 
 #include "jaxprof/analysis/device_events.h"
 #include "jaxprof/analysis/line_filter.h"
+#include "jaxprof/model/metadata_stat_cache.h"
 
 namespace jaxprof {
 
@@ -77,24 +78,15 @@ struct HostLaunches {
 class TwoStats {
  public:
   TwoStats(const Profile& p, std::string_view a, std::string_view b)
-      : p_(p), names_{p.strings.find(a), p.strings.find(b)} {}
+      : p_(p), metadata_(p, {p.strings.find(a), p.strings.find(b)}) {}
   std::pair<std::optional<int64_t>, std::optional<int64_t>> operator()(uint32_t plane, uint32_t e) {
     return (*this)(plane, ScannedEvent{.metadata = p_.events.metadata[e], .event = e});
   }
   std::pair<std::optional<int64_t>, std::optional<int64_t>> operator()(uint32_t plane,
                                                                        const ScannedEvent& e) {
     std::optional<StatValue> v[2];
-    p_.find_own_event_stats(plane, e, names_, v);
-    if (!v[0] || !v[1]) {
-      uint32_t m = e.metadata;
-      auto [it, added] = of_metadata_.try_emplace(m);
-      if (added)
-        for (const Stat& s : p_.metadata_stats(m))
-          for (size_t i = 0; i < 2; ++i)
-            if (s.name == names_[i] && !it->second[i]) it->second[i] = s.value;
-      for (size_t i = 0; i < 2; ++i)
-        if (!v[i]) v[i] = it->second[i];
-    }
+    p_.find_own_event_stats(plane, e, metadata_.names(), v);
+    if (!v[0] || !v[1]) metadata_.fill_gaps(e.metadata, v);
     auto as_int = [](const std::optional<StatValue>& s) {
       return s ? s->as_int() : std::optional<int64_t>();
     };
@@ -103,8 +95,7 @@ class TwoStats {
 
  private:
   const Profile& p_;
-  StringId names_[2];
-  std::unordered_map<uint32_t, std::array<std::optional<StatValue>, 2>> of_metadata_;
+  MetadataStatCache<2> metadata_;
 };
 
 // GPU runtime and driver calls as the tracers name them (cuLaunchKernel, cudaMemcpyAsync,

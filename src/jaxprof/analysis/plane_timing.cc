@@ -13,6 +13,7 @@
 
 #include "jaxprof/analysis/intervals.h"
 #include "jaxprof/error.h"
+#include "jaxprof/model/metadata_stat_cache.h"
 
 namespace jaxprof {
 
@@ -53,43 +54,26 @@ class KeyStatReader {
  public:
   explicit KeyStatReader(const Profile& profile)
       : profile_(profile),
-        ids_{profile.strings.find("hlo_module"), profile.strings.find("program_id"),
-             profile.strings.find("run_id"), profile.strings.find("scope_range_id")} {}
+        metadata_(profile,
+                  {profile.strings.find("hlo_module"), profile.strings.find("program_id"),
+                   profile.strings.find("run_id"), profile.strings.find("scope_range_id")}) {}
 
   // Returns whether the event has any of the four stats itself (else its key depends on its
   // metadata entry alone).
   bool read(uint32_t plane, uint32_t e, KeyStats& out) {
     for (auto& o : out) o.reset();
-    profile_.sources[profile_.planes[plane].source]->find_event_stats(profile_, plane, e, ids_,
-                                                                      out);
+    profile_.sources[profile_.planes[plane].source]->find_event_stats(profile_, plane, e,
+                                                                      metadata_.names(), out);
     bool own = false;
     for (const auto& o : out) own |= o.has_value();
-    if (out[kHloModule] && out[kProgramId]) return own;
-    const KeyStats& m = metadata(profile_.events.metadata[e]);
-    for (size_t i = 0; i < kSlots; ++i)
-      if (!out[i]) out[i] = m[i];
+    if (!out[kHloModule] || !out[kProgramId])
+      metadata_.fill_gaps(profile_.events.metadata[e], out.data());
     return own;
   }
 
  private:
-  static constexpr uint32_t kUnset = UINT32_MAX;
-  const KeyStats& metadata(uint32_t id) {
-    if (slot_.empty()) slot_.assign(profile_.event_metadata.size(), kUnset);
-    uint32_t& slot = slot_[id];
-    if (slot == kUnset) {
-      slot = static_cast<uint32_t>(metadata_.size());
-      KeyStats& ks = metadata_.emplace_back();
-      for (const Stat& s : profile_.metadata_stats(id))
-        for (size_t i = 0; i < kSlots; ++i)
-          if (s.name == ids_[i] && !ks[i]) ks[i] = s.value;
-    }
-    return metadata_[slot];
-  }
-
   const Profile& profile_;
-  std::array<StringId, kSlots> ids_;
-  std::vector<uint32_t> slot_;  // metadata id -> index in metadata_, decoded on first use
-  std::vector<KeyStats> metadata_;
+  MetadataStatCache<kSlots> metadata_;
 };
 
 void append_key(std::string& key, const Profile& profile, uint32_t e, const KeyStats& ks) {
