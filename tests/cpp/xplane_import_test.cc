@@ -345,6 +345,58 @@ TEST(XSpaceImport, ScanLineMatchesTheDecodedLine) {
   }
 }
 
+// A StatReader gives each event's first own stat of each name, as the event's decoded stats do:
+// integers, text and refs, a name the plane lacks, the same name twice; for decoded and scanned
+// events, metadata id first or offset first.
+TEST(XSpaceImport, StatReaderMatchesTheDecodedStats) {
+  std::string gpu = fixture("xplane/tf_v100_8gpu_training.xplane.pb");
+  std::string reordered = temp_file("reader_offset_first.xplane.pb", offset_first(read(gpu), 0));
+  for (const std::string& path :
+       {gpu, reordered, fixture("xplane/tpu_4chip_inference.xplane.pb")}) {
+    LoadedProfile lp;
+    load_profile({path}, {}, lp);
+    Profile& p = lp.profile;
+    std::vector<StringId> names;
+    for (const char* n : {"correlation_id", "group_id", "hlo_op", "kernel_details", "run_id",
+                          "no such stat", "correlation_id"})
+      names.push_back(p.strings.find(n));
+    size_t checked = 0, found = 0;
+    for (uint32_t pi = 0; pi < p.planes.size(); ++pi) {
+      std::unique_ptr<StatReader> reader = p.stat_reader(pi, names);
+      for (uint32_t li : p.planes[pi].lines) {
+        std::vector<ScannedEvent> scanned;
+        p.scan_line(li, std::vector<uint8_t>(p.event_metadata.size(), 1), scanned);
+        p.require_lines({li});
+        const Line& line = p.lines[li];
+        ASSERT_EQ(scanned.size(), line.event_count);
+        for (uint32_t k = 0; k < line.event_count; ++k) {
+          uint32_t e = line.first_event + k;
+          std::vector<std::optional<StatValue>> want(names.size());
+          for (const Stat& s : p.event_stats(pi, e))
+            for (size_t i = 0; i < names.size(); ++i)
+              if (s.name == names[i] && !want[i]) want[i] = s.value;
+          ScannedEvent decoded{.metadata = p.events.metadata[e], .event = e};
+          for (const ScannedEvent& ev : {scanned[k], decoded}) {
+            std::vector<std::optional<StatValue>> got(names.size());
+            reader->read(ev, got);
+            for (size_t i = 0; i < names.size(); ++i) {
+              ASSERT_EQ(got[i].has_value(), want[i].has_value()) << path << " event " << e;
+              if (!got[i]) continue;
+              ++found;
+              EXPECT_EQ(got[i]->kind, want[i]->kind);
+              EXPECT_EQ(got[i]->as_int(), want[i]->as_int());
+              EXPECT_EQ(got[i]->str, want[i]->str);
+            }
+            ++checked;
+          }
+        }
+      }
+    }
+    EXPECT_GT(checked, 1000u) << path;
+    EXPECT_GT(found, 1000u) << path;
+  }
+}
+
 // A plane says no to a stat name only when none of its events carries it: checked against
 // every stat of every event of the GPU and TPU fixtures.
 TEST(XSpaceImport, PlaneMayHaveStatNeverRulesOutAStatItHolds) {

@@ -5,11 +5,13 @@
 #include <cctype>
 #include <charconv>
 #include <map>
+#include <memory>
 #include <set>
 #include <unordered_map>
 
 #include "jaxprof/analysis/device_events.h"
 #include "jaxprof/analysis/line_filter.h"
+#include "jaxprof/analysis/parallel_parts.h"
 #include "jaxprof/model/metadata_stat_cache.h"
 
 namespace jaxprof {
@@ -34,6 +36,10 @@ namespace {
 
 // The host event that spans one execution of a GPU executable on its launching thread.
 constexpr std::string_view kGpuExecuteEvent = "GpuExecutable::ExecuteThunks";
+
+// Events worth a thread of their own: host events scanned for launches, op events read.
+constexpr uint64_t kEventsPerPart = 100000;
+constexpr uint64_t kOpEventsPerPart = 20000;
 
 struct Window {
   int64_t begin = 0, end = 0;
@@ -77,25 +83,42 @@ struct HostLaunches {
 // own, else its metadata's (as Profile::find_event_stats), the latter read once per metadata.
 class TwoStats {
  public:
+  using Values = std::pair<std::optional<int64_t>, std::optional<int64_t>>;
+
   TwoStats(const Profile& p, std::string_view a, std::string_view b)
       : p_(p), metadata_(p, {p.strings.find(a), p.strings.find(b)}) {}
-  std::pair<std::optional<int64_t>, std::optional<int64_t>> operator()(uint32_t plane, uint32_t e) {
-    return (*this)(plane, ScannedEvent{.metadata = p_.events.metadata[e], .event = e});
+  Values operator()(uint32_t plane, uint32_t e) {
+    Values out;
+    read(plane, ScannedEvent{.metadata = p_.events.metadata[e], .event = e}, out);
+    return out;
   }
-  std::pair<std::optional<int64_t>, std::optional<int64_t>> operator()(uint32_t plane,
-                                                                       const ScannedEvent& e) {
+  // Into `out` in place: small optionals built piecewise and copied whole stall the stores of
+  // this per-event loop.
+  void read(uint32_t plane, const ScannedEvent& e, Values& out) {
+    if (!reader_ || plane != plane_) {
+      reader_ = p_.stat_reader(plane, metadata_.names());
+      plane_ = plane;
+    }
     std::optional<StatValue> v[2];
-    p_.find_own_event_stats(plane, e, metadata_.names(), v);
+    reader_->read(e, v);
     if (!v[0] || !v[1]) metadata_.fill_gaps(e.metadata, v);
-    auto as_int = [](const std::optional<StatValue>& s) {
-      return s ? s->as_int() : std::optional<int64_t>();
-    };
-    return {as_int(v[0]), as_int(v[1])};
+    set(v[0], out.first);
+    set(v[1], out.second);
   }
 
  private:
+  static void set(const std::optional<StatValue>& s, std::optional<int64_t>& out) {
+    std::optional<int64_t> i = s ? s->as_int() : std::nullopt;
+    if (i)
+      out.emplace(*i);
+    else
+      out.reset();
+  }
+
   const Profile& p_;
   MetadataStatCache<2> metadata_;
+  std::unique_ptr<StatReader> reader_;  // for events of plane_
+  uint32_t plane_ = 0;
 };
 
 // GPU runtime and driver calls as the tracers name them (cuLaunchKernel, cudaMemcpyAsync,
@@ -108,11 +131,67 @@ bool is_gpu_api_name(std::string_view name) {
   return false;
 }
 
-// `lines`: the host lines to read, in line order. `all`: every host line, or only those that may
-// hold ExecuteThunks events or GPU API calls.
+// Whether events of a metadata entry carry a correlation id is decided by its first event:
+// launch APIs always do, the millions of other host events never do, and reading stats from the
+// file is the expensive part.
+enum LaunchKind : uint8_t { kUnknown, kLaunch, kOther };
+
+// What one host line holds: its launches and ExecuteThunks windows, and the kinds it took as
+// given and those it decided.
+struct LineLaunches {
+  using Kinds = std::vector<std::pair<uint32_t, uint8_t>>;  // (metadata entry, kind)
+  uint32_t line = 0;
+  Kinds given, decided;
+  std::vector<std::pair<int64_t, HostLaunches::Launch>> launches;  // (correlation id, launch)
+  std::vector<Window> windows;
+};
+
+// Reads one line starting from the kinds `kind` (one per metadata entry, kUnknown where none is
+// given). The line is scanned, not decoded: on the threads that run executables, the few
+// ExecuteThunks events are all that is read of a busy line once its other kinds are known.
+void read_line_launches(const Profile& p, std::vector<uint8_t> kind, LineLaunches& out) {
+  out.given.clear();
+  out.decided.clear();
+  out.launches.clear();
+  out.windows.clear();
+  std::vector<uint8_t> want(kind.size());
+  for (uint32_t m = 0; m < kind.size(); ++m) {
+    want[m] = kind[m] != kOther;
+    if (kind[m] != kUnknown) out.given.emplace_back(m, kind[m]);
+  }
+  TwoStats correlation(p, "correlation_id", "correlation_id");
+  std::vector<ScannedEvent> events;
+  const uint32_t plane = p.lines[out.line].plane;
+  p.scan_line(out.line, want, events);
+  for (const ScannedEvent& e : events) {
+    uint32_t m = e.metadata;
+    if (kind[m] == kOther) continue;
+    std::string_view name = p.str(p.event_metadata[m].name);
+    if (name == kGpuExecuteEvent) {
+      out.windows.push_back({e.start_ps, e.start_ps + e.duration_ps});
+      continue;
+    }
+    bool found = false;
+    if (!name.starts_with('$')) {  // Python tracer frames carry no stats
+      TwoStats::Values ids;
+      correlation.read(plane, e, ids);
+      if (ids.first) {
+        out.launches.push_back({*ids.first, {out.line, e.start_ps}});
+        found = true;
+      }
+    }
+    if (kind[m] == kUnknown) {
+      kind[m] = found ? kLaunch : kOther;
+      out.decided.emplace_back(m, kind[m]);
+      want[m] = found;
+    }
+  }
+}
+
+// `all`: every host line, or only those that may hold ExecuteThunks events or GPU API calls.
 HostLaunches index_host_launches(const Profile& p, uint32_t host, bool all) {
   HostLaunches h;
-  std::vector<uint32_t> lines;
+  h.all_lines = all;
   LineFilter wanted(p);
   if (!all)
     for (uint32_t m = 0; m < p.event_metadata.size(); ++m) {
@@ -122,45 +201,59 @@ HostLaunches index_host_launches(const Profile& p, uint32_t host, bool all) {
       std::string_view name = p.str(md.name);
       if (name == kGpuExecuteEvent || is_gpu_api_name(name)) wanted.want(m);
     }
+  std::vector<LineLaunches> lines;
+  std::vector<uint64_t> costs;
+  uint64_t total = 0;
   for (const Plane& plane : p.planes)
     if (plane.kind == PlaneKind::kHostCpu && plane.host == host)
       for (uint32_t li : plane.lines)
-        if (all || wanted.may_hold(li)) lines.push_back(li);
-  h.all_lines = all;
-  std::unordered_map<uint32_t, std::vector<Window>> raw;
-  // Whether events of a metadata entry carry a correlation id is decided by its first event:
-  // launch APIs always do, the millions of other host events never do, and reading stats from
-  // the file is the expensive part.
-  enum : uint8_t { kUnknown, kLaunch, kOther };
-  TwoStats correlation(p, "correlation_id", "correlation_id");
-  std::vector<uint8_t> kind(p.event_metadata.size(), kUnknown);
-  // The lines are scanned, not decoded: on the threads that run executables, the few
-  // ExecuteThunks events are all that is read of a busy line once its other kinds are known.
-  std::vector<ScannedEvent> events;
-  std::vector<uint8_t> want(p.event_metadata.size(), 1);  // kind[m] != kOther
-  for (uint32_t li : lines) {
-    const Line& line = p.lines[li];
-    p.scan_line(li, want, events);
-    for (const ScannedEvent& e : events) {
-      uint32_t m = e.metadata;
-      if (kind[m] == kOther) continue;
-      std::string_view name = p.str(p.event_metadata[m].name);
-      if (name == kGpuExecuteEvent) {
-        raw[li].push_back({e.start_ps, e.start_ps + e.duration_ps});
-        continue;
-      }
-      bool found = false;
-      if (!name.starts_with('$')) {  // Python tracer frames carry no stats
-        if (auto corr = correlation(line.plane, e).first) {
-          h.by_correlation[*corr] = {li, e.start_ps};
-          found = true;
+        if (all || wanted.may_hold(li)) {
+          lines.emplace_back().line = li;
+          costs.push_back(p.lines[li].event_count);
+          total += p.lines[li].event_count;
         }
-      }
-      if (kind[m] == kUnknown) {
-        kind[m] = found ? kLaunch : kOther;
-        want[m] = found;
-      }
+
+  // A single reader would go in line order, each line starting from the kinds the lines before
+  // it decided. The lines are read in parallel instead, each starting from what the lines before
+  // it that its thread has read decided; then, in line order, a line whose given or decided
+  // kinds differ from those of the lines before it (an entry whose first event was not the
+  // first in line order) is read again from them, so the result is that of a single reader.
+  std::vector<uint32_t> unscannable;  // decoded first: the threads only read
+  for (const LineLaunches& line : lines)
+    if (!p.can_scan(line.line)) unscannable.push_back(line.line);
+  p.require_lines(unscannable);
+  const size_t threads = parts_for(total, kEventsPerPart);
+  std::vector<std::vector<size_t>> read_by(threads);  // the lines each thread has read
+  Profile::ReadOnlyScope reading(p);
+  for_each_parallel(costs, threads, [&](size_t k, size_t thread) {
+    std::vector<uint8_t> kind(p.event_metadata.size(), kUnknown);
+    std::vector<size_t>& done = read_by[thread];
+    std::sort(done.begin(), done.end());
+    for (size_t j : done) {
+      if (j > k) break;
+      for (auto [m, d] : lines[j].decided)
+        if (kind[m] == kUnknown) kind[m] = d;
     }
+    read_line_launches(p, std::move(kind), lines[k]);
+    done.push_back(k);
+  });
+  std::vector<uint8_t> before(p.event_metadata.size(), kUnknown);  // decided by the lines before
+  for (LineLaunches& line : lines) {
+    bool agrees = true;
+    for (auto [m, k] : line.given) agrees &= before[m] == k;
+    for (auto [m, k] : line.decided) agrees &= before[m] == kUnknown || before[m] == k;
+    if (!agrees) read_line_launches(p, before, line);
+    for (auto [m, k] : line.decided)
+      if (before[m] == kUnknown) before[m] = k;
+  }
+
+  size_t launches = 0;
+  for (const LineLaunches& line : lines) launches += line.launches.size();
+  h.by_correlation.reserve(launches);
+  std::unordered_map<uint32_t, std::vector<Window>> raw;
+  for (LineLaunches& line : lines) {
+    if (!line.windows.empty()) raw[line.line] = std::move(line.windows);
+    for (const auto& [corr, launch] : line.launches) h.by_correlation[corr] = launch;
   }
   for (auto& [li, ws] : raw) {
     std::sort(ws.begin(), ws.end(), [](const Window& a, const Window& b) {
@@ -201,10 +294,13 @@ class Grouper {
   void add(uint32_t e, std::optional<int64_t> key, std::optional<int64_t> group) {
     uint32_t module = p_.events.module[e];
     size_t target;
-    if (key) {
+    if (key && last_keyed_ < execs_.size() && last_key_ == std::pair(module, *key)) {
+      target = last_keyed_;  // runs of events share a key: no lookup
+    } else if (key) {
       auto [it, inserted] = keyed_.try_emplace({module, *key}, execs_.size());
       if (inserted) open(module, group);
-      target = it->second;
+      target = last_keyed_ = it->second;
+      last_key_ = {module, *key};
     } else if (last_ < execs_.size() && execs_[last_].module == module && groups_[last_] == group) {
       target = last_;
     } else {
@@ -237,7 +333,10 @@ class Grouper {
   std::vector<ModuleExecution> execs_;
   std::vector<std::optional<int64_t>> groups_;
   std::map<std::pair<uint32_t, int64_t>, size_t> keyed_;
-  size_t last_ = SIZE_MAX;
+  size_t last_ = SIZE_MAX;  // the execution of the previous event
+  // The last key looked up and its execution.
+  std::pair<uint32_t, int64_t> last_key_;
+  size_t last_keyed_ = SIZE_MAX;
   bool run_ids_ = false;
 };
 
@@ -270,9 +369,17 @@ bool parse_module_event_name(std::string_view text, std::string& name, ProgramId
   return true;
 }
 
+// The device plane's "XLA Modules" line (TPU), when it has events and the device is not a CPU one.
+std::optional<uint32_t> module_line_of(const Profile& p, const DeviceLines& dev) {
+  if (dev.hlo_ops_only) return std::nullopt;
+  std::optional<uint32_t> module_line;
+  for (uint32_t li : p.planes[dev.plane].lines)
+    if (p.lines[li].event_count > 0 && p.str(p.lines[li].name) == "XLA Modules") module_line = li;
+  return module_line;
+}
+
 std::vector<ModuleExecution> from_module_line(const Profile& p, const DeviceLines& dev,
                                               uint32_t module_line) {
-  p.require_lines({module_line});
   const Line& line = p.lines[module_line];
   std::vector<ModuleExecution> out;
   TwoStats run_id(p, "run_id", "run_id");
@@ -367,75 +474,116 @@ void finish(const Profile& p, std::vector<ModuleExecution>& execs) {
   for (ModuleExecution& x : execs) x.warmup = seen.emplace(x.name, x.program_id).second;
 }
 
-std::vector<DeviceExecutions> compute_module_executions(const Profile& p) {
-  std::vector<DeviceLines> devices = op_devices(p);
-  std::vector<uint32_t> needed;
-  for (const DeviceLines& dev : devices)
-    needed.insert(needed.end(), dev.lines.begin(), dev.lines.end());
-  p.require_lines(needed);
+// A GPU device's op events with a module, by start, and their (correlation id, group id).
+struct KernelIds {
+  std::vector<uint32_t> events;
+  std::vector<TwoStats::Values> ids;
+  bool any_correlation = false;
+};
 
-  std::map<uint32_t, HostLaunches> hosts;  // built on first use
-  std::vector<DeviceExecutions> out;
-  for (const DeviceLines& dev : devices) {
-    DeviceExecutions& d = out.emplace_back();
-    d.plane = dev.plane;
-    d.device = dev.name;
-    const Plane& plane = p.planes[dev.plane];
-
-    std::optional<uint32_t> module_line;
-    for (uint32_t li : plane.lines)
-      if (p.lines[li].event_count > 0 && p.str(p.lines[li].name) == "XLA Modules") module_line = li;
-    if (module_line && !dev.hlo_ops_only) {
-      d.executions = from_module_line(p, dev, *module_line);
-      d.source = ExecutionSource::kModuleLine;
-      finish(p, d.executions);
-      continue;
-    }
-
-    std::vector<uint32_t> events = module_events(p, dev);
-    if (events.empty()) continue;
+// Everything of one device that needs no host launches: a finished result for TPU and CPU devices
+// (and devices without op events with a module), else the GPU kernels to group.
+void read_device(const Profile& p, const DeviceLines& dev, DeviceExecutions& d, KernelIds& gpu) {
+  d.plane = dev.plane;
+  d.device = dev.name;
+  if (std::optional<uint32_t> module_line = module_line_of(p, dev); module_line) {
+    d.executions = from_module_line(p, dev, *module_line);
+    d.source = ExecutionSource::kModuleLine;
+    finish(p, d.executions);
+    return;
+  }
+  std::vector<uint32_t> events = module_events(p, dev);
+  if (events.empty()) return;
+  if (dev.hlo_ops_only) {
     Grouper grouper(p);
-    if (dev.hlo_ops_only) {
-      grouper.keys_are_run_ids();
-      d.source = ExecutionSource::kRunId;
-      TwoStats stats(p, "run_id", "group_id");
-      for (uint32_t e : events) {
-        auto [run, group] = stats(dev.plane, e);
-        grouper.add(e, run, group);
-      }
-    } else {
-      d.source = ExecutionSource::kConsecutive;
-      TwoStats stats(p, "correlation_id", "group_id");
-      std::vector<std::pair<std::optional<int64_t>, std::optional<int64_t>>> ids;
-      ids.reserve(events.size());
-      for (uint32_t e : events) ids.push_back(stats(dev.plane, e));
-      // The host lines with ExecuteThunks events or GPU API calls first; every host line when
-      // they miss a launch this device names (one recorded under another name).
-      const HostLaunches* host = nullptr;
-      bool any = false, missing = false;
-      for (const auto& ids_of : ids) any |= ids_of.first.has_value();
-      if (any) {
-        auto it = hosts.find(plane.host);
-        if (it == hosts.end())
-          it = hosts.emplace(plane.host, index_host_launches(p, plane.host, false)).first;
-        for (const auto& ids_of : ids)
-          if (ids_of.first && !it->second.by_correlation.count(*ids_of.first)) missing = true;
-        if (missing && !it->second.all_lines) it->second = index_host_launches(p, plane.host, true);
-        host = &it->second;
-      }
-      for (size_t k = 0; k < events.size(); ++k) {
-        uint32_t e = events[k];
-        auto [corr, group] = ids[k];
-        std::optional<int64_t> window;
-        if (corr && host)
-          if (auto w = host->window_of(*corr)) window = *w;
-        if (window) d.source = ExecutionSource::kHostLaunch;
-        grouper.add(e, window, group);
-      }
+    grouper.keys_are_run_ids();
+    d.source = ExecutionSource::kRunId;
+    TwoStats stats(p, "run_id", "group_id");
+    for (uint32_t e : events) {
+      auto [run, group] = stats(dev.plane, e);
+      grouper.add(e, run, group);
     }
     d.executions = grouper.take();
     finish(p, d.executions);
+    return;
   }
+  d.source = ExecutionSource::kConsecutive;
+  TwoStats stats(p, "correlation_id", "group_id");
+  gpu.ids.reserve(events.size());
+  for (uint32_t e : events) {
+    stats.read(dev.plane, ScannedEvent{.metadata = p.events.metadata[e], .event = e},
+               gpu.ids.emplace_back());
+    gpu.any_correlation |= gpu.ids.back().first.has_value();
+  }
+  gpu.events = std::move(events);
+}
+
+// GPU kernels into executions: by the ExecuteThunks window around their launch when `host` has
+// it, else consecutive kernels of one module and group id.
+void group_kernels(const Profile& p, const KernelIds& gpu, const HostLaunches* host,
+                   DeviceExecutions& d) {
+  Grouper grouper(p);
+  for (size_t k = 0; k < gpu.events.size(); ++k) {
+    auto [corr, group] = gpu.ids[k];
+    std::optional<int64_t> window;
+    if (corr && host)
+      if (auto w = host->window_of(*corr)) window = *w;
+    if (window) d.source = ExecutionSource::kHostLaunch;
+    grouper.add(gpu.events[k], window, group);
+  }
+  d.executions = grouper.take();
+  finish(p, d.executions);
+}
+
+std::vector<DeviceExecutions> compute_module_executions(const Profile& p) {
+  std::vector<DeviceLines> devices = op_devices(p);
+  std::vector<uint32_t> needed;
+  std::vector<uint64_t> costs;  // op events per device
+  uint64_t device_events = 0;
+  for (const DeviceLines& dev : devices) {
+    needed.insert(needed.end(), dev.lines.begin(), dev.lines.end());
+    if (auto li = module_line_of(p, dev)) needed.push_back(*li);
+    uint64_t& n = costs.emplace_back(0);
+    for (uint32_t li : dev.lines) n += p.lines[li].event_count;
+    device_events += n;
+  }
+  p.require_lines(needed);  // before the parallel parts, which only read
+
+  // Devices are read in parallel, all but the GPU grouping.
+  std::vector<DeviceExecutions> out(devices.size());
+  std::vector<KernelIds> gpu(devices.size());
+  const size_t threads = parts_for(device_events, kOpEventsPerPart);
+  {
+    Profile::ReadOnlyScope reading(p);
+    for_each_parallel(costs, threads,
+                      [&](size_t k, size_t) { read_device(p, devices[k], out[k], gpu[k]); });
+  }
+
+  // The host lines with ExecuteThunks events or GPU API calls first; every host line from the
+  // first device on whose kernels name a launch those miss (one recorded under another name).
+  struct HostIndexes {
+    std::unique_ptr<HostLaunches> likely, all;
+  };
+  std::map<uint32_t, HostIndexes> hosts;  // built on first use
+  std::vector<const HostLaunches*> host_of(devices.size(), nullptr);
+  for (size_t k = 0; k < devices.size(); ++k) {
+    if (!gpu[k].any_correlation) continue;
+    uint32_t h = p.planes[devices[k].plane].host;
+    HostIndexes& index = hosts[h];
+    if (!index.likely)
+      index.likely = std::make_unique<HostLaunches>(index_host_launches(p, h, false));
+    if (!index.all)
+      for (const auto& ids_of : gpu[k].ids)
+        if (ids_of.first && !index.likely->by_correlation.count(*ids_of.first)) {
+          index.all = std::make_unique<HostLaunches>(index_host_launches(p, h, true));
+          break;
+        }
+    host_of[k] = index.all ? index.all.get() : index.likely.get();
+  }
+  Profile::ReadOnlyScope reading(p);
+  for_each_parallel(costs, threads, [&](size_t k, size_t) {
+    if (!gpu[k].events.empty()) group_kernels(p, gpu[k], host_of[k], out[k]);
+  });
   return out;
 }
 

@@ -5,13 +5,12 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <exception>
 #include <functional>
 #include <string_view>
-#include <thread>
 #include <unordered_map>
 
 #include "jaxprof/analysis/intervals.h"
+#include "jaxprof/analysis/parallel_parts.h"
 #include "jaxprof/error.h"
 #include "jaxprof/model/metadata_stat_cache.h"
 
@@ -314,31 +313,15 @@ std::vector<TimedKey> plane_timed_events(const Profile& profile, uint32_t plane,
   std::vector<EventRange> ranges = plane_ranges(profile, p, options);
   uint64_t events = 0;
   for (const EventRange& r : ranges) events += r.last - r.first;
-  size_t threads = options.threads
-                       ? options.threads
-                       : std::clamp<uint64_t>(events / kEventsPerThread, 1,
-                                              std::max(1u, std::thread::hardware_concurrency()));
+  size_t threads = options.threads ? options.threads : parts_for(events, kEventsPerThread);
   std::vector<std::vector<EventRange>> parts = split_ranges(ranges, threads);
   std::vector<Partial> partials(parts.size());
-  std::vector<std::exception_ptr> errors(parts.size());
   {
-    std::vector<std::jthread> pool;
-    for (size_t t = 1; t < parts.size(); ++t)
-      pool.emplace_back([&, t] {
-        try {
-          read_events(profile, plane, parts[t], options, re != nullptr, partials[t]);
-        } catch (...) {
-          errors[t] = std::current_exception();
-        }
-      });
-    try {
-      read_events(profile, plane, parts[0], options, re != nullptr, partials[0]);
-    } catch (...) {
-      errors[0] = std::current_exception();
-    }
+    Profile::ReadOnlyScope reading(profile);
+    run_parts(parts.size(), [&](size_t t) {
+      read_events(profile, plane, parts[t], options, re != nullptr, partials[t]);
+    });
   }
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
 
   // Merge: global key ids in first-seen order.
   std::vector<std::string> keys;

@@ -8,8 +8,10 @@
 
 #include "jaxprof/analysis/collectives.h"
 #include "jaxprof/analysis/compile.h"
+#include "jaxprof/analysis/module_executions.h"
 #include "jaxprof/analysis/modules.h"
 #include "jaxprof/analysis/ops.h"
+#include "jaxprof/analysis/parallel_parts.h"
 #include "jaxprof/analysis/timeline.h"
 #include "jaxprof/render/units.h"
 
@@ -129,7 +131,33 @@ SummaryResult compute_summary(const Profile& p, const SummaryOptions& options) {
   SummaryResult r;
   for (const Host& h : p.hosts) r.hosts.push_back(h.name);
 
-  TimelineResult tl = compute_timeline(p);
+  // The analyses that decode (module executions: the device lines; compile: its host lines) run
+  // first; the others only read the profile then, two at a time.
+  module_executions(p);
+  CompileResult comp = compute_compile(p, {.top_steps = 1, .totals_only = true});
+  TimelineResult tl;
+  ModulesResult mods;
+  OpsResult ops;
+  CollectivesResult coll;
+  auto part = [&](size_t k) {
+    if (k == 0) {
+      tl = compute_timeline(p);
+      mods = compute_modules(p, {.top_ops = 0, .steps = false});
+    } else {
+      ops = compute_ops(p, {});
+      coll = compute_collectives(p, {});
+    }
+  };
+  {
+    Profile::ReadOnlyScope reading(p);
+    if (parts_for(2, 1) == 2) {
+      run_parts(2, part);
+    } else {
+      part(0);
+      part(1);
+    }
+  }
+
   for (const DeviceTimeline& d : tl.devices) {
     SummaryDeviceTime& s = r.device;
     ++s.devices;
@@ -145,7 +173,6 @@ SummaryResult compute_summary(const Profile& p, const SummaryOptions& options) {
   }
   r.device.idle_share = ratio(r.device.idle_ps, r.device.span_ps);
 
-  ModulesResult mods = compute_modules(p, {.top_ops = 0, .steps = false});
   for (const ModuleStats& m : mods.modules) {
     if (r.modules.size() >= options.top) break;
     r.modules.push_back(
@@ -153,7 +180,6 @@ SummaryResult compute_summary(const Profile& p, const SummaryOptions& options) {
   }
 
   // Ops over all devices: the same HLO op on every device is one row.
-  OpsResult ops = compute_ops(p, {});
   int64_t busy = 0;
   std::map<std::pair<std::string, std::string>, SummaryOp> merged;
   for (const DeviceOps& d : ops.devices) {
@@ -184,7 +210,6 @@ SummaryResult compute_summary(const Profile& p, const SummaryOptions& options) {
   if (all_ops.size() > options.top) all_ops.resize(options.top);
   r.ops = std::move(all_ops);
 
-  CollectivesResult coll = compute_collectives(p, {});
   r.bandwidth_convention = coll.convention;
   std::vector<const CollectiveOp*> by_exposed;
   for (const CollectiveOp& c : coll.ops) by_exposed.push_back(&c);
@@ -208,7 +233,6 @@ SummaryResult compute_summary(const Profile& p, const SummaryOptions& options) {
   }
   r.warnings = coll.warnings;
 
-  CompileResult comp = compute_compile(p, {.top_steps = 1, .totals_only = true});
   r.compile.compiles = comp.compiles.size();
   r.compile.wall_ps = comp.wall_ps;
   if (!comp.modules.empty()) {

@@ -8,6 +8,7 @@
 #include "jaxprof/analysis/device_events.h"
 #include "jaxprof/analysis/intervals.h"
 #include "jaxprof/analysis/module_executions.h"
+#include "jaxprof/analysis/parallel_parts.h"
 
 namespace jaxprof {
 
@@ -59,6 +60,88 @@ std::vector<Interval> merged_union(const std::vector<Interval>& a, const std::ve
   return out;
 }
 
+// Op categories depend on (metadata, hlo op, module) only: decided once per combination. Most
+// metadata entries come with one (hlo op, module): that first one is kept per metadata.
+class CategoryCache {
+ public:
+  explicit CategoryCache(const Profile& p) : p_(p), first_of_(p.event_metadata.size()) {}
+
+  OpCategory operator()(uint32_t e) {
+    const Events& ev = p_.events;
+    First& f = first_of_[ev.metadata[e]];
+    if (f.set && f.hlo_op == ev.hlo_op[e] && f.module == ev.module[e]) return f.category;
+    auto key = std::make_tuple(ev.metadata[e], ev.hlo_op[e], ev.module[e]);
+    auto it = cache_.find(key);
+    if (it == cache_.end()) it = cache_.emplace(key, op_category(p_, e)).first;
+    if (!f.set) f = {true, ev.hlo_op[e], ev.module[e], it->second};
+    return it->second;
+  }
+
+ private:
+  struct First {
+    bool set = false;
+    StringId hlo_op = 0;
+    uint32_t module = 0;
+    OpCategory category = OpCategory::kOther;
+  };
+  const Profile& p_;
+  std::map<std::tuple<uint32_t, StringId, uint32_t>, OpCategory> cache_;
+  std::vector<First> first_of_;
+};
+
+// One device's timeline; t.events stays 0 when it has no op events.
+void device_timeline(const Profile& p, const DeviceLines& dev, const DeviceExecutions& executions,
+                     CategoryCache& category_of, DeviceTimeline& t) {
+  t.device = dev.name;
+  t.host = p.hosts[p.planes[dev.plane].host].name;
+  std::vector<Interval> by_kind[3];
+  size_t events = 0;
+  for (uint32_t li : dev.lines) events += p.lines[li].event_count;
+  by_kind[0].reserve(events);  // compute: nearly all of them
+  int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
+  const Events& ev = p.events;
+  for (uint32_t li : dev.lines) {
+    const Line& line = p.lines[li];
+    for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
+      if (!dev.counts(ev, e)) continue;
+      ++t.events;
+      first = std::min(first, ev.start_ps[e]);
+      last = std::max(last, ev.end_ps(e));
+      by_kind[static_cast<int>(timeline_kind(category_of(e)))].push_back(
+          {ev.start_ps[e], ev.end_ps(e)});
+    }
+  }
+  if (t.events == 0) return;
+  for (auto& v : by_kind) merge_intervals(v);
+  const std::vector<Interval>& compute = by_kind[0];
+  const std::vector<Interval>& comm = by_kind[1];
+  const std::vector<Interval>& memcpy = by_kind[2];
+  std::vector<Interval> compute_or_comm = merged_union(compute, comm);
+  std::vector<Interval> busy = merged_union(compute_or_comm, memcpy);
+
+  // Lengths of differences without building them: |A \ B| = |A| - |A ∩ B| for merged lists,
+  // and busy time lies within [first, last).
+  t.span_ps = last - first;
+  t.compute_ps = length(compute);
+  t.comm_ps = length(comm);
+  t.comm_exposed_ps = t.comm_ps - intersection_length(comm, compute);
+  t.memcpy_ps = length(memcpy);
+  t.memcpy_exposed_ps = t.memcpy_ps - intersection_length(memcpy, compute_or_comm);
+  t.busy_ps = length(busy);
+  t.idle_ps = t.span_ps - t.busy_ps;
+
+  std::vector<Interval> modules;
+  for (const ModuleExecution& x : executions.executions) modules.push_back({x.start_ps, x.end_ps});
+  t.executions = modules.size();
+  merge_intervals(modules);
+  const std::vector<Interval> span = {{first, last}};
+  t.idle_in_modules_ps = intersection_length(span, modules) - intersection_length(busy, modules);
+  t.idle_between_modules_ps = t.idle_ps - t.idle_in_modules_ps;
+}
+
+// Op events worth a thread of their own.
+constexpr uint64_t kEventsPerThread = 50000;
+
 }  // namespace
 
 TimelineResult compute_timeline(const Profile& p) {
@@ -66,78 +149,23 @@ TimelineResult compute_timeline(const Profile& p) {
   std::vector<DeviceLines> devices = op_devices(p);
   const std::vector<DeviceExecutions>& executions =
       module_executions(p);  // decodes the device lines
-  // Categories depend on (metadata, hlo op, module) only: decide once per combination. Most
-  // metadata entries come with one (hlo op, module): that first one is kept per metadata.
-  std::map<std::tuple<uint32_t, StringId, uint32_t>, OpCategory> cache;
-  struct First {
-    bool set = false;
-    StringId hlo_op = 0;
-    uint32_t module = 0;
-    OpCategory category = OpCategory::kOther;
-  };
-  std::vector<First> first_of(p.event_metadata.size());
-  auto category_of = [&](uint32_t e) {
-    const Events& ev = p.events;
-    First& f = first_of[ev.metadata[e]];
-    if (f.set && f.hlo_op == ev.hlo_op[e] && f.module == ev.module[e]) return f.category;
-    auto key = std::make_tuple(ev.metadata[e], ev.hlo_op[e], ev.module[e]);
-    auto it = cache.find(key);
-    if (it == cache.end()) it = cache.emplace(key, op_category(p, e)).first;
-    if (!f.set) f = {true, ev.hlo_op[e], ev.module[e], it->second};
-    return it->second;
-  };
-
-  for (size_t di = 0; di < devices.size(); ++di) {
-    const DeviceLines& dev = devices[di];
-    DeviceTimeline t;
-    t.device = dev.name;
-    t.host = p.hosts[p.planes[dev.plane].host].name;
-    std::vector<Interval> by_kind[3];
-    size_t events = 0;
-    for (uint32_t li : dev.lines) events += p.lines[li].event_count;
-    by_kind[0].reserve(events);  // compute: nearly all of them
-    int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
-    const Events& ev = p.events;
-    for (uint32_t li : dev.lines) {
-      const Line& line = p.lines[li];
-      for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
-        if (!dev.counts(ev, e)) continue;
-        ++t.events;
-        first = std::min(first, ev.start_ps[e]);
-        last = std::max(last, ev.end_ps(e));
-        by_kind[static_cast<int>(timeline_kind(category_of(e)))].push_back(
-            {ev.start_ps[e], ev.end_ps(e)});
-      }
-    }
-    if (t.events == 0) continue;
-    for (auto& v : by_kind) merge_intervals(v);
-    const std::vector<Interval>& compute = by_kind[0];
-    const std::vector<Interval>& comm = by_kind[1];
-    const std::vector<Interval>& memcpy = by_kind[2];
-    std::vector<Interval> compute_or_comm = merged_union(compute, comm);
-    std::vector<Interval> busy = merged_union(compute_or_comm, memcpy);
-
-    // Lengths of differences without building them: |A \ B| = |A| - |A ∩ B| for merged lists,
-    // and busy time lies within [first, last).
-    t.span_ps = last - first;
-    t.compute_ps = length(compute);
-    t.comm_ps = length(comm);
-    t.comm_exposed_ps = t.comm_ps - intersection_length(comm, compute);
-    t.memcpy_ps = length(memcpy);
-    t.memcpy_exposed_ps = t.memcpy_ps - intersection_length(memcpy, compute_or_comm);
-    t.busy_ps = length(busy);
-    t.idle_ps = t.span_ps - t.busy_ps;
-
-    std::vector<Interval> modules;
-    for (const ModuleExecution& x : executions[di].executions)
-      modules.push_back({x.start_ps, x.end_ps});
-    t.executions = modules.size();
-    merge_intervals(modules);
-    const std::vector<Interval> span = {{first, last}};
-    t.idle_in_modules_ps = intersection_length(span, modules) - intersection_length(busy, modules);
-    t.idle_between_modules_ps = t.idle_ps - t.idle_in_modules_ps;
-    result.devices.push_back(std::move(t));
+  // Devices in parallel, each thread with its own category cache.
+  std::vector<uint64_t> costs;
+  uint64_t total = 0;
+  for (const DeviceLines& dev : devices) {
+    uint64_t& n = costs.emplace_back(0);
+    for (uint32_t li : dev.lines) n += p.lines[li].event_count;
+    total += n;
   }
+  const size_t threads = parts_for(total, kEventsPerThread);
+  std::vector<CategoryCache> caches(threads, CategoryCache(p));
+  std::vector<DeviceTimeline> timelines(devices.size());
+  Profile::ReadOnlyScope reading(p);
+  for_each_parallel(costs, threads, [&](size_t di, size_t thread) {
+    device_timeline(p, devices[di], executions[di], caches[thread], timelines[di]);
+  });
+  for (DeviceTimeline& t : timelines)
+    if (t.events > 0) result.devices.push_back(std::move(t));
 
   if (!result.devices.empty()) {
     TimelineAverage& a = result.average;

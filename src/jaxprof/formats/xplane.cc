@@ -37,13 +37,16 @@ constexpr uint32_t kMetadataId = 1, kOffsetPs = 2, kDurationPs = 3, kStats = 4, 
 namespace xmeta {
 constexpr uint32_t kName = 2, kDisplayName = 4, kStats = 5;
 }
+namespace xstat {
+constexpr uint32_t kMetadataId = 1, kUint64Value = 3, kInt64Value = 4;
+}
 
 // A field's one-byte key (tag) as it appears on the wire, for the hot loops.
 constexpr uint8_t key(uint32_t field, WireType type) {
   return static_cast<uint8_t>(field << 3 | static_cast<uint32_t>(type));
 }
 constexpr uint8_t kEventKey = key(xline::kEvents, WireType::kLen);
-constexpr uint8_t kStatIdKey = key(1, WireType::kVarint);  // XStat.metadata_id
+constexpr uint8_t kStatIdKey = key(xstat::kMetadataId, WireType::kVarint);
 
 // Events per unit of parallel work.
 constexpr uint32_t kChunkEvents = 16384;
@@ -350,27 +353,39 @@ class XSpaceImporter : public EventSource {
     return out;
   }
 
-  void find_stats_at(const Profile& p, uint32_t plane, uint32_t raw,
-                     std::span<const StringId> names,
-                     std::span<std::optional<StatValue>> out) const {
-    const Plane& pl = p.planes[plane];
+  // At most this many names are looked up by stat id; more go through stats_at().
+  static constexpr size_t kMaxNames = 8;
+
+  // The stat metadata ids of `names` in the plane (-1: the plane has none); false when it has
+  // none of them.
+  bool stat_ids(uint32_t plane, std::span<const StringId> names, int64_t* ids) const {
     const PlaneLookup& lookup = lookups_[plane - first_plane_];
-    // The stat metadata ids of the wanted names in this plane (-1: the plane has none).
-    constexpr size_t kMax = 8;
-    if (names.size() > kMax) {
-      for (const Stat& s : stats_at(p, plane, raw))
-        for (size_t i = 0; i < names.size(); ++i)
-          if (s.name == names[i] && !out[i]) out[i] = s.value;
-      return;
-    }
-    int64_t ids[kMax];
     bool any = false;
     for (size_t i = 0; i < names.size(); ++i) {
       auto it = lookup.stat_id_of_name.find(names[i]);
       ids[i] = it == lookup.stat_id_of_name.end() ? -1 : it->second;
       any |= ids[i] >= 0;
     }
-    if (!any) return;
+    return any;
+  }
+
+  void find_stats_at(const Profile& p, uint32_t plane, uint32_t raw,
+                     std::span<const StringId> names,
+                     std::span<std::optional<StatValue>> out) const {
+    if (names.size() > kMaxNames) {
+      for (const Stat& s : stats_at(p, plane, raw))
+        for (size_t i = 0; i < names.size(); ++i)
+          if (s.name == names[i] && !out[i]) out[i] = s.value;
+      return;
+    }
+    int64_t ids[kMaxNames];
+    if (stat_ids(plane, names, ids)) stats_by_id(p, plane, raw, ids, names.size(), out.data());
+  }
+
+  // Sets the unset out[i] to the value of the event's first own stat with stat id ids[i].
+  void stats_by_id(const Profile& p, uint32_t plane, uint32_t raw, const int64_t* ids, size_t n,
+                   std::optional<StatValue>* out) const {
+    const Plane& pl = p.planes[plane];
     const uint8_t* at = reinterpret_cast<const uint8_t*>(pl.bytes.data()) + raw;
     const uint8_t* end = reinterpret_cast<const uint8_t*>(pl.bytes.data() + pl.bytes.size());
     uint64_t len = wire::read_varint(at, end, origin_);
@@ -397,17 +412,76 @@ class XSpaceImporter : public EventSource {
       if (slen < 2 || *q != kStatIdKey) continue;
       ++q;
       int64_t id = static_cast<int64_t>(wire::read_varint(q, at, origin_));
-      std::optional<StatValue> value;  // decoded once, whichever names want it
-      for (size_t i = 0; i < names.size(); ++i) {
+      size_t first = n;  // the value is decoded once, whichever names want it
+      for (size_t i = 0; i < n; ++i) {
         if (ids[i] != id || out[i]) continue;
-        if (!value)
-          value = decode_stat(std::string_view(reinterpret_cast<const char*>(at - slen), slen),
-                              pl.stat_names, p.strings, origin_, /*with_name=*/false)
-                      .value;
-        out[i] = value;
+        if (first == n) {
+          first = i;
+          read_stat_value(p, pl, at - slen, q, at, out[i].emplace());
+        } else {
+          out[i] = out[first];
+        }
       }
     }
   }
+
+  // The value of the XStat [stat, end) into `out` (in place: this runs per event); `value` is
+  // where its fields after the metadata id begin.
+  void read_stat_value(const Profile& p, const Plane& pl, const uint8_t* stat, const uint8_t* value,
+                       const uint8_t* end, StatValue& out) const {
+    // Integer stats (ids, counts, sizes) are the common case: one varint field.
+    constexpr uint8_t kUint = key(xstat::kUint64Value, WireType::kVarint);
+    constexpr uint8_t kInt = key(xstat::kInt64Value, WireType::kVarint);
+    if (value < end && (*value == kUint || *value == kInt)) {
+      const uint8_t* r = value + 1;
+      uint64_t v = wire::read_varint(r, end, origin_);
+      if (r == end) {
+        if (*value == kUint) {
+          out.kind = StatKind::kUint64;
+          out.u = v;
+        } else {
+          out.kind = StatKind::kInt64;
+          out.i = static_cast<int64_t>(v);
+        }
+        return;
+      }
+    }
+    out = decode_stat(std::string_view(reinterpret_cast<const char*>(stat), end - stat),
+                      pl.stat_names, p.strings, origin_, /*with_name=*/false)
+              .value;
+  }
+
+  // find_stats_at with the ids resolved once.
+  class IdStatReader final : public StatReader {
+   public:
+    IdStatReader(const XSpaceImporter& importer, const Profile& p, uint32_t plane,
+                 std::span<const StringId> names)
+        : importer_(importer), p_(p), plane_(plane), n_(names.size()) {
+      any_ = importer.stat_ids(plane, names, ids_);
+    }
+    void read(const ScannedEvent& e, std::span<std::optional<StatValue>> out) const override {
+      for (auto& o : out) o.reset();
+      if (!any_) return;
+      uint32_t raw = e.event == ScannedEvent::kNotDecoded ? e.raw : p_.events.raw[e.event];
+      importer_.stats_by_id(p_, plane_, raw, ids_, n_, out.data());
+    }
+
+   private:
+    const XSpaceImporter& importer_;
+    const Profile& p_;
+    uint32_t plane_;
+    size_t n_;
+    int64_t ids_[kMaxNames];
+    bool any_ = false;
+  };
+
+  std::unique_ptr<StatReader> stat_reader(const Profile& p, uint32_t plane,
+                                          std::span<const StringId> names) const override {
+    if (names.size() > kMaxNames) return EventSource::stat_reader(p, plane, names);
+    return std::make_unique<IdStatReader>(*this, p, plane, names);
+  }
+
+  bool can_scan_lines() const override { return true; }
 
   bool scan_line(const Profile& p, uint32_t li, std::span<const uint8_t> want,
                  std::vector<ScannedEvent>& out) const override {
@@ -601,6 +675,19 @@ class XSpaceImporter : public EventSource {
     int64_t id = 0;
     std::string_view name, display_name;
   };
+  // Where the varint at q (q < e) ends, without a branch per byte where 8 bytes are readable: its
+  // first byte below 0x80 ends it. Unchecked: a varint running past e gives a position past e.
+  static const uint8_t* after_varint(const uint8_t* q, const uint8_t* e) {
+    if (std::endian::native == std::endian::little && e - q >= 8) {
+      uint64_t word;
+      std::memcpy(&word, q, 8);
+      if (uint64_t stops = ~word & 0x8080808080808080ull)
+        return q + std::countr_zero(stops) / 8 + 1;
+    }
+    while (q < e && (*q & 0x80)) ++q;
+    return q + 1;
+  }
+
   CountedLine count_line(std::string_view plane_bytes, std::string_view bytes) const {
     CountedLine out;
     PendingLine& pending = out.pending;
@@ -627,21 +714,8 @@ class XSpaceImporter : public EventSource {
           bits[id / 64] |= uint64_t{1} << (id % 64);
         } else if (len > 0 && *p == key(xevent::kOffsetPs, WireType::kVarint)) {
           // Offset first, then (usually) the metadata id.
-          const uint8_t* q = p + 1;
           const uint8_t* const e = p + len;
-          uint64_t stops = 0;
-          if (std::endian::native == std::endian::little && e - q >= 8) {
-            // The offset's length without a branch per byte: its first byte below 0x80 ends it.
-            uint64_t word;
-            std::memcpy(&word, q, 8);
-            stops = ~word & 0x8080808080808080ull;
-          }
-          if (stops) {
-            q += std::countr_zero(stops) / 8 + 1;
-          } else {
-            while (q < e && (*q & 0x80)) ++q;
-            ++q;
-          }
+          const uint8_t* q = after_varint(p + 1, e);
           if (e - q >= 2 && q[0] == key(xevent::kMetadataId, WireType::kVarint) && q[1] < 0x80)
             bits[q[1] / 64] |= uint64_t{1} << (q[1] % 64);  // a one-byte id: the common case
           else
@@ -954,9 +1028,13 @@ class XSpaceImporter : public EventSource {
         ++n;
         const uint8_t* const event_begin = q;
         q = event_end;
-        // Writers mostly put the metadata id first: most events are passed over on it alone.
-        if (len > 0 && *event_begin == key(xevent::kMetadataId, WireType::kVarint)) {
-          const uint8_t* r = event_begin + 1;
+        // Writers put the metadata id first, or after the offset: most events are passed over on
+        // it alone.
+        const uint8_t* r = event_begin;
+        if (len > 0 && *r == key(xevent::kOffsetPs, WireType::kVarint))
+          r = after_varint(r + 1, event_end);
+        if (r < event_end && *r == key(xevent::kMetadataId, WireType::kVarint)) {
+          ++r;
           int64_t id = static_cast<int64_t>(wire::read_varint(r, event_end, origin_));
           if (!want[lookup.metadata(id)]) continue;
         }

@@ -121,6 +121,29 @@ void Profile::find_own_event_stats(uint32_t plane, const ScannedEvent& e,
     source.find_scanned_event_stats(*this, plane, e.raw, names, out);
 }
 
+namespace {
+
+class StatReaderByEvent final : public StatReader {
+ public:
+  StatReaderByEvent(const Profile& profile, uint32_t plane, std::span<const StringId> names)
+      : profile_(profile), plane_(plane), names_(names.begin(), names.end()) {}
+  void read(const ScannedEvent& e, std::span<std::optional<StatValue>> out) const override {
+    profile_.find_own_event_stats(plane_, e, names_, out);
+  }
+
+ private:
+  const Profile& profile_;
+  uint32_t plane_;
+  std::vector<StringId> names_;
+};
+
+}  // namespace
+
+std::unique_ptr<StatReader> EventSource::stat_reader(const Profile& profile, uint32_t plane,
+                                                     std::span<const StringId> names) const {
+  return std::make_unique<StatReaderByEvent>(profile, plane, names);
+}
+
 bool EventSource::plane_may_have_stat(const Profile&, uint32_t, std::string_view) const {
   return true;
 }
@@ -163,6 +186,7 @@ void Profile::require_lines(const std::vector<uint32_t>& wanted) const {
   }
   if (!any) return;
   if (!finished) throw std::logic_error("require_lines before finish_import");
+  check_writable("require_lines");
   auto& self = const_cast<Profile&>(*this);
   for (size_t s = 0; s < by_source.size(); ++s) {
     if (by_source[s].empty()) continue;
@@ -170,6 +194,12 @@ void Profile::require_lines(const std::vector<uint32_t>& wanted) const {
     by_source[s].erase(std::unique(by_source[s].begin(), by_source[s].end()), by_source[s].end());
     self.sources[s]->decode_lines(self, by_source[s]);
   }
+}
+
+void Profile::check_writable(const char* what) const {
+  if (read_only_.scopes.load() > 0)
+    throw std::logic_error(std::string(what) +
+                           " would change a profile that several threads are reading");
 }
 
 Profile::FileSlots Profile::add_file(const std::string& host, std::shared_ptr<Buffer> buffer) {

@@ -7,6 +7,7 @@
 // rest are decoded on demand from the original bytes (`event_stats`).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -128,6 +129,16 @@ struct ScannedEvent {
   uint32_t raw = 0;              // offset of the XEvent in its plane bytes (not decoded)
 };
 
+// Reads the same few stats of many events of one plane, the events' own only (as
+// Profile::find_own_event_stats), with the names resolved once: for analyses that read a stat or
+// two of hundreds of thousands of events.
+class StatReader {
+ public:
+  virtual ~StatReader() = default;
+  // Sets out[i] (reset first) to the event's own first stat of the reader's i-th name.
+  virtual void read(const ScannedEvent& event, std::span<std::optional<StatValue>> out) const = 0;
+};
+
 // What an importer leaves with the Profile for each file it read: it decodes lines on demand, so a
 // command only pays for the lines it reads (`ops` on a GPU profile never decodes the host
 // threads), and it reads the stats of events and event metadata, which stay in the file.
@@ -151,10 +162,16 @@ class EventSource {
   // when the source cannot (the line is decoded then).
   virtual bool scan_line(const Profile& profile, uint32_t line, std::span<const uint8_t> want,
                          std::vector<ScannedEvent>& out) const;
+  // Whether scan_line reads lines without decoding them (true) or gives up (false).
+  virtual bool can_scan_lines() const { return false; }
   // find_event_stats for an event that scan_line yielded from a line not decoded.
   virtual void find_scanned_event_stats(const Profile& profile, uint32_t plane, uint32_t raw,
                                         std::span<const StringId> names,
                                         std::span<std::optional<StatValue>> out) const;
+  // A StatReader for events of `plane`; the default asks find_event_stats (or
+  // find_scanned_event_stats) per event.
+  virtual std::unique_ptr<StatReader> stat_reader(const Profile& profile, uint32_t plane,
+                                                  std::span<const StringId> names) const;
   // False when no event of the plane can carry a stat of that name (the file declares none):
   // lets an analysis rule out lines it has not read. True when the source cannot tell.
   virtual bool plane_may_have_stat(const Profile& profile, uint32_t plane,
@@ -198,10 +215,28 @@ class Profile {
   template <typename T, typename Make>
   const T& memo(const std::string& key, Make&& make) const {
     auto it = memo_.find(key);
-    if (it == memo_.end())
+    if (it == memo_.end()) {
+      check_writable("memo");
       it = memo_.emplace(key, std::make_shared<T>(std::forward<Make>(make)())).first;
+    }
     return *std::static_pointer_cast<const T>(it->second);
   }
+
+  // A stretch where analyses read the Profile on several threads at once: until it ends,
+  // require_lines and memo throw std::logic_error rather than change it. Decode what the
+  // threads need before it begins.
+  class ReadOnlyScope {
+   public:
+    explicit ReadOnlyScope(const Profile& p) : p_(p) { p_.read_only_.scopes.fetch_add(1); }
+    ~ReadOnlyScope() { p_.read_only_.scopes.fetch_sub(1); }
+    ReadOnlyScope(const ReadOnlyScope&) = delete;
+    ReadOnlyScope& operator=(const ReadOnlyScope&) = delete;
+
+   private:
+    const Profile& p_;
+  };
+  // Whether lines of this line's source can be scanned without decoding them (scan_line).
+  bool can_scan(uint32_t line) const { return sources[lines[line].source]->can_scan_lines(); }
 
   std::string_view str(StringId id) const { return strings[id]; }
   const Plane& plane_of_line(uint32_t line) const { return planes[lines[line].plane]; }
@@ -231,6 +266,10 @@ class Profile {
   // The event's own stats only (no metadata fallback), for an event of scan_line.
   void find_own_event_stats(uint32_t plane, const ScannedEvent& e, std::span<const StringId> names,
                             std::span<std::optional<StatValue>> out) const;
+  // find_own_event_stats for many events of one plane (EventSource::stat_reader).
+  std::unique_ptr<StatReader> stat_reader(uint32_t plane, std::span<const StringId> names) const {
+    return sources[planes[plane].source]->stat_reader(*this, plane, names);
+  }
 
   // Where one input file's pieces go: its Host, its Buffer, and the slot in `sources` its importer
   // takes when it pushes its EventSource (importers push it after reading the file).
@@ -250,7 +289,17 @@ class Profile {
     }
   };
   std::unordered_map<ModuleKey, uint32_t, ModuleKeyHash> module_index_;
+  void check_writable(const char* what) const;
+
   mutable std::unordered_map<std::string, std::shared_ptr<const void>> memo_;
+  struct ReadOnlyCount {  // open ReadOnlyScopes
+    std::atomic<int> scopes{0};
+    ReadOnlyCount() = default;
+    // Profiles move only while no thread reads them.
+    ReadOnlyCount(ReadOnlyCount&&) noexcept {}
+    ReadOnlyCount& operator=(ReadOnlyCount&&) noexcept { return *this; }
+  };
+  mutable ReadOnlyCount read_only_;
 };
 
 }  // namespace jaxprof
