@@ -807,19 +807,35 @@ CompileResult compile_on_lines(const Profile& p, const CompileOptions& options,
 
 }  // namespace
 
-CompileResult compute_compile(const Profile& p, const CompileOptions& options) {
+std::vector<uint32_t> compile_totals_lines(const Profile& p) {
   CompileClasses c = classify_lines(p);
+  std::vector<uint32_t> roots;
+  for (uint32_t li = 0; li < p.lines.size(); ++li)
+    if (c.line_roots[li]) roots.push_back(li);
+  return roots;
+}
+
+std::optional<CompileResult> compile_totals_from_decoded(const Profile& p,
+                                                         const CompileOptions& options) {
+  // The launching threads alone give every compile and its wall time; the module too, unless a
+  // worker thread could name it first.
+  CompileClasses c = classify_lines(p);
+  for (uint32_t li = 0; li < p.lines.size(); ++li)
+    if (c.line_roots[li] && !p.lines[li].decoded) return std::nullopt;
+  CompileOptions totals = options;
+  totals.totals_only = true;
+  bool settled = true;
+  CompileResult r = compile_on_lines(p, totals, c, c.line_roots, true, settled);
+  if (!settled) return std::nullopt;
+  return r;
+}
+
+CompileResult compute_compile(const Profile& p, const CompileOptions& options) {
   if (options.totals_only) {
-    // The launching threads alone give every compile and its wall time; the module too, unless
-    // a worker thread could name it first.
-    std::vector<uint32_t> roots;
-    for (uint32_t li = 0; li < p.lines.size(); ++li)
-      if (c.line_roots[li]) roots.push_back(li);
-    p.require_lines(roots);
-    bool settled = true;
-    CompileResult r = compile_on_lines(p, options, c, c.line_roots, true, settled);
-    if (settled) return r;
+    p.require_lines(compile_totals_lines(p));
+    if (std::optional<CompileResult> r = compile_totals_from_decoded(p, options)) return *r;
   }
+  CompileClasses c = classify_lines(p);
   std::vector<uint32_t> needed;
   for (uint32_t li = 0; li < p.lines.size(); ++li)
     if (c.line_needed[li]) needed.push_back(li);

@@ -147,44 +147,49 @@ struct LineLaunches {
 };
 
 // Reads one line starting from the kinds `kind` (one per metadata entry, kUnknown where none is
-// given). The line is scanned, not decoded: on the threads that run executables, the few
-// ExecuteThunks events are all that is read of a busy line once its other kinds are known.
-void read_line_launches(const Profile& p, std::vector<uint8_t> kind, LineLaunches& out) {
+// given). The line is scanned, not decoded, twice: for the first event of each entry whose kind
+// is not known yet, then for the launches and ExecuteThunks events alone, so that the other
+// events of a busy thread are passed over in the file.
+void read_line_launches(const Profile& p, std::vector<uint8_t> kind, LineLaunches& out,
+                        std::vector<ScannedEvent>& events) {
   out.given.clear();
   out.decided.clear();
   out.launches.clear();
   out.windows.clear();
+  auto name_of = [&](uint32_t m) { return p.str(p.event_metadata[m].name); };
+  // ExecuteThunks events are windows whatever their stats: they never take a kind.
   std::vector<uint8_t> want(kind.size());
+  LineFilter undecided(p);
   for (uint32_t m = 0; m < kind.size(); ++m) {
-    want[m] = kind[m] != kOther;
+    want[m] = kind[m] == kUnknown && name_of(m) != kGpuExecuteEvent;
+    if (want[m]) undecided.want(m);
     if (kind[m] != kUnknown) out.given.emplace_back(m, kind[m]);
   }
   TwoStats correlation(p, "correlation_id", "correlation_id");
-  std::vector<ScannedEvent> events;
+  TwoStats::Values ids;
   const uint32_t plane = p.lines[out.line].plane;
-  p.scan_line(out.line, want, events);
+  events.clear();
+  if (undecided.may_hold(out.line)) p.scan_line_firsts(out.line, want, events);
   for (const ScannedEvent& e : events) {
-    uint32_t m = e.metadata;
-    if (kind[m] == kOther) continue;
-    std::string_view name = p.str(p.event_metadata[m].name);
-    if (name == kGpuExecuteEvent) {
-      out.windows.push_back({e.start_ps, e.start_ps + e.duration_ps});
-      continue;
-    }
+    std::string_view name = name_of(e.metadata);
     bool found = false;
     if (!name.starts_with('$')) {  // Python tracer frames carry no stats
-      TwoStats::Values ids;
       correlation.read(plane, e, ids);
-      if (ids.first) {
-        out.launches.push_back({*ids.first, {out.line, e.start_ps}});
-        found = true;
-      }
+      found = ids.first.has_value();
     }
-    if (kind[m] == kUnknown) {
-      kind[m] = found ? kLaunch : kOther;
-      out.decided.emplace_back(m, kind[m]);
-      want[m] = found;
+    kind[e.metadata] = found ? kLaunch : kOther;
+    out.decided.emplace_back(e.metadata, kind[e.metadata]);
+  }
+  for (uint32_t m = 0; m < kind.size(); ++m) want[m] = kind[m] != kOther;
+  p.scan_line(out.line, want, events);
+  for (const ScannedEvent& e : events) {
+    if (kind[e.metadata] != kLaunch) {
+      if (name_of(e.metadata) == kGpuExecuteEvent)
+        out.windows.push_back({e.start_ps, e.start_ps + e.duration_ps});
+      continue;
     }
+    correlation.read(plane, e, ids);
+    if (ids.first) out.launches.push_back({*ids.first, {out.line, e.start_ps}});
   }
 }
 
@@ -223,10 +228,16 @@ HostLaunches index_host_launches(const Profile& p, uint32_t host, bool all) {
     if (!p.can_scan(line.line)) unscannable.push_back(line.line);
   p.require_lines(unscannable);
   const size_t threads = parts_for(total, kEventsPerPart);
+  // Python frames never carry a correlation id (read_line_launches reads no stats of theirs):
+  // their kind is known before any line is read.
+  std::vector<uint8_t> by_name(p.event_metadata.size(), kUnknown);
+  for (uint32_t m = 0; m < by_name.size(); ++m)
+    if (p.str(p.event_metadata[m].name).starts_with('$')) by_name[m] = kOther;
   std::vector<std::vector<size_t>> read_by(threads);  // the lines each thread has read
+  std::vector<std::vector<ScannedEvent>> buffers(threads);
   Profile::ReadOnlyScope reading(p);
   for_each_parallel(costs, threads, [&](size_t k, size_t thread) {
-    std::vector<uint8_t> kind(p.event_metadata.size(), kUnknown);
+    std::vector<uint8_t> kind = by_name;
     std::vector<size_t>& done = read_by[thread];
     std::sort(done.begin(), done.end());
     for (size_t j : done) {
@@ -234,15 +245,15 @@ HostLaunches index_host_launches(const Profile& p, uint32_t host, bool all) {
       for (auto [m, d] : lines[j].decided)
         if (kind[m] == kUnknown) kind[m] = d;
     }
-    read_line_launches(p, std::move(kind), lines[k]);
+    read_line_launches(p, std::move(kind), lines[k], buffers[thread]);
     done.push_back(k);
   });
-  std::vector<uint8_t> before(p.event_metadata.size(), kUnknown);  // decided by the lines before
+  std::vector<uint8_t> before = by_name;  // and decided by the lines before
   for (LineLaunches& line : lines) {
     bool agrees = true;
     for (auto [m, k] : line.given) agrees &= before[m] == k;
     for (auto [m, k] : line.decided) agrees &= before[m] == kUnknown || before[m] == k;
-    if (!agrees) read_line_launches(p, before, line);
+    if (!agrees) read_line_launches(p, before, line, buffers[0]);
     for (auto [m, k] : line.decided)
       if (before[m] == kUnknown) before[m] = k;
   }
@@ -348,10 +359,13 @@ std::vector<uint32_t> module_events(const Profile& p, const DeviceLines& dev) {
     for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e)
       if (p.events.module[e] != 0 && dev.counts(p.events, e)) out.push_back(e);
   }
-  std::sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) {
+  auto by_start = [&](uint32_t a, uint32_t b) {
     int64_t sa = p.events.start_ps[a], sb = p.events.start_ps[b];
     return sa != sb ? sa < sb : a < b;
-  });
+  };
+  // One line (a GPU stream) is in order already.
+  if (!std::is_sorted(out.begin(), out.end(), by_start))
+    std::sort(out.begin(), out.end(), by_start);
   return out;
 }
 

@@ -8,6 +8,7 @@
 
 #include "jaxprof/analysis/collectives.h"
 #include "jaxprof/analysis/compile.h"
+#include "jaxprof/analysis/device_events.h"
 #include "jaxprof/analysis/module_executions.h"
 #include "jaxprof/analysis/modules.h"
 #include "jaxprof/analysis/ops.h"
@@ -131,32 +132,45 @@ SummaryResult compute_summary(const Profile& p, const SummaryOptions& options) {
   SummaryResult r;
   for (const Host& h : p.hosts) r.hosts.push_back(h.name);
 
-  // The analyses that decode (module executions: the device lines; compile: its host lines) run
-  // first; the others only read the profile then, two at a time.
+  // The lines the analyses read are decoded first, in one pass (the devices' op lines, the
+  // threads that launch compiles), and module executions are found; then the analyses only read
+  // the profile and run side by side.
+  std::vector<uint32_t> lines = compile_totals_lines(p);
+  for (const DeviceLines& d : op_devices(p))
+    lines.insert(lines.end(), d.lines.begin(), d.lines.end());
+  p.require_lines(lines);
   module_executions(p);
-  CompileResult comp = compute_compile(p, {.top_steps = 1, .totals_only = true});
   TimelineResult tl;
   ModulesResult mods;
   OpsResult ops;
   CollectivesResult coll;
-  auto part = [&](size_t k) {
-    if (k == 0) {
-      tl = compute_timeline(p);
-      mods = compute_modules(p, {.top_ops = 0, .steps = false});
-    } else {
-      ops = compute_ops(p, {});
-      coll = compute_collectives(p, {});
-    }
-  };
+  const CompileOptions compile_options{.top_steps = 1, .totals_only = true};
+  std::optional<CompileResult> compiled;
   {
     Profile::ReadOnlyScope reading(p);
-    if (parts_for(2, 1) == 2) {
-      run_parts(2, part);
-    } else {
-      part(0);
-      part(1);
-    }
+    // Relative costs, so that the longest start first.
+    const std::vector<uint64_t> costs = {3, 1, 3, 2, 2};
+    for_each_parallel(costs, parts_for(costs.size(), 1), [&](size_t k, size_t) {
+      switch (k) {
+        case 0:
+          tl = compute_timeline(p);
+          break;
+        case 1:
+          mods = compute_modules(p, {.top_ops = 0, .steps = false});
+          break;
+        case 2:
+          ops = compute_ops(p, {});
+          break;
+        case 3:
+          coll = compute_collectives(p, {});
+          break;
+        default:
+          compiled = compile_totals_from_decoded(p, compile_options);
+      }
+    });
   }
+  // Compiles whose module only other threads name: those lines are decoded now.
+  CompileResult comp = compiled ? std::move(*compiled) : compute_compile(p, compile_options);
 
   for (const DeviceTimeline& d : tl.devices) {
     SummaryDeviceTime& s = r.device;

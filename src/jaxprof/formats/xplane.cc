@@ -485,23 +485,45 @@ class XSpaceImporter : public EventSource {
 
   bool scan_line(const Profile& p, uint32_t li, std::span<const uint8_t> want,
                  std::vector<ScannedEvent>& out) const override {
+    scan_with_file_name(p, li, want, [&](const ScannedEvent& e) { out.push_back(e); });
+    // The order the decoded line would have (sort_lines): a stable sort of the whole line keeps
+    // any subset of it in the order a stable sort of the subset gives.
+    if (!std::is_sorted(out.begin(), out.end(), in_line_order))
+      std::stable_sort(out.begin(), out.end(), in_line_order);
+    return true;
+  }
+
+  bool scan_line_firsts(const Profile& p, uint32_t li, std::span<const uint8_t> want,
+                        std::vector<ScannedEvent>& out) const override {
+    std::vector<uint32_t> slot(want.size(), UINT32_MAX);  // metadata -> its event in out
+    scan_with_file_name(p, li, want, [&](const ScannedEvent& e) {
+      uint32_t& s = slot[e.metadata];
+      if (s == UINT32_MAX) {
+        s = static_cast<uint32_t>(out.size());
+        out.push_back(e);
+      } else if (in_line_order(e, out[s])) {  // ties keep the earlier, as a stable sort does
+        out[s] = e;
+      }
+    });
+    return true;
+  }
+
+  static bool in_line_order(const ScannedEvent& a, const ScannedEvent& b) {
+    if (a.start_ps != b.start_ps) return a.start_ps < b.start_ps;
+    return a.duration_ps > b.duration_ps;
+  }
+
+  template <typename Sink>
+  void scan_with_file_name(const Profile& p, uint32_t li, std::span<const uint8_t> want,
+                           Sink&& sink) const {
     try {
-      scan_chunks(p, li, want, out);
+      scan_chunks(p, li, want, sink);
     } catch (const InputError& e) {
       if (!e.file().empty()) throw;
       throw InputError(buf_->path(),
                        e.reason() + (buf_->compressed() ? " in the decompressed data" : ""),
                        e.offset());
     }
-    // The order the decoded line would have (sort_lines): a stable sort of the whole line keeps
-    // any subset of it in the order a stable sort of the subset gives.
-    auto in_line_order = [](const ScannedEvent& a, const ScannedEvent& b) {
-      if (a.start_ps != b.start_ps) return a.start_ps < b.start_ps;
-      return a.duration_ps > b.duration_ps;
-    };
-    if (!std::is_sorted(out.begin(), out.end(), in_line_order))
-      std::stable_sort(out.begin(), out.end(), in_line_order);
-    return true;
   }
 
   bool plane_may_have_stat(const Profile& p, uint32_t plane, std::string_view name) const override {
@@ -999,8 +1021,10 @@ class XSpaceImporter : public EventSource {
 
   // Walks the line's events in file order as decode_chunk does, reading the metadata id of each
   // and offset and duration only of those `want` accepts.
+  // Calls sink(ScannedEvent) for each event of the line marked in `want`, in file order.
+  template <typename Sink>
   void scan_chunks(const Profile& p, uint32_t li, std::span<const uint8_t> want,
-                   std::vector<ScannedEvent>& out) const {
+                   Sink&& sink) const {
     const int64_t shift_ps = (host_base_ns_ - p.base_ns) * 1000;
     for (uint32_t ci : line_chunks_[li - first_line_]) {
       const Chunk& c = chunks_[ci];
@@ -1066,8 +1090,8 @@ class XSpaceImporter : public EventSource {
         uint32_t mi = lookup.metadata(static_cast<int64_t>(metadata_id));
         if (!want[mi]) continue;
         if (static_cast<int64_t>(duration_ps) < 0) fail_at(field, "event with negative duration");
-        out.push_back({c.line_base_ps + shift_ps + static_cast<int64_t>(offset_ps),
-                       static_cast<int64_t>(duration_ps), mi, ScannedEvent::kNotDecoded, raw});
+        sink(ScannedEvent{c.line_base_ps + shift_ps + static_cast<int64_t>(offset_ps),
+                          static_cast<int64_t>(duration_ps), mi, ScannedEvent::kNotDecoded, raw});
       }
       if (n != c.count) fail_at(q, "line ended before its events were read (corrupt file)");
     }

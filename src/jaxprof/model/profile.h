@@ -162,6 +162,11 @@ class EventSource {
   // when the source cannot (the line is decoded then).
   virtual bool scan_line(const Profile& profile, uint32_t line, std::span<const uint8_t> want,
                          std::vector<ScannedEvent>& out) const;
+  // scan_line for the first event in line order of each entry marked in `want` only, in no
+  // particular order: what decides how an analysis treats the entry, without the rest.
+  virtual bool scan_line_firsts(const Profile& profile, uint32_t line,
+                                std::span<const uint8_t> want,
+                                std::vector<ScannedEvent>& out) const;
   // Whether scan_line reads lines without decoding them (true) or gives up (false).
   virtual bool can_scan_lines() const { return false; }
   // find_event_stats for an event that scan_line yielded from a line not decoded.
@@ -209,6 +214,10 @@ class Profile {
   // a few kinds of event on busy lines.
   void scan_line(uint32_t line, std::span<const uint8_t> want,
                  std::vector<ScannedEvent>& out) const;
+  // The first event in line order of each metadata entry marked in `want` that the line holds,
+  // in no particular order (EventSource::scan_line_firsts).
+  void scan_line_firsts(uint32_t line, std::span<const uint8_t> want,
+                        std::vector<ScannedEvent>& out) const;
 
   // A derived result several analyses share within one run (e.g. module executions): computed
   // by `make` on first use, then kept with the profile. Logically const, like require_lines.
