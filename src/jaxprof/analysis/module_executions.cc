@@ -440,28 +440,30 @@ std::vector<ModuleExecution> from_module_line(const Profile& p, const DeviceLine
   // An op belongs to the execution it starts in (executions on one core do not overlap).
   std::vector<int64_t> starts;
   for (const ModuleExecution& x : out) starts.push_back(x.start_ps);
-  // (execution, event) in line order; counted first so that each execution's list is allocated
-  // once.
-  std::vector<std::pair<uint32_t, uint32_t>> placed;
-  std::vector<uint32_t> counts(out.size(), 0);
-  for (uint32_t li : dev.lines) {
-    const Line& ol = p.lines[li];
-    // The line's events come by start: the execution each starts in only moves forward.
-    size_t next = 0;  // the first execution starting after the current event
-    for (uint32_t e = ol.first_event; e < ol.first_event + ol.event_count; ++e) {
-      int64_t t = p.events.start_ps[e];
-      while (next < starts.size() && starts[next] <= t) ++next;
-      if (next == 0) continue;
-      ModuleExecution& x = out[next - 1];
-      if (t >= x.end_ps) continue;
-      uint32_t m = p.events.module[e];
-      if (m != 0 && x.program_id != kNoProgram && p.modules[m].program_id != x.program_id) continue;
-      placed.emplace_back(static_cast<uint32_t>(next - 1), e);
-      ++counts[next - 1];
+  // Each event's execution, in line order; visited twice (count, then fill) so that each
+  // execution's list is allocated once and no list of all events is kept.
+  auto place = [&](auto&& take) {
+    for (uint32_t li : dev.lines) {
+      const Line& ol = p.lines[li];
+      // The line's events come by start: the execution each starts in only moves forward.
+      size_t next = 0;  // the first execution starting after the current event
+      for (uint32_t e = ol.first_event; e < ol.first_event + ol.event_count; ++e) {
+        int64_t t = p.events.start_ps[e];
+        while (next < starts.size() && starts[next] <= t) ++next;
+        if (next == 0) continue;
+        ModuleExecution& x = out[next - 1];
+        if (t >= x.end_ps) continue;
+        uint32_t m = p.events.module[e];
+        if (m != 0 && x.program_id != kNoProgram && p.modules[m].program_id != x.program_id)
+          continue;
+        take(x, e);
+      }
     }
-  }
+  };
+  std::vector<uint32_t> counts(out.size(), 0);
+  place([&](const ModuleExecution& x, uint32_t) { ++counts[&x - out.data()]; });
   for (size_t k = 0; k < out.size(); ++k) out[k].events.reserve(counts[k]);
-  for (auto [k, e] : placed) out[k].events.push_back(e);
+  place([](ModuleExecution& x, uint32_t e) { x.events.push_back(e); });
   auto event_by_start = [&](uint32_t a, uint32_t b) {
     int64_t sa = p.events.start_ps[a], sb = p.events.start_ps[b];
     return sa != sb ? sa < sb : a < b;

@@ -116,8 +116,12 @@ void device_timeline(const Profile& p, const DeviceLines& dev, const DeviceExecu
   const std::vector<Interval>& compute = by_kind[0];
   const std::vector<Interval>& comm = by_kind[1];
   const std::vector<Interval>& memcpy = by_kind[2];
-  std::vector<Interval> compute_or_comm = merged_union(compute, comm);
-  std::vector<Interval> busy = merged_union(compute_or_comm, memcpy);
+  // Unions with an empty side are the other side: not copied (they can be millions long).
+  std::vector<Interval> compute_or_comm_copy, busy_copy;
+  const std::vector<Interval>& compute_or_comm =
+      comm.empty() ? compute : (compute_or_comm_copy = merged_union(compute, comm));
+  const std::vector<Interval>& busy =
+      memcpy.empty() ? compute_or_comm : (busy_copy = merged_union(compute_or_comm, memcpy));
 
   // Lengths of differences without building them: |A \ B| = |A| - |A ∩ B| for merged lists,
   // and busy time lies within [first, last).
