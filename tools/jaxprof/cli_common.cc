@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "jaxprof/analysis/parallel_parts.h"
+
 namespace jaxprof::cli {
 
 std::vector<CommandRegistration>& registered_commands() {
@@ -20,7 +22,13 @@ void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--format", o.format, "Output format")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();
-  cmd->add_option("--threads", o.threads, "Decoder threads (default: one per core)");
+  add_threads_option(cmd, o.threads);
+}
+
+void add_threads_option(CLI::App* cmd, unsigned& threads) {
+  cmd->add_option("--threads", threads,
+                  "Threads that decode and analyse (default: one per core; the result is the same "
+                  "for any number)");
 }
 
 void write(const std::string& s) {
@@ -34,6 +42,7 @@ void load(const CommonOptions& o, LoadedProfile& out) {
   lo.session = o.session;
   lo.hosts = o.hosts;
   lo.import.threads = o.threads;
+  analysis_threads.store({.threads = o.threads});
   load_profile(o.paths, lo, out);
 }
 

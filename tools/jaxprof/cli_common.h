@@ -26,6 +26,8 @@ struct CommonOptions {
 };
 
 void add_common(CLI::App* cmd, CommonOptions& o);
+// --threads: the decoder and analysis threads (also caps analysis_threads when loading).
+void add_threads_option(CLI::App* cmd, unsigned& threads);
 void load(const CommonOptions& o, LoadedProfile& out);
 OutputFormat format_of(const CommonOptions& o);
 // Writes to stdout; a closed pipe (jaxprof ... | head) is not an error.

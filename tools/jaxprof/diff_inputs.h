@@ -11,6 +11,7 @@
 
 #include "cli_common.h"
 #include "jaxprof/analysis/diff.h"
+#include "jaxprof/analysis/parallel_parts.h"
 #include "jaxprof/error.h"
 
 namespace jaxprof::cli {
@@ -32,7 +33,7 @@ inline void add_two_profiles(CLI::App* cmd, TwoProfiles& o) {
   cmd->add_option("--new", o.now, "NEW captures instead of the NEW argument, like --base")
       ->expected(1, 1 << 16);
   cmd->add_option("--host", o.hosts, "Only these hosts (repeat or comma-separate)")->delimiter(',');
-  cmd->add_option("--threads", o.threads, "Decoder threads (default: one per core)");
+  add_threads_option(cmd, o.threads);
 }
 
 // The profiles of one side, from its positional argument or its option (not both).
@@ -57,6 +58,7 @@ inline ProfileSamples load_side(const TwoProfiles& o, bool base_side) {
   LoadOptions lo;
   lo.hosts = o.hosts;
   lo.import.threads = o.threads;
+  analysis_threads.store({.threads = o.threads});
   std::vector<ProfileSamples> captures;
   for (const std::string& path : paths) {
     LoadedProfile loaded;
