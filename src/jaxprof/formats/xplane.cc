@@ -391,8 +391,11 @@ class XSpaceImporter : public EventSource {
     uint64_t len = wire::read_varint(at, end, origin_);
     if (len > static_cast<uint64_t>(end - at)) fail_at(at, "event is longer than its line");
     const uint8_t* const event_end = at + len;
+    // Names still to find: the walk ends when none is left (only the first of each counts).
+    size_t missing = 0;
+    for (size_t i = 0; i < n; ++i) missing += ids[i] >= 0 && !out[i];
     // The event's fields are walked inline, as in decode_chunk: this runs for many events.
-    while (at < event_end) {
+    while (at < event_end && missing > 0) {
       uint8_t tag = *at;
       if (tag != key(xevent::kStats, WireType::kLen)) {
         if (tag < 0x80 && (tag & 7) == static_cast<uint8_t>(WireType::kVarint)) {
@@ -421,6 +424,7 @@ class XSpaceImporter : public EventSource {
         } else {
           out[i] = out[first];
         }
+        --missing;
       }
     }
   }
