@@ -64,6 +64,25 @@ TEST(ParallelParts, FirstFailingPartInPartOrderIsRethrownAfterAllRan) {
   EXPECT_EQ(ran.load(), 4);
 }
 
+TEST(ParallelParts, TheLowestFailingItemsErrorWhateverTheThreads) {
+  std::vector<uint64_t> costs(50, 1);
+  costs[40] = 100;  // started first
+  for (size_t threads : {1u, 2u, 5u}) {
+    std::atomic<int> ran{0};
+    try {
+      for_each_parallel(costs, threads, [&](size_t i, size_t) {
+        ran.fetch_add(1);
+        if (i == 7) throw std::runtime_error("item 7");
+        if (i == 40) throw std::runtime_error("item 40");
+      });
+      FAIL() << "no exception";
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()), "item 7") << threads << " threads";
+    }
+    EXPECT_EQ(ran.load(), 50);
+  }
+}
+
 TEST(ParallelParts, PartsFollowTheWorkAndTheLimit) {
   {
     ThreadLimit limit({.threads = 3});

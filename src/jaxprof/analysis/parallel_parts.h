@@ -59,18 +59,27 @@ void run_parts(size_t parts, Fn&& fn) {
 
 // Runs fn(i, thread) for every item i on up to `threads` threads (numbered from 0), each taking
 // the next item when it is done with one, costliest first (so that a long item does not start
-// last).
+// last). When items fail, the error of the lowest-numbered one is rethrown once all have run:
+// the same error whatever the number of threads.
 template <typename Fn>
 void for_each_parallel(const std::vector<uint64_t>& costs, size_t threads, Fn&& fn) {
   std::vector<size_t> order(costs.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return costs[a] > costs[b]; });
+  std::vector<std::exception_ptr> errors(costs.size());
   std::atomic<size_t> next{0};
   run_parts(std::min(threads, order.size()), [&](size_t thread) {
-    for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < order.size();)
-      fn(order[k], thread);
+    for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < order.size();) {
+      try {
+        fn(order[k], thread);
+      } catch (...) {
+        errors[order[k]] = std::current_exception();
+      }
+    }
   });
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
 }
 
 }  // namespace jaxprof
