@@ -182,6 +182,7 @@ void read_line_launches(const Profile& p, std::vector<uint8_t> kind, LineLaunche
   }
   for (uint32_t m = 0; m < kind.size(); ++m) want[m] = kind[m] != kOther;
   p.scan_line(out.line, want, events);
+  out.launches.reserve(events.size());
   for (const ScannedEvent& e : events) {
     if (kind[e.metadata] != kLaunch) {
       if (name_of(e.metadata) == kGpuExecuteEvent)
