@@ -805,21 +805,17 @@ CompileResult compile_on_lines(const Profile& p, const CompileOptions& options,
   return result;
 }
 
-}  // namespace
-
-std::vector<uint32_t> compile_totals_lines(const Profile& p) {
-  CompileClasses c = classify_lines(p);
+std::vector<uint32_t> root_lines(const Profile& p, const CompileClasses& c) {
   std::vector<uint32_t> roots;
   for (uint32_t li = 0; li < p.lines.size(); ++li)
     if (c.line_roots[li]) roots.push_back(li);
   return roots;
 }
 
-std::optional<CompileResult> compile_totals_from_decoded(const Profile& p,
-                                                         const CompileOptions& options) {
-  // The launching threads alone give every compile and its wall time; the module too, unless a
-  // worker thread could name it first.
-  CompileClasses c = classify_lines(p);
+// The launching threads alone give every compile and its wall time; the module too, unless a
+// worker thread could name it first.
+std::optional<CompileResult> totals_from_roots(const Profile& p, const CompileClasses& c,
+                                               const CompileOptions& options) {
   for (uint32_t li = 0; li < p.lines.size(); ++li)
     if (c.line_roots[li] && !p.lines[li].decoded) return std::nullopt;
   CompileOptions totals = options;
@@ -830,12 +826,23 @@ std::optional<CompileResult> compile_totals_from_decoded(const Profile& p,
   return r;
 }
 
+}  // namespace
+
+std::vector<uint32_t> compile_totals_lines(const Profile& p) {
+  return root_lines(p, classify_lines(p));
+}
+
+std::optional<CompileResult> compile_totals_from_decoded(const Profile& p,
+                                                         const CompileOptions& options) {
+  return totals_from_roots(p, classify_lines(p), options);
+}
+
 CompileResult compute_compile(const Profile& p, const CompileOptions& options) {
-  if (options.totals_only) {
-    p.require_lines(compile_totals_lines(p));
-    if (std::optional<CompileResult> r = compile_totals_from_decoded(p, options)) return *r;
-  }
   CompileClasses c = classify_lines(p);
+  if (options.totals_only) {
+    p.require_lines(root_lines(p, c));
+    if (std::optional<CompileResult> r = totals_from_roots(p, c, options)) return *r;
+  }
   std::vector<uint32_t> needed;
   for (uint32_t li = 0; li < p.lines.size(); ++li)
     if (c.line_needed[li]) needed.push_back(li);

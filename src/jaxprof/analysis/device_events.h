@@ -1,6 +1,6 @@
-// Which events are a device's op executions: GPU stream lines, TPU "XLA Ops" lines, the "XLA Thunks"
-// lines of nsys-jax archives, and on the CPU backend the host-thread events that carry an hlo_op
-// stat.
+// Which events are a device's op executions: GPU stream lines, TPU "XLA Ops" lines, the "XLA
+// Thunks" lines of nsys-jax archives, and on the CPU backend the host-thread events that carry an
+// hlo_op stat.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,13 @@ struct DeviceLines {
   int64_t ordinal = -1;
   std::shared_ptr<const std::vector<int32_t>> ordinals;  // per event of the plane, from first_event
   uint32_t first_event = 0;
+
+  // Events on the device's lines (those `counts` rejects included): the size of its work.
+  uint64_t line_events(const Profile& profile) const {
+    uint64_t n = 0;
+    for (uint32_t li : lines) n += profile.lines[li].event_count;
+    return n;
+  }
 
   bool counts(const Events& ev, uint32_t e) const {
     if (!hlo_ops_only) return true;

@@ -560,9 +560,7 @@ std::vector<DeviceExecutions> compute_module_executions(const Profile& p) {
   for (const DeviceLines& dev : devices) {
     needed.insert(needed.end(), dev.lines.begin(), dev.lines.end());
     if (auto li = module_line_of(p, dev)) needed.push_back(*li);
-    uint64_t& n = costs.emplace_back(0);
-    for (uint32_t li : dev.lines) n += p.lines[li].event_count;
-    device_events += n;
+    device_events += costs.emplace_back(dev.line_events(p));
   }
   p.require_lines(needed);  // before the parallel parts, which only read
 

@@ -6,6 +6,7 @@
 #include <array>
 #include <bit>
 #include <functional>
+#include <memory>
 #include <string_view>
 #include <unordered_map>
 
@@ -60,9 +61,11 @@ class KeyStatReader {
   // Returns whether the event has any of the four stats itself (else its key depends on its
   // metadata entry alone).
   bool read(uint32_t plane, uint32_t e, KeyStats& out) {
-    for (auto& o : out) o.reset();
-    profile_.sources[profile_.planes[plane].source]->find_event_stats(profile_, plane, e,
-                                                                      metadata_.names(), out);
+    if (!own_ || plane != plane_) {
+      own_ = profile_.stat_reader(plane, metadata_.names());
+      plane_ = plane;
+    }
+    own_->read(ScannedEvent{.metadata = profile_.events.metadata[e], .event = e}, out);
     bool own = false;
     for (const auto& o : out) own |= o.has_value();
     if (!out[kHloModule] || !out[kProgramId])
@@ -73,6 +76,8 @@ class KeyStatReader {
  private:
   const Profile& profile_;
   MetadataStatCache<kSlots> metadata_;
+  std::unique_ptr<StatReader> own_;  // the events' own stats, for events of plane_
+  uint32_t plane_ = 0;
 };
 
 void append_key(std::string& key, const Profile& profile, uint32_t e, const KeyStats& ks) {

@@ -95,9 +95,7 @@ void device_timeline(const Profile& p, const DeviceLines& dev, const DeviceExecu
   t.device = dev.name;
   t.host = p.hosts[p.planes[dev.plane].host].name;
   std::vector<Interval> by_kind[3];
-  size_t events = 0;
-  for (uint32_t li : dev.lines) events += p.lines[li].event_count;
-  by_kind[0].reserve(events);  // compute: nearly all of them
+  by_kind[0].reserve(dev.line_events(p));  // compute: nearly all of them
   int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
   const Events& ev = p.events;
   for (uint32_t li : dev.lines) {
@@ -156,11 +154,7 @@ TimelineResult compute_timeline(const Profile& p) {
   // Devices in parallel, each thread with its own category cache.
   std::vector<uint64_t> costs;
   uint64_t total = 0;
-  for (const DeviceLines& dev : devices) {
-    uint64_t& n = costs.emplace_back(0);
-    for (uint32_t li : dev.lines) n += p.lines[li].event_count;
-    total += n;
-  }
+  for (const DeviceLines& dev : devices) total += costs.emplace_back(dev.line_events(p));
   const size_t threads = parts_for(total, kEventsPerThread);
   std::vector<CategoryCache> caches(threads, CategoryCache(p));
   std::vector<DeviceTimeline> timelines(devices.size());
