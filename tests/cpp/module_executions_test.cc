@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <string>
 
+#include "jaxprof/analysis/host_launches.h"
 #include "jaxprof/formats/load.h"
 #include "test_paths.h"
 
@@ -23,7 +26,7 @@ LoadedProfile load(const std::string& path) {
 
 TEST(ModuleExecutions, CpuMatmulTenRunsOfTwoOps) {
   LoadedProfile lp = load(test_data("jax_cpu_matmul"));
-  std::vector<DeviceExecutions> r = module_executions(lp.profile);
+  const std::vector<DeviceExecutions>& r = module_executions(lp.profile);
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].source, ExecutionSource::kRunId);
   ASSERT_EQ(r[0].executions.size(), 10u);
@@ -46,7 +49,7 @@ TEST(ModuleExecutions, CpuMatmulTenRunsOfTwoOps) {
 
 TEST(ModuleExecutions, CpuEightDevicesFourStepsOfTwoPrograms) {
   LoadedProfile lp = load(test_data("jax_cpu_8dev"));
-  std::vector<DeviceExecutions> r = module_executions(lp.profile);
+  const std::vector<DeviceExecutions>& r = module_executions(lp.profile);
   ASSERT_EQ(r.size(), 8u);
   for (const DeviceExecutions& d : r) {
     ASSERT_EQ(d.executions.size(), 8u) << d.device;
@@ -76,7 +79,7 @@ namespace {
 // kernel of a module belongs to one of them.
 TEST(ModuleExecutions, GpuKernelsGroupedByHostExecution) {
   LoadedProfile lp = load(fixture("xplane/mi300x_jax_gemm.xplane.pb"));
-  std::vector<DeviceExecutions> r = module_executions(lp.profile);
+  const std::vector<DeviceExecutions>& r = module_executions(lp.profile);
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].source, ExecutionSource::kHostLaunch);
   ASSERT_EQ(r[0].executions.size(), 42u);
@@ -91,11 +94,11 @@ TEST(ModuleExecutions, GpuKernelsGroupedByHostExecution) {
   EXPECT_EQ(warm, 16);  // 16 distinct program ids
 
   LoadedProfile le = load(fixture("xplane/mi300x_jax_elementwise.xplane.pb"));
-  r = module_executions(le.profile);
-  ASSERT_EQ(r.size(), 1u);
-  ASSERT_EQ(r[0].executions.size(), 55u);
+  const std::vector<DeviceExecutions>& re = module_executions(le.profile);
+  ASSERT_EQ(re.size(), 1u);
+  ASSERT_EQ(re[0].executions.size(), 55u);
   size_t kernels = 0;
-  for (const ModuleExecution& x : r[0].executions) {
+  for (const ModuleExecution& x : re[0].executions) {
     kernels += x.events.size();
     // jit__mean and jit__reduce_sum launch two kernels per run.
     EXPECT_EQ(x.events.size(), x.name == "jit__mean" || x.name == "jit__reduce_sum" ? 2u : 1u);
@@ -105,7 +108,7 @@ TEST(ModuleExecutions, GpuKernelsGroupedByHostExecution) {
 
 TEST(ModuleExecutions, GpuEightDevicesFiveRunsEach) {
   LoadedProfile lp = load(fixture("xplane/mi300x_jax_conv.xplane.pb"));
-  std::vector<DeviceExecutions> r = module_executions(lp.profile);
+  const std::vector<DeviceExecutions>& r = module_executions(lp.profile);
   ASSERT_EQ(r.size(), 8u);
   for (size_t d = 0; d < 8; ++d) {
     ASSERT_EQ(r[d].executions.size(), 5u) << r[d].device;
@@ -122,9 +125,49 @@ TEST(ModuleExecutions, GpuEightDevicesFiveRunsEach) {
   }
 }
 
+// A host's launches are looked up by correlation id alike from a table indexed by id (the ids of
+// these captures are dense) and from a hash map: every kernel finds its launch, and the launch
+// its ExecuteThunks window.
+TEST(HostLaunches, IdTableAndHashMapAgree) {
+  for (const char* name :
+       {"xplane/mi300x_jax_conv.xplane.pb", "xplane/mi300x_jax_elementwise.xplane.pb"}) {
+    LoadedProfile lp = load(fixture(name));
+    const Profile& p = lp.profile;
+    std::vector<int64_t> kernels;  // the kernels' correlation ids
+    for (uint32_t pi = 0; pi < p.planes.size(); ++pi) {
+      if (p.planes[pi].kind != PlaneKind::kGpu) continue;
+      p.require_lines(p.planes[pi].lines);
+      for (uint32_t li : p.planes[pi].lines)
+        for (uint32_t e = p.lines[li].first_event;
+             e < p.lines[li].first_event + p.lines[li].event_count; ++e)
+          if (auto id = p.event_stat(pi, e, "correlation_id")) kernels.push_back(*id->as_int());
+    }
+    ASSERT_FALSE(kernels.empty()) << name;
+    for (bool all : {false, true}) {
+      HostLaunches table = HostLaunches::index(p, 0, all);
+      HostLaunches hashed = HostLaunches::index(p, 0, all, HostLaunches::IdLookup::kHashMap);
+      size_t launched = 0, in_window = 0;
+      for (int64_t id : kernels) {
+        ASSERT_EQ(table.has_launch(id), hashed.has_launch(id)) << name << " id " << id;
+        ASSERT_EQ(table.window_of(id), hashed.window_of(id)) << name << " id " << id;
+        launched += table.has_launch(id);
+        in_window += table.window_of(id).has_value();
+      }
+      EXPECT_EQ(launched, kernels.size()) << name;
+      // The kernels the module executions above hold (198 and 65) lie in windows; on the conv
+      // capture so do three that name no module.
+      EXPECT_EQ(in_window, std::string(name).find("conv") != std::string::npos ? 201u : 65u)
+          << name;
+      int64_t highest = *std::max_element(kernels.begin(), kernels.end());
+      EXPECT_FALSE(table.has_launch(highest + 1000000));
+      EXPECT_FALSE(hashed.has_launch(-1));
+    }
+  }
+}
+
 TEST(ModuleExecutions, TpuModuleLine) {
   LoadedProfile lp = load(fixture("xplane/tpu_4chip_inference.xplane.pb"));
-  std::vector<DeviceExecutions> r = module_executions(lp.profile);
+  const std::vector<DeviceExecutions>& r = module_executions(lp.profile);
   ASSERT_EQ(r.size(), 4u);
   EXPECT_EQ(r[0].source, ExecutionSource::kModuleLine);
   ASSERT_EQ(r[0].executions.size(), 105u);

@@ -440,6 +440,85 @@ TEST(XSpaceImport, StatReaderMatchesTheDecodedStats) {
   }
 }
 
+// visit_line hands over the events scan_line gives (in file order, which a stable sort by start,
+// longest first, turns into line order) with the stats a StatReader reads of each; the same from a
+// decoded line, and with more names than the importer looks up by id.
+TEST(XSpaceImport, VisitLineIsScanLineWithItsStats) {
+  std::string gpu = fixture("xplane/tf_v100_8gpu_training.xplane.pb");
+  std::string reordered = temp_file("visit_offset_first.xplane.pb", offset_first(read(gpu), 0));
+  for (const std::string& path : {gpu, reordered, fixture("xplane/tpu_4chip_inference.xplane.pb"),
+                                  fixture("xplane/mi300x_jax_conv.xplane.pb")}) {
+    LoadedProfile scanned_lp, decoded_lp;
+    load_profile({path}, {}, scanned_lp);
+    load_profile({path}, {}, decoded_lp);
+    decoded_lp.profile.require_all_lines();
+    const Profile& a = scanned_lp.profile;
+    const Profile& b = decoded_lp.profile;
+    std::vector<StringId> few, many;
+    for (const char* n : {"correlation_id", "group_id", "hlo_op", "no such stat", "correlation_id"})
+      few.push_back(a.strings.find(n));
+    for (const char* n : {"device_id", "tf_op", "name", "hlo_module", "program_id",
+                          "kernel_details", "run_id", "occurrences"})
+      many.push_back(a.strings.find(n));
+    many.insert(many.end(), few.begin(), few.end());  // past the importer's limit of 8
+    std::vector<uint8_t> want(a.event_metadata.size());
+    for (uint32_t m = 0; m < want.size(); ++m) want[m] = m % 4 != 3;
+    size_t visited = 0, found = 0;
+    for (uint32_t li = 0; li < a.lines.size(); ++li) {
+      const uint32_t plane = a.lines[li].plane;
+      std::vector<ScannedEvent> expected;
+      a.scan_line(li, want, expected);
+      for (const std::vector<StringId>& names : {few, many}) {
+        std::unique_ptr<StatReader> reader = a.stat_reader(plane, names);
+        for (const Profile* p : {&a, &b}) {
+          std::vector<ScannedEvent> got;
+          std::vector<std::vector<std::optional<StatValue>>> stats;
+          p->visit_line(li, want, names,
+                        [&](const ScannedEvent& e, std::span<const std::optional<StatValue>> own) {
+                          got.push_back(e);
+                          stats.emplace_back(own.begin(), own.end());
+                        });
+          std::vector<size_t> order(got.size());
+          for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+          std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+            const ScannedEvent &ex = got[x], &ey = got[y];
+            return ex.start_ps != ey.start_ps ? ex.start_ps < ey.start_ps
+                                              : ex.duration_ps > ey.duration_ps;
+          });
+          ASSERT_EQ(got.size(), expected.size()) << path << " line " << li;
+          for (size_t k = 0; k < order.size(); ++k) {
+            const ScannedEvent& g = got[order[k]];
+            const ScannedEvent& x = expected[k];
+            EXPECT_EQ(g.start_ps, x.start_ps);
+            EXPECT_EQ(g.duration_ps, x.duration_ps);
+            EXPECT_EQ(g.metadata, x.metadata);
+            EXPECT_EQ(g.raw, x.raw);
+            EXPECT_EQ(g.event == ScannedEvent::kNotDecoded, p == &a);
+            std::vector<std::optional<StatValue>> want_stats(names.size());
+            reader->read(x, want_stats);
+            const auto& own = stats[order[k]];
+            ASSERT_EQ(own.size(), names.size());
+            for (size_t i = 0; i < names.size(); ++i) {
+              ASSERT_EQ(own[i].has_value(), want_stats[i].has_value()) << path << " line " << li;
+              if (!own[i]) continue;
+              ++found;
+              EXPECT_EQ(own[i]->kind, want_stats[i]->kind);
+              EXPECT_EQ(own[i]->as_int(), want_stats[i]->as_int());
+              EXPECT_EQ(own[i]->str, want_stats[i]->str);
+            }
+            ++visited;
+          }
+        }
+      }
+      if (a.lines[li].event_count > 0) {
+        EXPECT_FALSE(a.lines[li].decoded) << path;
+      }
+    }
+    EXPECT_GT(visited, 1000u) << path;
+    EXPECT_GT(found, 1000u) << path;
+  }
+}
+
 // A plane says no to a stat name only when none of its events carries it: checked against
 // every stat of every event of the GPU and TPU fixtures.
 TEST(XSpaceImport, PlaneMayHaveStatNeverRulesOutAStatItHolds) {

@@ -67,7 +67,7 @@ void describe_op(const Profile& p, uint32_t plane, uint32_t e, OpSamples& op) {
 
 ProfileSamples collect_samples(const Profile& p) {
   ProfileSamples out;
-  std::vector<DeviceExecutions> all = module_executions(p);
+  const std::vector<DeviceExecutions>& all = module_executions(p);
   struct Exec {
     const ModuleExecution* x;
     uint32_t plane;

@@ -295,8 +295,10 @@ FlameTree compute_flame(const Profile& p, const FlameOptions& options) {
   for (const DeviceLines& dev : devices)
     all_lines.insert(all_lines.end(), dev.lines.begin(), dev.lines.end());
   p.require_lines(all_lines);
-  std::vector<DeviceExecutions> executions;
-  if (options.idle) executions = module_executions(p);  // one per op_devices() entry, same order
+  // One per op_devices() entry, same order.
+  static const std::vector<DeviceExecutions> kNoExecutions;
+  const std::vector<DeviceExecutions>& executions =
+      options.idle ? module_executions(p) : kNoExecutions;
   std::vector<uint8_t> used(p.modules.size(), 0);
   for (const DeviceLines& dev : devices)
     for (uint32_t li : dev.lines)

@@ -10,8 +10,9 @@
 #include <unordered_map>
 
 #include "jaxprof/analysis/device_events.h"
-#include "jaxprof/analysis/line_filter.h"
+#include "jaxprof/analysis/host_launches.h"
 #include "jaxprof/analysis/parallel_parts.h"
+#include "jaxprof/model/column.h"
 #include "jaxprof/model/metadata_stat_cache.h"
 
 namespace jaxprof {
@@ -34,56 +35,16 @@ const char* execution_source_name(ExecutionSource s) {
 
 namespace {
 
-// The host event that spans one execution of a GPU executable on its launching thread.
-constexpr std::string_view kGpuExecuteEvent = "GpuExecutable::ExecuteThunks";
-
-// Events worth a thread of their own: host events scanned for launches, op events read.
-constexpr uint64_t kEventsPerPart = 100000;
+// Op events worth a thread of their own.
 constexpr uint64_t kOpEventsPerPart = 20000;
-
-struct Window {
-  int64_t begin = 0, end = 0;
-};
-
-// Host side of one host's GPU devices: where each kernel was launched, and the executions
-// (ExecuteThunks events) of each host thread.
-struct HostLaunches {
-  struct Launch {
-    uint32_t line = 0;
-    int64_t time = 0;
-  };
-  std::unordered_map<int64_t, Launch> by_correlation;
-  std::vector<Window> windows;                                  // global window ids
-  std::unordered_map<uint32_t, std::vector<uint32_t>> by_line;  // window line -> ids, by begin
-  // Launch events are recorded on their own lines (per OS thread id) while ExecuteThunks sits on
-  // the TraceMe line of the same thread, under another id: pair them by containment.
-  std::unordered_map<uint32_t, uint32_t> window_line_of;
-  bool all_lines = false;  // read from every host line, not only the likely ones
-
-  // The execution window that contains the launch of the kernel with this correlation id.
-  std::optional<uint32_t> window_of(int64_t correlation) const {
-    auto it = by_correlation.find(correlation);
-    if (it == by_correlation.end()) return std::nullopt;
-    auto t = window_line_of.find(it->second.line);
-    if (t == window_line_of.end()) return std::nullopt;
-    return containing(by_line.at(t->second), it->second.time);
-  }
-
-  std::optional<uint32_t> containing(const std::vector<uint32_t>& ids, int64_t time) const {
-    auto it = std::upper_bound(ids.begin(), ids.end(), time,
-                               [&](int64_t t, uint32_t w) { return t < windows[w].begin; });
-    if (it == ids.begin()) return std::nullopt;
-    uint32_t w = *(it - 1);
-    if (time > windows[w].end) return std::nullopt;
-    return w;
-  }
-};
 
 // Reads two integer stats of many events without decoding the rest of their stats: the event's
 // own, else its metadata's (as Profile::find_event_stats), the latter read once per metadata.
 class TwoStats {
  public:
-  using Values = std::pair<std::optional<int64_t>, std::optional<int64_t>>;
+  struct Values {
+    std::optional<int64_t> first, second;
+  };
 
   TwoStats(const Profile& p, std::string_view a, std::string_view b)
       : p_(p), metadata_(p, {p.strings.find(a), p.strings.find(b)}) {}
@@ -121,179 +82,17 @@ class TwoStats {
   uint32_t plane_ = 0;
 };
 
-// GPU runtime and driver calls as the tracers name them (cuLaunchKernel, cudaMemcpyAsync,
-// hipModuleLaunchKernel): the usual carriers of correlation ids on the host.
-bool is_gpu_api_name(std::string_view name) {
-  for (std::string_view prefix : {"cuda", "cu", "hip"})
-    if (name.size() > prefix.size() && name.starts_with(prefix) &&
-        std::isupper(static_cast<unsigned char>(name[prefix.size()])))
-      return true;
-  return false;
-}
-
-// Whether events of a metadata entry carry a correlation id is decided by its first event:
-// launch APIs always do, the millions of other host events never do, and reading stats from the
-// file is the expensive part.
-enum LaunchKind : uint8_t { kUnknown, kLaunch, kOther };
-
-// What one host line holds: its launches and ExecuteThunks windows, and the kinds it took as
-// given and those it decided.
-struct LineLaunches {
-  using Kinds = std::vector<std::pair<uint32_t, uint8_t>>;  // (metadata entry, kind)
-  uint32_t line = 0;
-  Kinds given, decided;
-  std::vector<std::pair<int64_t, HostLaunches::Launch>> launches;  // (correlation id, launch)
-  std::vector<Window> windows;
-};
-
-// Reads one line starting from the kinds `kind` (one per metadata entry, kUnknown where none is
-// given). The line is scanned, not decoded, twice: for the first event of each entry whose kind
-// is not known yet, then for the launches and ExecuteThunks events alone, so that the other
-// events of a busy thread are passed over in the file.
-void read_line_launches(const Profile& p, std::vector<uint8_t> kind, LineLaunches& out,
-                        std::vector<ScannedEvent>& events) {
-  out.given.clear();
-  out.decided.clear();
-  out.launches.clear();
-  out.windows.clear();
-  auto name_of = [&](uint32_t m) { return p.str(p.event_metadata[m].name); };
-  // ExecuteThunks events are windows whatever their stats: they never take a kind.
-  std::vector<uint8_t> want(kind.size());
-  LineFilter undecided(p);
-  for (uint32_t m = 0; m < kind.size(); ++m) {
-    want[m] = kind[m] == kUnknown && name_of(m) != kGpuExecuteEvent;
-    if (want[m]) undecided.want(m);
-    if (kind[m] != kUnknown) out.given.emplace_back(m, kind[m]);
-  }
-  TwoStats correlation(p, "correlation_id", "correlation_id");
-  TwoStats::Values ids;
-  const uint32_t plane = p.lines[out.line].plane;
-  events.clear();
-  if (undecided.may_hold(out.line)) p.scan_line_firsts(out.line, want, events);
-  for (const ScannedEvent& e : events) {
-    std::string_view name = name_of(e.metadata);
-    bool found = false;
-    if (!name.starts_with('$')) {  // Python tracer frames carry no stats
-      correlation.read(plane, e, ids);
-      found = ids.first.has_value();
-    }
-    kind[e.metadata] = found ? kLaunch : kOther;
-    out.decided.emplace_back(e.metadata, kind[e.metadata]);
-  }
-  for (uint32_t m = 0; m < kind.size(); ++m) want[m] = kind[m] != kOther;
-  p.scan_line(out.line, want, events);
-  out.launches.reserve(events.size());
-  for (const ScannedEvent& e : events) {
-    if (kind[e.metadata] != kLaunch) {
-      if (name_of(e.metadata) == kGpuExecuteEvent)
-        out.windows.push_back({e.start_ps, e.start_ps + e.duration_ps});
-      continue;
-    }
-    correlation.read(plane, e, ids);
-    if (ids.first) out.launches.push_back({*ids.first, {out.line, e.start_ps}});
-  }
-}
-
-// `all`: every host line, or only those that may hold ExecuteThunks events or GPU API calls.
-HostLaunches index_host_launches(const Profile& p, uint32_t host, bool all) {
-  HostLaunches h;
-  h.all_lines = all;
-  LineFilter wanted(p);
-  if (!all)
-    for (uint32_t m = 0; m < p.event_metadata.size(); ++m) {
-      const EventMetadata& md = p.event_metadata[m];
-      const Plane& plane = p.planes[md.plane];
-      if (plane.kind != PlaneKind::kHostCpu || plane.host != host) continue;
-      std::string_view name = p.str(md.name);
-      if (name == kGpuExecuteEvent || is_gpu_api_name(name)) wanted.want(m);
-    }
-  std::vector<LineLaunches> lines;
-  std::vector<uint64_t> costs;
-  uint64_t total = 0;
-  for (const Plane& plane : p.planes)
-    if (plane.kind == PlaneKind::kHostCpu && plane.host == host)
-      for (uint32_t li : plane.lines)
-        if (all || wanted.may_hold(li)) {
-          lines.emplace_back().line = li;
-          costs.push_back(p.lines[li].event_count);
-          total += p.lines[li].event_count;
-        }
-
-  // A single reader would go in line order, each line starting from the kinds the lines before
-  // it decided. The lines are read in parallel instead, each starting from what the lines before
-  // it that its thread has read decided; then, in line order, a line whose given or decided
-  // kinds differ from those of the lines before it (an entry whose first event was not the
-  // first in line order) is read again from them, so the result is that of a single reader.
-  std::vector<uint32_t> unscannable;  // decoded first: the threads only read
-  for (const LineLaunches& line : lines)
-    if (!p.can_scan(line.line)) unscannable.push_back(line.line);
-  p.require_lines(unscannable);
-  const size_t threads = parts_for(total, kEventsPerPart);
-  // Python frames never carry a correlation id (read_line_launches reads no stats of theirs):
-  // their kind is known before any line is read.
-  std::vector<uint8_t> by_name(p.event_metadata.size(), kUnknown);
-  for (uint32_t m = 0; m < by_name.size(); ++m)
-    if (p.str(p.event_metadata[m].name).starts_with('$')) by_name[m] = kOther;
-  std::vector<std::vector<size_t>> read_by(threads);  // the lines each thread has read
-  std::vector<std::vector<ScannedEvent>> buffers(threads);
-  Profile::ReadOnlyScope reading(p);
-  for_each_parallel(costs, threads, [&](size_t k, size_t thread) {
-    std::vector<uint8_t> kind = by_name;
-    std::vector<size_t>& done = read_by[thread];
-    std::sort(done.begin(), done.end());
-    for (size_t j : done) {
-      if (j > k) break;
-      for (auto [m, d] : lines[j].decided)
-        if (kind[m] == kUnknown) kind[m] = d;
-    }
-    read_line_launches(p, std::move(kind), lines[k], buffers[thread]);
-    done.push_back(k);
-  });
-  std::vector<uint8_t> before = by_name;  // and decided by the lines before
-  for (LineLaunches& line : lines) {
-    bool agrees = true;
-    for (auto [m, k] : line.given) agrees &= before[m] == k;
-    for (auto [m, k] : line.decided) agrees &= before[m] == kUnknown || before[m] == k;
-    if (!agrees) read_line_launches(p, before, line, buffers[0]);
-    for (auto [m, k] : line.decided)
-      if (before[m] == kUnknown) before[m] = k;
-  }
-
-  size_t launches = 0;
-  for (const LineLaunches& line : lines) launches += line.launches.size();
-  h.by_correlation.reserve(launches);
-  std::unordered_map<uint32_t, std::vector<Window>> raw;
-  for (LineLaunches& line : lines) {
-    if (!line.windows.empty()) raw[line.line] = std::move(line.windows);
-    for (const auto& [corr, launch] : line.launches) h.by_correlation[corr] = launch;
-  }
-  for (auto& [li, ws] : raw) {
-    std::sort(ws.begin(), ws.end(), [](const Window& a, const Window& b) {
-      return a.begin != b.begin ? a.begin < b.begin : a.end > b.end;
-    });
-    std::vector<uint32_t>& ids = h.by_line[li];
-    for (const Window& w : ws) {
-      // Keep the outermost of nested windows so that a thread's windows are disjoint.
-      if (!ids.empty() && w.begin <= h.windows[ids.back()].end) continue;
-      ids.push_back(static_cast<uint32_t>(h.windows.size()));
-      h.windows.push_back(w);
-    }
-  }
-  if (h.windows.empty()) return h;
-  // Each launch line goes with the window line whose windows contain most of its launches.
-  std::map<std::pair<uint32_t, uint32_t>, uint64_t> hits;
-  for (const auto& [corr, launch] : h.by_correlation)
-    for (const auto& [wl, ids] : h.by_line)
-      if (h.containing(ids, launch.time)) ++hits[{launch.line, wl}];
-  std::unordered_map<uint32_t, uint64_t> best;
-  for (const auto& [key, n] : hits) {
-    auto [it, inserted] = best.try_emplace(key.first, n);
-    if (inserted || n > it->second) {
-      it->second = n;
-      h.window_line_of[key.first] = key.second;
-    }
-  }
-  return h;
+// Each execution's events, from the execution of each event (events in start order), into
+// d.event_storage; the order of each execution's events is kept.
+void store_events(DeviceExecutions& d, std::span<const uint32_t> events,
+                  std::span<const uint32_t> execution_of) {
+  std::vector<uint32_t> next(d.executions.size() + 1, 0);  // where each execution's next one goes
+  for (uint32_t x : execution_of) ++next[x + 1];
+  for (size_t x = 1; x < next.size(); ++x) next[x] += next[x - 1];
+  d.event_storage.resize(events.size());
+  for (size_t x = 0; x < d.executions.size(); ++x)
+    d.executions[x].events = {d.event_storage.data() + next[x], next[x + 1] - next[x]};
+  for (size_t k = 0; k < events.size(); ++k) d.event_storage[next[execution_of[k]]++] = events[k];
 }
 
 // Groups op events into executions: events with a key (window or run id) go to the execution of
@@ -301,7 +100,11 @@ HostLaunches index_host_launches(const Profile& p, uint32_t host, bool all) {
 // group id agree.
 class Grouper {
  public:
-  explicit Grouper(const Profile& p) : p_(p) {}
+  // `events`: at most this many are added.
+  Grouper(const Profile& p, size_t events) : p_(p) {
+    events_.resize(events);
+    execution_of_.resize(events);
+  }
 
   void add(uint32_t e, std::optional<int64_t> key, std::optional<int64_t> group) {
     uint32_t module = p_.events.module[e];
@@ -310,38 +113,43 @@ class Grouper {
       target = last_keyed_;  // runs of events share a key: no lookup
     } else if (key) {
       auto [it, inserted] = keyed_.try_emplace({module, *key}, execs_.size());
-      if (inserted) open(module, group);
+      if (inserted) open(module, group, e);
       target = last_keyed_ = it->second;
       last_key_ = {module, *key};
     } else if (last_ < execs_.size() && execs_[last_].module == module && groups_[last_] == group) {
       target = last_;
     } else {
       target = execs_.size();
-      open(module, group);
+      open(module, group, e);
     }
     ModuleExecution& x = execs_[target];
-    if (x.events.empty()) {
-      x.start_ps = p_.events.start_ps[e];
-      x.end_ps = p_.events.end_ps(e);
-    }
     x.start_ps = std::min(x.start_ps, p_.events.start_ps[e]);
     x.end_ps = std::max(x.end_ps, p_.events.end_ps(e));
-    x.events.push_back(e);
+    events_[added_] = e;
+    execution_of_[added_++] = static_cast<uint32_t>(target);
     if (key && run_ids_) x.run_id = *key;
     last_ = target;
   }
 
   void keys_are_run_ids() { run_ids_ = true; }
-  std::vector<ModuleExecution> take() { return std::move(execs_); }
+  // The executions, with their events, into d.
+  void take(DeviceExecutions& d) {
+    d.executions = std::move(execs_);
+    store_events(d, std::span(events_.data(), added_), std::span(execution_of_.data(), added_));
+  }
 
  private:
-  void open(uint32_t module, std::optional<int64_t> group) {
+  void open(uint32_t module, std::optional<int64_t> group, uint32_t first_event) {
     ModuleExecution& x = execs_.emplace_back();
     x.module = module;
+    x.start_ps = p_.events.start_ps[first_event];
+    x.end_ps = p_.events.end_ps(first_event);
     groups_.push_back(group);
   }
 
   const Profile& p_;
+  Column<uint32_t> events_, execution_of_;  // per event added
+  size_t added_ = 0;
   std::vector<ModuleExecution> execs_;
   std::vector<std::optional<int64_t>> groups_;
   std::map<std::pair<uint32_t, int64_t>, size_t> keyed_;
@@ -393,14 +201,16 @@ std::optional<uint32_t> module_line_of(const Profile& p, const DeviceLines& dev)
   return module_line;
 }
 
-std::vector<ModuleExecution> from_module_line(const Profile& p, const DeviceLines& dev,
-                                              uint32_t module_line) {
+// The executions of the module line into d, with their events.
+void from_module_line(const Profile& p, const DeviceLines& dev, uint32_t module_line,
+                      DeviceExecutions& d) {
   const Line& line = p.lines[module_line];
   std::vector<ModuleExecution> out;
   TwoStats run_id(p, "run_id", "run_id");
   // Name, program id and module index depend on the event metadata and module only: resolve each
   // pair once (nsys-jax module ranges share a metadata entry per name, not per program).
   std::unordered_map<uint64_t, size_t> first_of_kind;  // (metadata, module) -> an execution
+  out.reserve(line.event_count);
   for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
     ModuleExecution& x = out.emplace_back();
     uint64_t kind = uint64_t(p.events.metadata[e]) << 32 | p.events.module[e];
@@ -461,19 +271,25 @@ std::vector<ModuleExecution> from_module_line(const Profile& p, const DeviceLine
       }
     }
   };
-  std::vector<uint32_t> counts(out.size(), 0);
-  place([&](const ModuleExecution& x, uint32_t) { ++counts[&x - out.data()]; });
-  for (size_t k = 0; k < out.size(); ++k) out[k].events.reserve(counts[k]);
-  place([](ModuleExecution& x, uint32_t e) { x.events.push_back(e); });
+  std::vector<uint32_t> next(out.size() + 1, 0);  // where each execution's next event goes
+  place([&](const ModuleExecution& x, uint32_t) { ++next[&x - out.data() + 1]; });
+  for (size_t k = 1; k < next.size(); ++k) next[k] += next[k - 1];
+  d.event_storage.resize(next.back());
+  uint32_t* storage = d.event_storage.data();
+  for (size_t k = 0; k < out.size(); ++k)
+    out[k].events = {storage + next[k], next[k + 1] - next[k]};
+  place([&](const ModuleExecution& x, uint32_t e) { storage[next[&x - out.data()]++] = e; });
   auto event_by_start = [&](uint32_t a, uint32_t b) {
     int64_t sa = p.events.start_ps[a], sb = p.events.start_ps[b];
     return sa != sb ? sa < sb : a < b;
   };
   // From one op line they already are in order.
-  for (ModuleExecution& x : out)
-    if (!std::is_sorted(x.events.begin(), x.events.end(), event_by_start))
-      std::sort(x.events.begin(), x.events.end(), event_by_start);
-  return out;
+  for (ModuleExecution& x : out) {
+    uint32_t* first = storage + (x.events.data() - storage);
+    uint32_t* last = first + x.events.size();
+    if (!std::is_sorted(first, last, event_by_start)) std::sort(first, last, event_by_start);
+  }
+  d.executions = std::move(out);
 }
 
 void finish(const Profile& p, std::vector<ModuleExecution>& execs) {
@@ -494,7 +310,7 @@ void finish(const Profile& p, std::vector<ModuleExecution>& execs) {
 // A GPU device's op events with a module, by start, and their (correlation id, group id).
 struct KernelIds {
   std::vector<uint32_t> events;
-  std::vector<TwoStats::Values> ids;
+  Column<TwoStats::Values> ids;  // one per event
   bool any_correlation = false;
 };
 
@@ -504,7 +320,7 @@ void read_device(const Profile& p, const DeviceLines& dev, DeviceExecutions& d, 
   d.plane = dev.plane;
   d.device = dev.name;
   if (std::optional<uint32_t> module_line = module_line_of(p, dev); module_line) {
-    d.executions = from_module_line(p, dev, *module_line);
+    from_module_line(p, dev, *module_line, d);
     d.source = ExecutionSource::kModuleLine;
     finish(p, d.executions);
     return;
@@ -512,7 +328,7 @@ void read_device(const Profile& p, const DeviceLines& dev, DeviceExecutions& d, 
   std::vector<uint32_t> events = module_events(p, dev);
   if (events.empty()) return;
   if (dev.hlo_ops_only) {
-    Grouper grouper(p);
+    Grouper grouper(p, events.size());
     grouper.keys_are_run_ids();
     d.source = ExecutionSource::kRunId;
     TwoStats stats(p, "run_id", "group_id");
@@ -520,17 +336,18 @@ void read_device(const Profile& p, const DeviceLines& dev, DeviceExecutions& d, 
       auto [run, group] = stats(dev.plane, e);
       grouper.add(e, run, group);
     }
-    d.executions = grouper.take();
+    grouper.take(d);
     finish(p, d.executions);
     return;
   }
   d.source = ExecutionSource::kConsecutive;
   TwoStats stats(p, "correlation_id", "group_id");
-  gpu.ids.reserve(events.size());
-  for (uint32_t e : events) {
-    stats.read(dev.plane, ScannedEvent{.metadata = p.events.metadata[e], .event = e},
-               gpu.ids.emplace_back());
-    gpu.any_correlation |= gpu.ids.back().first.has_value();
+  gpu.ids.resize(events.size());
+  for (size_t k = 0; k < events.size(); ++k) {
+    const uint32_t e = events[k];
+    gpu.ids[k] = {};  // the slots start uninitialised
+    stats.read(dev.plane, ScannedEvent{.metadata = p.events.metadata[e], .event = e}, gpu.ids[k]);
+    gpu.any_correlation |= gpu.ids[k].first.has_value();
   }
   gpu.events = std::move(events);
 }
@@ -539,7 +356,7 @@ void read_device(const Profile& p, const DeviceLines& dev, DeviceExecutions& d, 
 // it, else consecutive kernels of one module and group id.
 void group_kernels(const Profile& p, const KernelIds& gpu, const HostLaunches* host,
                    DeviceExecutions& d) {
-  Grouper grouper(p);
+  Grouper grouper(p, gpu.events.size());
   for (size_t k = 0; k < gpu.events.size(); ++k) {
     auto [corr, group] = gpu.ids[k];
     std::optional<int64_t> window;
@@ -548,7 +365,7 @@ void group_kernels(const Profile& p, const KernelIds& gpu, const HostLaunches* h
     if (window) d.source = ExecutionSource::kHostLaunch;
     grouper.add(gpu.events[k], window, group);
   }
-  d.executions = grouper.take();
+  grouper.take(d);
   finish(p, d.executions);
 }
 
@@ -586,11 +403,11 @@ std::vector<DeviceExecutions> compute_module_executions(const Profile& p) {
     uint32_t h = p.planes[devices[k].plane].host;
     HostIndexes& index = hosts[h];
     if (!index.likely)
-      index.likely = std::make_unique<HostLaunches>(index_host_launches(p, h, false));
+      index.likely = std::make_unique<HostLaunches>(HostLaunches::index(p, h, false));
     if (!index.all)
       for (const auto& ids_of : gpu[k].ids)
-        if (ids_of.first && !index.likely->by_correlation.count(*ids_of.first)) {
-          index.all = std::make_unique<HostLaunches>(index_host_launches(p, h, true));
+        if (ids_of.first && !index.likely->has_launch(*ids_of.first)) {
+          index.all = std::make_unique<HostLaunches>(HostLaunches::index(p, h, true));
           break;
         }
     host_of[k] = index.all ? index.all.get() : index.likely.get();

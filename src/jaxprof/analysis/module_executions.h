@@ -12,9 +12,11 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "jaxprof/model/column.h"
 #include "jaxprof/model/profile.h"
 
 namespace jaxprof {
@@ -34,9 +36,9 @@ struct ModuleExecution {
   ProgramId program_id = kNoProgram;
   std::optional<int64_t> run_id;  // when the profile records one
   int64_t start_ps = 0;
-  int64_t end_ps = 0;            // exclusive
-  std::vector<uint32_t> events;  // the op events in it, by start
-  bool warmup = false;           // the first execution of its program on this device
+  int64_t end_ps = 0;                // exclusive
+  std::span<const uint32_t> events;  // the op events in it, by start (in the device's storage)
+  bool warmup = false;               // the first execution of its program on this device
   int64_t duration_ps() const { return end_ps - start_ps; }
 };
 
@@ -45,6 +47,9 @@ struct DeviceExecutions {
   std::string device;  // as op_devices() names it
   ExecutionSource source = ExecutionSource::kNone;
   std::vector<ModuleExecution> executions;  // by start
+  // The executions' events, one execution after another: one allocation per device rather than
+  // one per execution.
+  Column<uint32_t> event_storage;
 };
 
 // One entry per device of op_devices(), in the same order (devices without executions included,

@@ -53,7 +53,7 @@ std::vector<Interval> merged_union(std::vector<Interval> a, const std::vector<In
 std::vector<DeviceSegments> timeline_segments(const Profile& p) {
   std::vector<DeviceSegments> out;
   std::vector<DeviceLines> devices = op_devices(p);
-  std::vector<DeviceExecutions> executions = module_executions(p);  // decodes the device lines
+  const std::vector<DeviceExecutions>& executions = module_executions(p);  // decodes device lines
   std::map<std::tuple<uint32_t, StringId, uint32_t>, OpCategory> cache;
   const Events& ev = p.events;
   for (size_t di = 0; di < devices.size(); ++di) {

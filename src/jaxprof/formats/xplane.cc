@@ -356,6 +356,14 @@ class XSpaceImporter : public EventSource {
   // At most this many names are looked up by stat id; more go through stats_at().
   static constexpr size_t kMaxNames = 8;
 
+  // The stats scan_chunks reads of each event it yields, by stat id (ids[i] < 0: none), into
+  // out[i]: the event's own first stat of each.
+  struct OwnStats {
+    int64_t ids[kMaxNames];
+    size_t n = 0;
+    std::optional<StatValue>* out = nullptr;
+  };
+
   // The stat metadata ids of `names` in the plane (-1: the plane has none); false when it has
   // none of them.
   bool stat_ids(uint32_t plane, std::span<const StringId> names, int64_t* ids) const {
@@ -512,6 +520,26 @@ class XSpaceImporter : public EventSource {
     return true;
   }
 
+  bool visit_line(const Profile& p, uint32_t li, std::span<const uint8_t> want,
+                  std::span<const StringId> names, const LineVisitor& visit) const override {
+    std::optional<StatValue> own[kMaxNames];
+    if (names.size() > kMaxNames) {  // rare: read each event's stats apart
+      std::vector<std::optional<StatValue>> all(names.size());
+      scan_with_file_name(p, li, want, [&](const ScannedEvent& e) {
+        for (auto& o : all) o.reset();
+        find_stats_at(p, p.lines[li].plane, e.raw, names, all);
+        visit(e, all);
+      });
+      return true;
+    }
+    OwnStats stats{.n = names.size(), .out = own};
+    if (!stat_ids(p.lines[li].plane, names, stats.ids)) stats.n = 0;
+    std::span<const std::optional<StatValue>> values(own, names.size());
+    scan_with_file_name(
+        p, li, want, [&](const ScannedEvent& e) { visit(e, values); }, &stats);
+    return true;
+  }
+
   static bool in_line_order(const ScannedEvent& a, const ScannedEvent& b) {
     if (a.start_ps != b.start_ps) return a.start_ps < b.start_ps;
     return a.duration_ps > b.duration_ps;
@@ -519,9 +547,9 @@ class XSpaceImporter : public EventSource {
 
   template <typename Sink>
   void scan_with_file_name(const Profile& p, uint32_t li, std::span<const uint8_t> want,
-                           Sink&& sink) const {
+                           Sink&& sink, const OwnStats* stats = nullptr) const {
     try {
-      scan_chunks(p, li, want, sink);
+      scan_chunks(p, li, want, sink, stats);
     } catch (const InputError& e) {
       if (!e.file().empty()) throw;
       throw InputError(buf_->path(),
@@ -1027,8 +1055,8 @@ class XSpaceImporter : public EventSource {
   // and offset and duration only of those `want` accepts.
   // Calls sink(ScannedEvent) for each event of the line marked in `want`, in file order.
   template <typename Sink>
-  void scan_chunks(const Profile& p, uint32_t li, std::span<const uint8_t> want,
-                   Sink&& sink) const {
+  void scan_chunks(const Profile& p, uint32_t li, std::span<const uint8_t> want, Sink&& sink,
+                   const OwnStats* stats) const {
     const int64_t shift_ps = (host_base_ns_ - p.base_ns) * 1000;
     for (uint32_t ci : line_chunks_[li - first_line_]) {
       const Chunk& c = chunks_[ci];
@@ -1067,6 +1095,8 @@ class XSpaceImporter : public EventSource {
           if (!want[lookup.metadata(id)]) continue;
         }
         uint64_t metadata_id = 0, offset_ps = 0, duration_ps = 0;
+        if (stats)
+          for (size_t i = 0; i < stats->n; ++i) stats->out[i].reset();
         for (const uint8_t* f = event_begin; f < event_end;) {
           uint8_t tag = *f;
           if (tag == key(xevent::kMetadataId, WireType::kVarint)) {
@@ -1083,6 +1113,7 @@ class XSpaceImporter : public EventSource {
             uint64_t slen = wire::read_varint(f, event_end, origin_);
             if (slen > static_cast<uint64_t>(event_end - f))
               fail_at(f, "stat is longer than its event");
+            if (stats && stats->n > 0) read_own_stat(p, c.plane, f, f + slen, *stats);
             f += slen;
           } else if (tag < 0x80 && (tag & 7) == static_cast<uint8_t>(WireType::kVarint)) {
             ++f;
@@ -1098,6 +1129,24 @@ class XSpaceImporter : public EventSource {
                           static_cast<int64_t>(duration_ps), mi, ScannedEvent::kNotDecoded, raw});
       }
       if (n != c.count) fail_at(q, "line ended before its events were read (corrupt file)");
+    }
+  }
+
+  // The XStat [stat, end) into the first unset stats->out[i] whose id is its own (as stats_by_id).
+  void read_own_stat(const Profile& p, uint32_t plane, const uint8_t* stat, const uint8_t* end,
+                     const OwnStats& stats) const {
+    if (end - stat < 2 || *stat != kStatIdKey) return;
+    const uint8_t* value = stat + 1;
+    int64_t id = static_cast<int64_t>(wire::read_varint(value, end, origin_));
+    size_t first = stats.n;  // the value is decoded once, whichever names want it
+    for (size_t i = 0; i < stats.n; ++i) {
+      if (stats.ids[i] != id || stats.out[i]) continue;
+      if (first == stats.n) {
+        first = i;
+        read_stat_value(p, p.planes[plane], stat, value, end, stats.out[i].emplace());
+      } else {
+        stats.out[i] = stats.out[first];
+      }
     }
   }
 

@@ -56,7 +56,8 @@ class Column {
   // New slots are uninitialised unless `zero` is set.
   void resize(size_t n, bool zero = false) {
     reserve(n);
-    if (zero && n > size_) std::memset(data_ + size_, 0, (n - size_) * sizeof(T));
+    if (zero && n > size_)
+      std::memset(static_cast<void*>(data_ + size_), 0, (n - size_) * sizeof(T));
     size_ = n;
   }
 

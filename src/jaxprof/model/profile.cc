@@ -132,6 +132,32 @@ void Profile::scan_line_firsts(uint32_t li, std::span<const uint8_t> want,
   }
 }
 
+bool EventSource::visit_line(const Profile&, uint32_t, std::span<const uint8_t>,
+                             std::span<const StringId>, const LineVisitor&) const {
+  return false;
+}
+
+void Profile::visit_line(uint32_t li, std::span<const uint8_t> want,
+                         std::span<const StringId> names, const LineVisitor& visit) const {
+  if (want.size() != event_metadata.size())
+    throw std::logic_error("visit_line: want needs one flag per event metadata entry");
+  const Line& line = lines[li];
+  if (!line.decoded) {
+    if (!finished) throw std::logic_error("visit_line before finish_import");
+    if (sources[line.source]->visit_line(*this, li, want, names, visit)) return;
+    require_lines({li});
+  }
+  std::unique_ptr<StatReader> reader = stat_reader(line.plane, names);
+  std::vector<std::optional<StatValue>> own(names.size());
+  for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
+    if (!want[events.metadata[e]]) continue;
+    ScannedEvent scanned{events.start_ps[e], events.duration_ps[e], events.metadata[e], e,
+                         events.raw[e]};
+    reader->read(scanned, own);
+    visit(scanned, own);
+  }
+}
+
 bool EventSource::scan_line_firsts(const Profile&, uint32_t, std::span<const uint8_t>,
                                    std::vector<ScannedEvent>&) const {
   return false;

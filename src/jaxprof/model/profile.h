@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -129,6 +130,11 @@ struct ScannedEvent {
   uint32_t raw = 0;              // offset of the XEvent in its plane bytes (not decoded)
 };
 
+// What Profile::visit_line hands over per event: the event, and its own first stat of each name
+// asked for (unset where it has none; its metadata's stats are not looked at).
+using LineVisitor =
+    std::function<void(const ScannedEvent& event, std::span<const std::optional<StatValue>> own)>;
+
 // Reads the same few stats of many events of one plane, the events' own only (as
 // Profile::find_own_event_stats), with the names resolved once: for analyses that read a stat or
 // two of hundreds of thousands of events.
@@ -167,6 +173,11 @@ class EventSource {
   virtual bool scan_line_firsts(const Profile& profile, uint32_t line,
                                 std::span<const uint8_t> want,
                                 std::vector<ScannedEvent>& out) const;
+  // Calls visit for each event of `line` (not decoded) whose metadata is marked in `want`, in file
+  // order, with its own stats named `names`, all read in one pass over the line's bytes; false
+  // when the source cannot (the line is decoded then).
+  virtual bool visit_line(const Profile& profile, uint32_t line, std::span<const uint8_t> want,
+                          std::span<const StringId> names, const LineVisitor& visit) const;
   // Whether scan_line reads lines without decoding them (true) or gives up (false).
   virtual bool can_scan_lines() const { return false; }
   // find_event_stats for an event that scan_line yielded from a line not decoded.
@@ -218,6 +229,13 @@ class Profile {
   // in no particular order (EventSource::scan_line_firsts).
   void scan_line_firsts(uint32_t line, std::span<const uint8_t> want,
                         std::vector<ScannedEvent>& out) const;
+  // scan_line and a StatReader in one pass: each event of the line whose metadata is marked in
+  // `want` goes to `visit` with its own stats named `names`. The order is the file's, which need
+  // not be line order: a stable sort by start, longest first, gives that. For analyses that
+  // read a stat of every event they pick, where a second pass over the bytes would cost as much
+  // as the first.
+  void visit_line(uint32_t line, std::span<const uint8_t> want, std::span<const StringId> names,
+                  const LineVisitor& visit) const;
 
   // A derived result several analyses share within one run (e.g. module executions): computed
   // by `make` on first use, then kept with the profile. Logically const, like require_lines.

@@ -355,7 +355,7 @@ std::string annotated_steps_body(PageData& data, const StepsResult& steps, size_
 }
 
 std::string steps_body(PageData& data, const Profile& profile, const ModulesResult& m) {
-  std::vector<DeviceExecutions> all = module_executions(profile);
+  const std::vector<DeviceExecutions>& all = module_executions(profile);
   StepsResult steps = compute_steps(profile);
   if (!m.modules.empty()) data.step = m.modules.front().name;
   if (steps.steps.size() >= 2) {

@@ -100,7 +100,7 @@ PerfettoSummary write_perfetto(const Profile& p,
                                const std::function<void(std::string_view)>& sink) {
   PerfettoSummary s;
   std::vector<DeviceLines> devices = op_devices(p);
-  std::vector<DeviceExecutions> executions = module_executions(p);  // decodes the device lines
+  const std::vector<DeviceExecutions>& executions = module_executions(p);  // decodes device lines
   std::vector<DeviceSegments> segments = timeline_segments(p);
   std::map<std::string, const DeviceSegments*> segments_of;
   for (const DeviceSegments& d : segments) segments_of[d.device] = &d;
