@@ -203,10 +203,21 @@ CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions
 
   const Events& ev = p.events;
   std::unordered_map<uint64_t, OpInfo> info_cache;
+  // Most metadata entries come with one (hlo op, module): the first one's info is kept per entry,
+  // which spares a hash lookup per event (the map's values do not move).
+  struct First {
+    StringId hlo_op = 0;
+    uint32_t module = 0;
+    const OpInfo* info = nullptr;
+  };
+  std::vector<First> first_of(p.event_metadata.size());
   auto classify = [&](uint32_t e) -> const OpInfo& {
+    First& f = first_of[ev.metadata[e]];
+    if (f.info && f.hlo_op == ev.hlo_op[e] && f.module == ev.module[e]) return *f.info;
     uint64_t key = ev.hlo_op[e] != 0 ? (uint64_t{ev.module[e]} << 32) | ev.hlo_op[e]
                                      : (uint64_t{1} << 63) | ev.metadata[e];
     auto [it, inserted] = info_cache.try_emplace(key);
+    if (!f.info) f = {ev.hlo_op[e], ev.module[e], &it->second};
     if (!inserted) return it->second;
     OpInfo& info = it->second;
     std::string_view name = ev.hlo_op[e] != 0 ? p.str(ev.hlo_op[e]) : p.event_name(e);
@@ -235,21 +246,29 @@ CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions
     CollectiveDevice& out = result.devices.emplace_back();
     out.device = dev.name;
     out.host = p.hosts[p.planes[dev.plane].host].name;
-    std::vector<Interval> compute;
+    std::vector<Interval> compute, of_line;
     std::vector<uint32_t> coll;
     for (uint32_t li : dev.lines) {
       const Line& line = p.lines[li];
+      // A line is sorted by start: its compute intervals merge as they come.
+      of_line.clear();
       for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
         if (!dev.counts(ev, e)) continue;
         const OpInfo& info = classify(e);
         if (info.collective) {
           coll.push_back(e);
         } else if (info.compute) {
-          compute.push_back({ev.start_ps[e], ev.end_ps(e)});
+          const int64_t begin = ev.start_ps[e], end = ev.end_ps(e);
+          if (end <= begin) continue;  // empty: adds nothing
+          if (!of_line.empty() && begin <= of_line.back().end)
+            of_line.back().end = std::max(of_line.back().end, end);
+          else
+            of_line.push_back({begin, end});
         }
       }
+      compute.insert(compute.end(), of_line.begin(), of_line.end());
     }
-    merge_intervals(compute);
+    merge_intervals(compute);  // the lines' runs
     std::stable_sort(coll.begin(), coll.end(),
                      [&](uint32_t a, uint32_t b) { return ev.start_ps[a] < ev.start_ps[b]; });
 

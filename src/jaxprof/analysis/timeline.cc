@@ -94,23 +94,37 @@ void device_timeline(const Profile& p, const DeviceLines& dev, const DeviceExecu
                      CategoryCache& category_of, DeviceTimeline& t) {
   t.device = dev.name;
   t.host = p.hosts[p.planes[dev.plane].host].name;
-  std::vector<Interval> by_kind[3];
-  by_kind[0].reserve(dev.line_events(p));  // compute: nearly all of them
+  // Each kind's merged intervals. A line is sorted by start, so its intervals merge as they come
+  // (no list of every event: back-to-back ops become one interval); the lines' lists are then
+  // merged into the device's.
+  std::vector<Interval> by_kind[3], of_line[3];
   int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
   const Events& ev = p.events;
   for (uint32_t li : dev.lines) {
     const Line& line = p.lines[li];
+    for (auto& v : of_line) v.clear();
     for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
       if (!dev.counts(ev, e)) continue;
       ++t.events;
-      first = std::min(first, ev.start_ps[e]);
-      last = std::max(last, ev.end_ps(e));
-      by_kind[static_cast<int>(timeline_kind(category_of(e)))].push_back(
-          {ev.start_ps[e], ev.end_ps(e)});
+      const int64_t begin = ev.start_ps[e], end = ev.end_ps(e);
+      first = std::min(first, begin);
+      last = std::max(last, end);
+      std::vector<Interval>& v = of_line[static_cast<int>(timeline_kind(category_of(e)))];
+      if (end <= begin) continue;  // empty: adds nothing (as merge_intervals drops it)
+      if (!v.empty() && begin <= v.back().end)
+        v.back().end = std::max(v.back().end, end);
+      else
+        v.push_back({begin, end});
+    }
+    for (int k = 0; k < 3; ++k) {
+      if (of_line[k].empty()) continue;
+      if (by_kind[k].empty())
+        by_kind[k].swap(of_line[k]);
+      else
+        by_kind[k] = merged_union(by_kind[k], of_line[k]);
     }
   }
   if (t.events == 0) return;
-  for (auto& v : by_kind) merge_intervals(v);
   const std::vector<Interval>& compute = by_kind[0];
   const std::vector<Interval>& comm = by_kind[1];
   const std::vector<Interval>& memcpy = by_kind[2];
