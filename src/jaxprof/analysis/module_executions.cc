@@ -1,8 +1,6 @@
 #include "jaxprof/analysis/module_executions.h"
 
 #include <algorithm>
-#include <array>
-#include <cctype>
 #include <charconv>
 #include <map>
 #include <memory>
@@ -285,7 +283,7 @@ void from_module_line(const Profile& p, const DeviceLines& dev, uint32_t module_
   };
   // From one op line they already are in order.
   for (ModuleExecution& x : out) {
-    uint32_t* first = storage + (x.events.data() - storage);
+    uint32_t* first = storage + (x.events.data() - storage);  // the span is const, the slots ours
     uint32_t* last = first + x.events.size();
     if (!std::is_sorted(first, last, event_by_start)) std::sort(first, last, event_by_start);
   }
