@@ -345,49 +345,6 @@ TEST(XSpaceImport, ScanLineMatchesTheDecodedLine) {
   }
 }
 
-// scan_line_firsts gives, of each wanted entry on the line, the event a decoded line has first,
-// without decoding the line; the same from a decoded line.
-TEST(XSpaceImport, ScanLineFirstsAreTheFirstEventsOfTheDecodedLine) {
-  std::string tpu = fixture("xplane/tpu_4chip_inference.xplane.pb");
-  std::string reordered = temp_file("firsts_offset_first.xplane.pb", offset_first(read(tpu), 0));
-  for (const std::string& path :
-       {tpu, reordered, fixture("xplane/tf_v100_8gpu_training.xplane.pb")}) {
-    LoadedProfile scanned, decoded;
-    load_profile({path}, {}, scanned);
-    load_profile({path}, {}, decoded);
-    decoded.profile.require_all_lines();
-    const Profile& a = scanned.profile;
-    const Profile& b = decoded.profile;
-    std::vector<uint8_t> want(a.event_metadata.size());
-    for (uint32_t m = 0; m < want.size(); ++m) want[m] = m % 3 != 2;
-    size_t firsts = 0;
-    for (uint32_t li = 0; li < a.lines.size(); ++li) {
-      const Line& line = b.lines[li];
-      std::map<uint32_t, uint32_t> expected;  // metadata -> its first event
-      for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e)
-        if (want[b.events.metadata[e]]) expected.try_emplace(b.events.metadata[e], e);
-      for (const Profile* p : {&a, &b}) {
-        std::vector<ScannedEvent> got;
-        p->scan_line_firsts(li, want, got);
-        ASSERT_EQ(got.size(), expected.size()) << path << " line " << li;
-        for (const ScannedEvent& s : got) {
-          ASSERT_TRUE(expected.count(s.metadata));
-          uint32_t e = expected[s.metadata];
-          EXPECT_EQ(s.start_ps, b.events.start_ps[e]);
-          EXPECT_EQ(s.duration_ps, b.events.duration_ps[e]);
-          EXPECT_EQ(s.raw, b.events.raw[e]);
-          EXPECT_EQ(s.event, p == &a ? ScannedEvent::kNotDecoded : e);
-        }
-      }
-      if (line.event_count > 0) {
-        EXPECT_FALSE(a.lines[li].decoded);
-      }
-      firsts += expected.size();
-    }
-    EXPECT_GT(firsts, 50u) << path;
-  }
-}
-
 // A StatReader gives each event's first own stat of each name, as the event's decoded stats do:
 // integers, text and refs, a name the plane lacks, the same name twice; for decoded and scanned
 // events, metadata id first or offset first.

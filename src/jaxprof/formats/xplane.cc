@@ -505,21 +505,6 @@ class XSpaceImporter : public EventSource {
     return true;
   }
 
-  bool scan_line_firsts(const Profile& p, uint32_t li, std::span<const uint8_t> want,
-                        std::vector<ScannedEvent>& out) const override {
-    std::vector<uint32_t> slot(want.size(), UINT32_MAX);  // metadata -> its event in out
-    scan_with_file_name(p, li, want, [&](const ScannedEvent& e) {
-      uint32_t& s = slot[e.metadata];
-      if (s == UINT32_MAX) {
-        s = static_cast<uint32_t>(out.size());
-        out.push_back(e);
-      } else if (in_line_order(e, out[s])) {  // ties keep the earlier, as a stable sort does
-        out[s] = e;
-      }
-    });
-    return true;
-  }
-
   bool visit_line(const Profile& p, uint32_t li, std::span<const uint8_t> want,
                   std::span<const StringId> names, const LineVisitor& visit) const override {
     std::optional<StatValue> own[kMaxNames];

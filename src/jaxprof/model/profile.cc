@@ -110,28 +110,6 @@ void Profile::scan_line(uint32_t li, std::span<const uint8_t> want,
           {events.start_ps[e], events.duration_ps[e], events.metadata[e], e, events.raw[e]});
 }
 
-void Profile::scan_line_firsts(uint32_t li, std::span<const uint8_t> want,
-                               std::vector<ScannedEvent>& out) const {
-  if (want.size() != event_metadata.size())
-    throw std::logic_error("scan_line_firsts: want needs one flag per event metadata entry");
-  out.clear();
-  const Line& line = lines[li];
-  if (!line.decoded) {
-    if (!finished) throw std::logic_error("scan_line_firsts before finish_import");
-    if (sources[line.source]->scan_line_firsts(*this, li, want, out)) return;
-    out.clear();
-    require_lines({li});
-  }
-  std::vector<uint8_t> seen(event_metadata.size(), 0);
-  for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
-    uint32_t m = events.metadata[e];
-    if (want[m] && !seen[m]) {
-      seen[m] = 1;
-      out.push_back({events.start_ps[e], events.duration_ps[e], m, e, events.raw[e]});
-    }
-  }
-}
-
 bool EventSource::visit_line(const Profile&, uint32_t, std::span<const uint8_t>,
                              std::span<const StringId>, const LineVisitor&) const {
   return false;
@@ -156,11 +134,6 @@ void Profile::visit_line(uint32_t li, std::span<const uint8_t> want,
     reader->read(scanned, own);
     visit(scanned, own);
   }
-}
-
-bool EventSource::scan_line_firsts(const Profile&, uint32_t, std::span<const uint8_t>,
-                                   std::vector<ScannedEvent>&) const {
-  return false;
 }
 
 void Profile::find_own_event_stats(uint32_t plane, const ScannedEvent& e,

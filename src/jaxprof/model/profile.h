@@ -168,11 +168,6 @@ class EventSource {
   // when the source cannot (the line is decoded then).
   virtual bool scan_line(const Profile& profile, uint32_t line, std::span<const uint8_t> want,
                          std::vector<ScannedEvent>& out) const;
-  // scan_line for the first event in line order of each entry marked in `want` only, in no
-  // particular order: what decides how an analysis treats the entry, without the rest.
-  virtual bool scan_line_firsts(const Profile& profile, uint32_t line,
-                                std::span<const uint8_t> want,
-                                std::vector<ScannedEvent>& out) const;
   // Calls visit for each event of `line` (not decoded) whose metadata is marked in `want`, in file
   // order, with its own stats named `names`, all read in one pass over the line's bytes; false
   // when the source cannot (the line is decoded then).
@@ -225,10 +220,6 @@ class Profile {
   // a few kinds of event on busy lines.
   void scan_line(uint32_t line, std::span<const uint8_t> want,
                  std::vector<ScannedEvent>& out) const;
-  // The first event in line order of each metadata entry marked in `want` that the line holds,
-  // in no particular order (EventSource::scan_line_firsts).
-  void scan_line_firsts(uint32_t line, std::span<const uint8_t> want,
-                        std::vector<ScannedEvent>& out) const;
   // scan_line and a StatReader in one pass: each event of the line whose metadata is marked in
   // `want` goes to `visit` with its own stats named `names`. The order is the file's, which need
   // not be line order: a stable sort by start, longest first, gives that. For analyses that
