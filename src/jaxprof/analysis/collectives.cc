@@ -258,12 +258,7 @@ CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions
         if (info.collective) {
           coll.push_back(e);
         } else if (info.compute) {
-          const int64_t begin = ev.start_ps[e], end = ev.end_ps(e);
-          if (end <= begin) continue;  // empty: adds nothing
-          if (!of_line.empty() && begin <= of_line.back().end)
-            of_line.back().end = std::max(of_line.back().end, end);
-          else
-            of_line.push_back({begin, end});
+          append_merged(of_line, ev.start_ps[e], ev.end_ps(e));
         }
       }
       compute.insert(compute.end(), of_line.begin(), of_line.end());

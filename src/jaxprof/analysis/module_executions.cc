@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "jaxprof/analysis/device_events.h"
@@ -99,10 +100,7 @@ void store_events(DeviceExecutions& d, std::span<const uint32_t> events,
 class Grouper {
  public:
   // `events`: at most this many are added.
-  Grouper(const Profile& p, size_t events) : p_(p) {
-    events_.resize(events);
-    execution_of_.resize(events);
-  }
+  Grouper(const Profile& p, size_t events) : p_(p) { execution_of_.resize(events); }
 
   void add(uint32_t e, std::optional<int64_t> key, std::optional<int64_t> group) {
     uint32_t module = p_.events.module[e];
@@ -123,17 +121,17 @@ class Grouper {
     ModuleExecution& x = execs_[target];
     x.start_ps = std::min(x.start_ps, p_.events.start_ps[e]);
     x.end_ps = std::max(x.end_ps, p_.events.end_ps(e));
-    events_[added_] = e;
     execution_of_[added_++] = static_cast<uint32_t>(target);
     if (key && run_ids_) x.run_id = *key;
     last_ = target;
   }
 
   void keys_are_run_ids() { run_ids_ = true; }
-  // The executions, with their events, into d.
-  void take(DeviceExecutions& d) {
+  // The executions into d, with their events: `events`, the events added, in the order added.
+  void take(DeviceExecutions& d, std::span<const uint32_t> events) {
+    if (events.size() != added_) throw std::logic_error("Grouper::take: not the events added");
     d.executions = std::move(execs_);
-    store_events(d, std::span(events_.data(), added_), std::span(execution_of_.data(), added_));
+    store_events(d, events, std::span(execution_of_.data(), added_));
   }
 
  private:
@@ -146,7 +144,7 @@ class Grouper {
   }
 
   const Profile& p_;
-  Column<uint32_t> events_, execution_of_;  // per event added
+  Column<uint32_t> execution_of_;  // per event added
   size_t added_ = 0;
   std::vector<ModuleExecution> execs_;
   std::vector<std::optional<int64_t>> groups_;
@@ -334,7 +332,7 @@ void read_device(const Profile& p, const DeviceLines& dev, DeviceExecutions& d, 
       auto [run, group] = stats(dev.plane, e);
       grouper.add(e, run, group);
     }
-    grouper.take(d);
+    grouper.take(d, events);
     finish(p, d.executions);
     return;
   }
@@ -363,7 +361,7 @@ void group_kernels(const Profile& p, const KernelIds& gpu, const HostLaunches* h
     if (window) d.source = ExecutionSource::kHostLaunch;
     grouper.add(gpu.events[k], window, group);
   }
-  grouper.take(d);
+  grouper.take(d, gpu.events);
   finish(p, d.executions);
 }
 

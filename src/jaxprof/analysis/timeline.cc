@@ -109,12 +109,7 @@ void device_timeline(const Profile& p, const DeviceLines& dev, const DeviceExecu
       const int64_t begin = ev.start_ps[e], end = ev.end_ps(e);
       first = std::min(first, begin);
       last = std::max(last, end);
-      std::vector<Interval>& v = of_line[static_cast<int>(timeline_kind(category_of(e)))];
-      if (end <= begin) continue;  // empty: adds nothing (as merge_intervals drops it)
-      if (!v.empty() && begin <= v.back().end)
-        v.back().end = std::max(v.back().end, end);
-      else
-        v.push_back({begin, end});
+      append_merged(of_line[static_cast<int>(timeline_kind(category_of(e)))], begin, end);
     }
     for (int k = 0; k < 3; ++k) {
       if (of_line[k].empty()) continue;
