@@ -446,7 +446,7 @@ class XSpaceImporter : public EventSource {
     constexpr uint8_t kInt = key(xstat::kInt64Value, WireType::kVarint);
     if (value < end && (*value == kUint || *value == kInt)) {
       const uint8_t* r = value + 1;
-      uint64_t v = wire::read_varint(r, end, origin_);
+      uint64_t v = wire::read_long_varint(r, end, origin_);
       if (r == end) {
         if (*value == kUint) {
           out.kind = StatKind::kUint64;
@@ -1080,26 +1080,35 @@ class XSpaceImporter : public EventSource {
           if (!want[lookup.metadata(id)]) continue;
         }
         uint64_t metadata_id = 0, offset_ps = 0, duration_ps = 0;
-        if (stats)
-          for (size_t i = 0; i < stats->n; ++i) stats->out[i].reset();
+        // Stats still to find, and which of metadata id, offset and duration were read (bits 1,
+        // 2, 4). Writers put fields in number order, the stats after those three: once the three
+        // and every stat asked for are read, the rest of the event is other stats.
+        size_t missing = stats ? stats->n : 0;
+        unsigned scalars = 0;
+        for (size_t i = 0; i < missing; ++i) stats->out[i].reset();
         for (const uint8_t* f = event_begin; f < event_end;) {
           uint8_t tag = *f;
-          if (tag == key(xevent::kMetadataId, WireType::kVarint)) {
-            ++f;
-            metadata_id = wire::read_varint(f, event_end, origin_);
-          } else if (tag == key(xevent::kOffsetPs, WireType::kVarint)) {
-            ++f;
-            offset_ps = wire::read_varint(f, event_end, origin_);
-          } else if (tag == key(xevent::kDurationPs, WireType::kVarint)) {
-            ++f;
-            duration_ps = wire::read_varint(f, event_end, origin_);
-          } else if (tag == key(xevent::kStats, WireType::kLen)) {
+          // Stats are most of an event's fields.
+          if (tag == key(xevent::kStats, WireType::kLen)) {
+            if (missing == 0 && scalars == 7) break;
             ++f;
             uint64_t slen = wire::read_varint(f, event_end, origin_);
             if (slen > static_cast<uint64_t>(event_end - f))
               fail_at(f, "stat is longer than its event");
-            if (stats && stats->n > 0) read_own_stat(p, c.plane, f, f + slen, *stats);
+            if (missing > 0) missing -= read_own_stat(p, c.plane, f, f + slen, *stats);
             f += slen;
+          } else if (tag == key(xevent::kMetadataId, WireType::kVarint)) {
+            ++f;
+            metadata_id = wire::read_varint(f, event_end, origin_);
+            scalars |= 1;
+          } else if (tag == key(xevent::kOffsetPs, WireType::kVarint)) {
+            ++f;
+            offset_ps = wire::read_long_varint(f, event_end, origin_);
+            scalars |= 2;
+          } else if (tag == key(xevent::kDurationPs, WireType::kVarint)) {
+            ++f;
+            duration_ps = wire::read_long_varint(f, event_end, origin_);
+            scalars |= 4;
           } else if (tag < 0x80 && (tag & 7) == static_cast<uint8_t>(WireType::kVarint)) {
             ++f;
             wire::read_varint(f, event_end, origin_);
@@ -1118,12 +1127,14 @@ class XSpaceImporter : public EventSource {
   }
 
   // The XStat [stat, end) into the first unset stats->out[i] whose id is its own (as stats_by_id).
-  void read_own_stat(const Profile& p, uint32_t plane, const uint8_t* stat, const uint8_t* end,
-                     const OwnStats& stats) const {
-    if (end - stat < 2 || *stat != kStatIdKey) return;
+  // Returns how many it set.
+  size_t read_own_stat(const Profile& p, uint32_t plane, const uint8_t* stat, const uint8_t* end,
+                       const OwnStats& stats) const {
+    if (end - stat < 2 || *stat != kStatIdKey) return 0;
     const uint8_t* value = stat + 1;
     int64_t id = static_cast<int64_t>(wire::read_varint(value, end, origin_));
     size_t first = stats.n;  // the value is decoded once, whichever names want it
+    size_t set = 0;
     for (size_t i = 0; i < stats.n; ++i) {
       if (stats.ids[i] != id || stats.out[i]) continue;
       if (first == stats.n) {
@@ -1132,7 +1143,9 @@ class XSpaceImporter : public EventSource {
       } else {
         stats.out[i] = stats.out[first];
       }
+      ++set;
     }
+    return set;
   }
 
   [[noreturn]] void fail_at(const uint8_t* at, const char* reason) const {

@@ -22,22 +22,7 @@ void expect_type(const Reader& r, const Field& f, WireType t, const char* what) 
 }
 
 uint64_t read_varint_slow(const uint8_t*& p, const uint8_t* end, const uint8_t* origin) {
-  // Up to 8 bytes without a branch per byte (offsets, durations and ids take 2 to 7): the first
-  // byte below 0x80 ends the varint; its 7-bit groups are then packed together.
-  if (std::endian::native == std::endian::little && end - p >= 8) {
-    uint64_t word;
-    std::memcpy(&word, p, 8);
-    if (uint64_t stops = ~word & 0x8080808080808080ull) {
-      int bytes = std::countr_zero(stops) / 8 + 1;
-      uint64_t x = bytes == 8 ? word : word & ((uint64_t{1} << (8 * bytes)) - 1);
-      x &= 0x7f7f7f7f7f7f7f7full;
-      x = (x & 0x007f007f007f007full) | ((x & 0x7f007f007f007f00ull) >> 1);
-      x = (x & 0x00003fff00003fffull) | ((x & 0x3fff00003fff0000ull) >> 2);
-      x = (x & 0x000000000fffffffull) | ((x & 0x0fffffff00000000ull) >> 4);
-      p += bytes;
-      return x;
-    }
-  }
+  if (uint64_t v; read_varint_word(p, end, v)) return v;
   const uint8_t* start = p;
   uint64_t result = 0;
   for (int shift = 0; shift < 70; shift += 7) {
