@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <map>
+#include <span>
+#include <stdexcept>
 #include <string_view>
 
 #include "jaxprof/analysis/line_filter.h"
@@ -48,13 +49,10 @@ struct LineLaunches {
   using Kinds = std::vector<std::pair<uint32_t, uint8_t>>;  // (metadata entry, kind)
   uint32_t line = 0;
   Kinds given, decided;
-  // The launches, in line order, in the first `launches` slots of `room` (one per event of the
-  // line: the lines of a host share one allocation, touched only as far as it is written).
-  std::span<LaunchAt> room;
-  size_t launches = 0;
+  // In line order. Sized to what the line holds: most host lines have no launches, and room
+  // for one per event would cost page faults for nothing.
+  std::vector<LaunchAt> launches;
   std::vector<HostLaunches::Window> windows;
-
-  std::span<const LaunchAt> launched() const { return room.first(launches); }
 };
 
 // An event's place in line order: by start, the longer first (as lines are sorted).
@@ -89,7 +87,7 @@ void read_line_launches(const Profile& p, const LaunchNames& names, std::vector<
                         LineLaunches& out, LineScratch& s) {
   out.given.clear();
   out.decided.clear();
-  out.launches = 0;
+  out.launches.clear();
   out.windows.clear();
   s.want.resize(kind.size());
   for (uint32_t m = 0; m < kind.size(); ++m) {
@@ -98,7 +96,7 @@ void read_line_launches(const Profile& p, const LaunchNames& names, std::vector<
   }
   if (s.first_of.size() != kind.size()) s.first_of.assign(kind.size(), LineScratch::kNoFirst);
   s.picked.clear();
-  s.picked.reserve(out.room.size());  // once per thread, for its longest line
+  s.picked.reserve(p.lines[out.line].event_count);  // once per thread, for its longest line
   s.firsts.clear();
   MetadataStatCache<1> metadata(p, {names.correlation});
   bool in_order = true;  // picked, so far
@@ -139,8 +137,31 @@ void read_line_launches(const Profile& p, const LaunchNames& names, std::vector<
   if (!in_order)
     std::stable_sort(s.picked.begin(), s.picked.end(),
                      [](const auto& a, const auto& b) { return before(a, b); });
-  for (const LineScratch::Picked& x : s.picked)
-    out.room[out.launches++] = {x.correlation, x.start_ps};
+  out.launches.reserve(s.picked.size());
+  for (const LineScratch::Picked& x : s.picked) out.launches.push_back({x.correlation, x.start_ps});
+}
+
+// Calls f(launch, window) for each launch (by time) that a window (disjoint, by begin) contains,
+// with their indexes: a merge that leaps over runs of windows without launches.
+template <typename F>
+void for_each_window(std::span<const LaunchAt> launches, std::span<const HostLaunches::Window> ws,
+                     F&& f) {
+  size_t w = 0;  // the first window that may contain the next launch
+  for (size_t i = 0; i < launches.size() && w < ws.size(); ++i) {
+    const int64_t t = launches[i].time;
+    if (ws[w].end < t) {
+      // Leap: windows ending before t, found by doubling steps, then a binary search.
+      size_t step = 1;
+      while (w + step < ws.size() && ws[w + step].end < t) step *= 2;
+      auto from = ws.begin() + static_cast<std::ptrdiff_t>(w + step / 2);
+      auto to = ws.begin() + static_cast<std::ptrdiff_t>(std::min(w + step, ws.size()));
+      w = static_cast<size_t>(
+          std::partition_point(from, to, [&](const HostLaunches::Window& x) { return x.end < t; }) -
+          ws.begin());
+      if (w == ws.size()) break;
+    }
+    if (ws[w].begin <= t) f(i, w);
+  }
 }
 
 }  // namespace
@@ -167,13 +188,6 @@ HostLaunches HostLaunches::index(const Profile& p, uint32_t host, bool all, IdLo
           costs.push_back(p.lines[li].event_count);
           total += p.lines[li].event_count;
         }
-  Column<LaunchAt> room;
-  room.resize(total);
-  size_t used = 0;
-  for (LineLaunches& line : lines) {
-    line.room = std::span<LaunchAt>(room.data() + used, p.lines[line.line].event_count);
-    used += line.room.size();
-  }
 
   // A single reader would go in line order, each line starting from the kinds the lines before
   // it decided. The lines are read in parallel instead, each starting from what the lines before
@@ -217,19 +231,22 @@ HostLaunches HostLaunches::index(const Profile& p, uint32_t host, bool all, IdLo
     }
   }
 
-  // One launch per correlation id, the last in line order.
+  // One launch per correlation id, the last in line order: its line (index into `lines`) and
+  // place there.
   size_t launches = 0;
   int64_t lowest = INT64_MAX, highest = INT64_MIN;
   for (const LineLaunches& line : lines)
-    for (auto [corr, time] : line.launched()) {
+    for (auto [corr, time] : line.launches) {
       ++launches;
       lowest = std::min(lowest, corr);
       highest = std::max(highest, corr);
     }
-  // Unsigned: the span of any two int64 values fits.
+  // Tracers number every API call, launches being a share of them: a table of up to 16 four-byte
+  // slots per launch takes no more memory than a hash map entry per launch. Unsigned: the span
+  // of any two int64 values fits.
   const bool dense = lookup == IdLookup::kAuto && launches > 0 &&
                      static_cast<uint64_t>(highest) - static_cast<uint64_t>(lowest) <
-                         4 * static_cast<uint64_t>(launches) + 1024;
+                         16 * static_cast<uint64_t>(launches) + 1024;
   if (dense) {
     h.first_id_ = lowest;
     h.dense_.resize(static_cast<uint64_t>(highest) - static_cast<uint64_t>(lowest) + 1);
@@ -237,77 +254,106 @@ HostLaunches HostLaunches::index(const Profile& p, uint32_t host, bool all, IdLo
   } else {
     h.sparse_.reserve(launches);
   }
-  h.launches_.reserve(launches);
-  for (const LineLaunches& line : lines)
-    for (auto [corr, time] : line.launched()) {
-      uint32_t& slot = dense ? h.dense_[static_cast<uint64_t>(corr) - static_cast<uint64_t>(lowest)]
-                             : h.sparse_.try_emplace(corr, kNone).first->second;
+  struct Place {
+    uint32_t line, index;
+    bool operator==(const Place&) const = default;
+  };
+  std::vector<Place> last;  // per slot
+  last.reserve(launches);
+  auto slot_of = [&](int64_t corr) -> uint32_t& {
+    return dense ? h.dense_[static_cast<uint64_t>(corr) - static_cast<uint64_t>(lowest)]
+                 : h.sparse_.try_emplace(corr, kNone).first->second;
+  };
+  for (uint32_t k = 0; k < lines.size(); ++k)
+    for (uint32_t i = 0; i < lines[k].launches.size(); ++i) {
+      uint32_t& slot = slot_of(lines[k].launches[i].correlation);
       if (slot == kNone) {
-        slot = static_cast<uint32_t>(h.launches_.size());
-        h.launches_.resize(h.launches_.size() + 1);
+        slot = static_cast<uint32_t>(last.size());
+        last.emplace_back();
       }
-      h.launches_[slot] = {line.line, time};
+      last[slot] = {k, i};
     }
+  h.window_.assign(last.size(), kNoWindow);
 
-  std::unordered_map<uint32_t, std::vector<Window>> raw;
-  for (LineLaunches& line : lines)
-    if (!line.windows.empty()) raw[line.line] = std::move(line.windows);
-  for (auto& [li, ws] : raw) {
+  // Each thread's windows by begin, the outermost of nested ones kept so that they are disjoint;
+  // window ids count through the lines.
+  struct WindowLine {
+    uint32_t line;
+    uint32_t first_id;
+    std::vector<Window> windows;
+  };
+  std::vector<WindowLine> window_lines;
+  uint32_t window_ids = 0;
+  for (LineLaunches& line : lines) {
+    if (line.windows.empty()) continue;
+    std::vector<Window>& ws = line.windows;
     std::sort(ws.begin(), ws.end(), [](const Window& a, const Window& b) {
       return a.begin != b.begin ? a.begin < b.begin : a.end > b.end;
     });
-    std::vector<uint32_t>& ids = h.by_line_[li];
-    for (const Window& w : ws) {
-      // Keep the outermost of nested windows so that a thread's windows are disjoint.
-      if (!ids.empty() && w.begin <= h.windows_[ids.back()].end) continue;
-      ids.push_back(static_cast<uint32_t>(h.windows_.size()));
-      h.windows_.push_back(w);
-    }
+    size_t kept = 0;
+    for (const Window& w : ws)
+      if (kept == 0 || w.begin > ws[kept - 1].end) ws[kept++] = w;
+    ws.resize(kept);
+    window_lines.push_back({line.line, window_ids, std::move(ws)});
+    window_ids += static_cast<uint32_t>(kept);
   }
-  if (h.windows_.empty()) return h;
-  // Each launch line goes with the window line whose windows contain most of its launches.
-  std::map<std::pair<uint32_t, uint32_t>, uint64_t> hits;
-  for (const Launch& launch : h.launches_)
-    for (const auto& [wl, ids] : h.by_line_)
-      if (h.containing(ids, launch.time)) ++hits[{launch.line, wl}];
-  std::unordered_map<uint32_t, uint64_t> best;
-  for (const auto& [key, n] : hits) {
-    auto [it, inserted] = best.try_emplace(key.first, n);
-    if (inserted || n > it->second) {
-      it->second = n;
-      h.window_line_of_[key.first] = key.second;
+  // Window lines by line number: ties between them go to the first.
+  std::sort(window_lines.begin(), window_lines.end(),
+            [](const WindowLine& a, const WindowLine& b) { return a.line < b.line; });
+  if (window_lines.empty()) return h;
+
+  // Each launch line goes with the window line whose windows contain most of its launches (the
+  // ones that count: the last of their correlation id); each of those launches is then in the
+  // window of that line that contains it, if one does. The launch lines go in parallel: each
+  // writes the slots of its own launches only.
+  std::vector<uint64_t> merges;  // launches times window lines, per line
+  for (const LineLaunches& line : lines)
+    merges.push_back(line.launches.size() * window_lines.size());
+  uint64_t all_merges = 0;
+  for (uint64_t m : merges) all_merges += m;
+  Profile::ReadOnlyScope reading(p);
+  for_each_parallel(merges, parts_for(all_merges, kEventsPerPart), [&](size_t k, size_t) {
+    std::vector<LaunchAt> counted;
+    std::vector<uint32_t> slots;
+    for (uint32_t i = 0; i < lines[k].launches.size(); ++i) {
+      uint32_t slot = h.slot(lines[k].launches[i].correlation);
+      if (last[slot] == Place{static_cast<uint32_t>(k), i}) {
+        counted.push_back(lines[k].launches[i]);
+        slots.push_back(slot);
+      }
     }
-  }
+    if (counted.empty()) return;
+    // Launches are in line order, by start: a merge with the windows finds their windows.
+    if (!std::is_sorted(counted.begin(), counted.end(),
+                        [](const LaunchAt& a, const LaunchAt& b) { return a.time < b.time; }))
+      throw std::logic_error("HostLaunches::index: launches not in line order");
+    const WindowLine* best = nullptr;
+    size_t best_hits = 0;
+    for (const WindowLine& wl : window_lines) {
+      size_t hits = 0;
+      for_each_window(counted, wl.windows, [&](size_t, size_t) { ++hits; });
+      if (hits > best_hits) {
+        best = &wl;
+        best_hits = hits;
+      }
+    }
+    if (!best) return;
+    for_each_window(counted, best->windows, [&](size_t launch, size_t window) {
+      h.window_[slots[launch]] = best->first_id + static_cast<uint32_t>(window);
+    });
+  });
   return h;
 }
 
-const HostLaunches::Launch* HostLaunches::find(int64_t correlation) const {
-  uint32_t slot = kNone;
-  if (!dense_.empty()) {
-    uint64_t k = static_cast<uint64_t>(correlation) - static_cast<uint64_t>(first_id_);
-    if (k < dense_.size()) slot = dense_[k];
-  } else if (auto it = sparse_.find(correlation); it != sparse_.end()) {
-    slot = it->second;
-  }
-  return slot == kNone ? nullptr : &launches_[slot];
+uint32_t HostLaunches::sparse_slot(int64_t correlation) const {
+  auto it = sparse_.find(correlation);
+  return it == sparse_.end() ? kNone : it->second;
 }
 
 std::optional<uint32_t> HostLaunches::window_of(int64_t correlation) const {
-  const Launch* launch = find(correlation);
-  if (!launch) return std::nullopt;
-  auto t = window_line_of_.find(launch->line);
-  if (t == window_line_of_.end()) return std::nullopt;
-  return containing(by_line_.at(t->second), launch->time);
-}
-
-std::optional<uint32_t> HostLaunches::containing(const std::vector<uint32_t>& ids,
-                                                 int64_t time) const {
-  auto it = std::upper_bound(ids.begin(), ids.end(), time,
-                             [&](int64_t t, uint32_t w) { return t < windows_[w].begin; });
-  if (it == ids.begin()) return std::nullopt;
-  uint32_t w = *(it - 1);
-  if (time > windows_[w].end) return std::nullopt;
-  return w;
+  uint32_t s = slot(correlation);
+  if (s == kNone || window_[s] == kNoWindow) return std::nullopt;
+  return window_[s];
 }
 
 }  // namespace jaxprof

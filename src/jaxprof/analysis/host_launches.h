@@ -26,37 +26,36 @@ class HostLaunches {
                             IdLookup lookup = IdLookup::kAuto);
 
   // Whether a launch with this correlation id was found.
-  bool has_launch(int64_t correlation) const { return find(correlation) != nullptr; }
+  bool has_launch(int64_t correlation) const { return slot(correlation) != kNone; }
   // The execution window (an id, unique on the host) that contains the launch of the kernel with
   // this correlation id.
   std::optional<uint32_t> window_of(int64_t correlation) const;
 
-  struct Launch {
-    uint32_t line = 0;
-    int64_t time = 0;
-  };
   struct Window {  // one ExecuteThunks event
     int64_t begin = 0, end = 0;
   };
 
  private:
-  const Launch* find(int64_t correlation) const;
-  std::optional<uint32_t> containing(const std::vector<uint32_t>& ids, int64_t time) const;
+  uint32_t slot(int64_t correlation) const {
+    if (dense_.empty()) return sparse_slot(correlation);
+    uint64_t k = static_cast<uint64_t>(correlation) - static_cast<uint64_t>(first_id_);
+    return k < dense_.size() ? dense_[k] : kNone;
+  }
+  uint32_t sparse_slot(int64_t correlation) const;
 
-  // One launch per correlation id (the last in line order when ids repeat). Ids are looked up in
-  // a table indexed by id - first_id_ when they are dense, as tracers count them up, else in a
-  // hash map.
-  Column<Launch> launches_;
+  // One launch per correlation id (the last in line order when ids repeat), in a slot: found in
+  // a table indexed by id - first_id_ when the ids are dense, as tracers count them up, else in
+  // a hash map.
   int64_t first_id_ = 0;
-  Column<uint32_t> dense_;  // id - first_id_ -> index into launches_, or kNone
+  Column<uint32_t> dense_;  // id - first_id_ -> slot, or kNone
   std::unordered_map<int64_t, uint32_t> sparse_;
   static constexpr uint32_t kNone = UINT32_MAX;
-
-  std::vector<Window> windows_;                                  // global window ids
-  std::unordered_map<uint32_t, std::vector<uint32_t>> by_line_;  // window line -> ids, by begin
-  // Launch events are recorded on their own lines (per OS thread id) while ExecuteThunks sits on
-  // the TraceMe line of the same thread, under another id: pair them by containment.
-  std::unordered_map<uint32_t, uint32_t> window_line_of_;
+  // Per slot: the window that contains the launch, or kNoWindow. Launch events are recorded on
+  // their own lines (per OS thread id) while ExecuteThunks sits on the TraceMe line of the same
+  // thread, under another id: each launch line goes with the window line that contains most of
+  // its launches.
+  std::vector<uint32_t> window_;
+  static constexpr uint32_t kNoWindow = UINT32_MAX;
 };
 
 }  // namespace jaxprof
