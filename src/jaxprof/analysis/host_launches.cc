@@ -141,14 +141,14 @@ void read_line_launches(const Profile& p, const LaunchNames& names, std::vector<
   for (const LineScratch::Picked& x : s.picked) out.launches.push_back({x.correlation, x.start_ps});
 }
 
-// Calls f(launch, window) for each launch (by time) that a window (disjoint, by begin) contains,
-// with their indexes: a merge that leaps over runs of windows without launches.
+// Calls f(launch, window) for each launch time (ascending) that a window (disjoint, by begin)
+// contains, with their indexes: a merge that leaps over runs of windows without launches.
 template <typename F>
-void for_each_window(std::span<const LaunchAt> launches, std::span<const HostLaunches::Window> ws,
+void for_each_window(std::span<const int64_t> times, std::span<const HostLaunches::Window> ws,
                      F&& f) {
   size_t w = 0;  // the first window that may contain the next launch
-  for (size_t i = 0; i < launches.size() && w < ws.size(); ++i) {
-    const int64_t t = launches[i].time;
+  for (size_t i = 0; i < times.size() && w < ws.size(); ++i) {
+    const int64_t t = times[i];
     if (ws[w].end < t) {
       // Leap: windows ending before t, found by doubling steps, then a binary search.
       size_t step = 1;
@@ -313,32 +313,31 @@ HostLaunches HostLaunches::index(const Profile& p, uint32_t host, bool all, IdLo
   for (uint64_t m : merges) all_merges += m;
   Profile::ReadOnlyScope reading(p);
   for_each_parallel(merges, parts_for(all_merges, kEventsPerPart), [&](size_t k, size_t) {
-    std::vector<LaunchAt> counted;
+    std::vector<int64_t> times;
     std::vector<uint32_t> slots;
     for (uint32_t i = 0; i < lines[k].launches.size(); ++i) {
       uint32_t slot = h.slot(lines[k].launches[i].correlation);
       if (last[slot] == Place{static_cast<uint32_t>(k), i}) {
-        counted.push_back(lines[k].launches[i]);
+        times.push_back(lines[k].launches[i].time);
         slots.push_back(slot);
       }
     }
-    if (counted.empty()) return;
+    if (times.empty()) return;
     // Launches are in line order, by start: a merge with the windows finds their windows.
-    if (!std::is_sorted(counted.begin(), counted.end(),
-                        [](const LaunchAt& a, const LaunchAt& b) { return a.time < b.time; }))
+    if (!std::is_sorted(times.begin(), times.end()))
       throw std::logic_error("HostLaunches::index: launches not in line order");
     const WindowLine* best = nullptr;
     size_t best_hits = 0;
     for (const WindowLine& wl : window_lines) {
       size_t hits = 0;
-      for_each_window(counted, wl.windows, [&](size_t, size_t) { ++hits; });
+      for_each_window(times, wl.windows, [&](size_t, size_t) { ++hits; });
       if (hits > best_hits) {
         best = &wl;
         best_hits = hits;
       }
     }
     if (!best) return;
-    for_each_window(counted, best->windows, [&](size_t launch, size_t window) {
+    for_each_window(times, best->windows, [&](size_t launch, size_t window) {
       h.window_[slots[launch]] = best->first_id + static_cast<uint32_t>(window);
     });
   });

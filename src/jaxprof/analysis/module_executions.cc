@@ -159,18 +159,40 @@ class Grouper {
 // The device's op events with a module, by (start, index).
 std::vector<uint32_t> module_events(const Profile& p, const DeviceLines& dev) {
   std::vector<uint32_t> out;
+  std::vector<size_t> ends;  // of each line's events in `out`
   for (uint32_t li : dev.lines) {
     const Line& line = p.lines[li];
     for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e)
       if (p.events.module[e] != 0 && dev.counts(p.events, e)) out.push_back(e);
+    ends.push_back(out.size());
   }
   auto by_start = [&](uint32_t a, uint32_t b) {
     int64_t sa = p.events.start_ps[a], sb = p.events.start_ps[b];
     return sa != sb ? sa < sb : a < b;
   };
-  // One line (a GPU stream) is in order already.
-  if (!std::is_sorted(out.begin(), out.end(), by_start))
+  if (std::is_sorted(out.begin(), out.end(), by_start)) return out;  // one line (a GPU stream)
+  // Decoded lines are in start order, index order on ties: their runs are merged pairwise.
+  bool runs_sorted = true;
+  for (size_t k = 0, begin = 0; k < ends.size(); begin = ends[k++])
+    runs_sorted &= std::is_sorted(out.begin() + begin, out.begin() + ends[k], by_start);
+  if (!runs_sorted) {
     std::sort(out.begin(), out.end(), by_start);
+    return out;
+  }
+  while (ends.size() > 1) {
+    std::vector<size_t> merged;
+    for (size_t k = 0; k < ends.size(); k += 2) {
+      if (k + 1 == ends.size()) {
+        merged.push_back(ends[k]);
+        break;
+      }
+      size_t begin = k == 0 ? 0 : ends[k - 1];
+      std::inplace_merge(out.begin() + begin, out.begin() + ends[k], out.begin() + ends[k + 1],
+                         by_start);
+      merged.push_back(ends[k + 1]);
+    }
+    ends = std::move(merged);
+  }
   return out;
 }
 
