@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# `jaxprof summary` against `jaxprof ops` on the big profiles that bench/run.sh makes: hyperfine
+# `jaxprof summary` against `jaxprof ops` on the big profiles that bench/run.sh makes (and on
+# big_conv_ids, when bench/scale_unique_ids.py has made it: the GPU profile with a correlation id
+# per launch, as real captures have, rather than one per original launch): hyperfine
 # wall time (mean ± σ) and CPU time (user + sys, the minimum and median of RUNS runs from
 # `perf stat`'s task-clock, or GNU time's without perf), both commands with --format json.
 #
@@ -26,7 +28,9 @@ cpu_ms() {  # one run's user + sys CPU time in ms
 
 printf '| profile | command | wall mean ± σ | CPU min | CPU median | summary / ops (wall, CPU median) |\n'
 printf '| --- | --- | --- | --- | --- | --- |\n'
-for key in big_conv big_tpu; do
+keys=(big_conv big_tpu)
+[[ -s $BENCH_DIR/big_conv_ids.xplane.pb ]] && keys+=(big_conv_ids)
+for key in "${keys[@]}"; do
   f=$BENCH_DIR/$key.xplane.pb
   [[ -s "$f" ]] || { echo "no $f: run bench/run.sh once to make it" >&2; exit 1; }
   declare -A wall=() cpu=()
