@@ -61,40 +61,22 @@ def shift_stat(stat, wanted, delta):
 
 
 def scale_line(line, copies, wanted, stride):
-    head, events = [], []
-    for fn, wt, val, raw in sx.fields(line):
-        if fn == 4 and wt == 2:
-            events.append(val)
-        else:
-            head.append(raw)
-    if not events:
-        return line
-    parsed, lo, hi = [], None, None
-    for ev in events:
-        offset, dur, rest = None, 0, []
-        for fn, wt, val, raw in sx.fields(ev):
-            if fn == 2 and wt == 0:
-                offset = sx.signed(val)
-                continue
-            if fn == 3 and wt == 0:
-                dur = sx.signed(val)
-            rest.append((fn, wt, val, raw))
-        parsed.append((offset, rest, ev))
-        if offset is not None:
-            lo = offset if lo is None else min(lo, offset)
-            hi = offset + dur if hi is None else max(hi, offset + dur)
-    span = (hi - lo) if lo is not None else 0
-    span = max(span, 1) + max(span // 100, 1)  # as scale_xplane.py: a small gap between copies
-    out = bytearray(b"".join(head))
-    for k in range(copies):
-        for offset, rest, ev in parsed:
-            if offset is None:
-                out += sx.ld(4, ev)
-                continue
-            body = bytearray(sx.write_varint(2 << 3) + sx.write_varint(offset + k * span))
-            for fn, wt, val, raw in rest:
-                body += sx.ld(4, shift_stat(val, wanted, k * stride)) if fn == 4 and wt == 2 else raw
-            out += sx.ld(4, bytes(body))
+    """scale_xplane's copies of the line, each copy's correlation ids moved on by copy * stride."""
+    scaled = sx.scale_line(line, copies)
+    originals = sum(1 for fn, wt, _, _ in sx.fields(line) if fn == 4 and wt == 2)
+    if not wanted or originals == 0:
+        return scaled
+    out, j = bytearray(), 0  # the copies follow each other, `originals` events each
+    for fn, wt, ev, raw in sx.fields(scaled):
+        if fn != 4 or wt != 2:
+            out += raw
+            continue
+        delta = (j // originals) * stride
+        j += 1
+        body = bytearray()
+        for efn, ewt, val, eraw in sx.fields(ev):
+            body += sx.ld(4, shift_stat(val, wanted, delta)) if efn == 4 and ewt == 2 else eraw
+        out += sx.ld(4, bytes(body))
     return bytes(out)
 
 
