@@ -168,15 +168,26 @@ void for_each_window(std::span<const int64_t> times, std::span<const HostLaunche
 
 HostLaunches HostLaunches::index(const Profile& p, uint32_t host, bool all, IdLookup lookup) {
   HostLaunches h;
+  // What is known of each metadata entry before any line is read. Python frames ($-names) never
+  // carry a correlation id. Without `all`, only GPU API calls may be launches and only their
+  // lines and those with ExecuteThunks events are read; a kernel whose launch this misses makes
+  // the caller index every host line.
+  std::vector<uint8_t> by_name(p.event_metadata.size(), kUnknown);
   LineFilter wanted(p);
-  if (!all)
-    for (uint32_t m = 0; m < p.event_metadata.size(); ++m) {
-      const EventMetadata& md = p.event_metadata[m];
-      const Plane& plane = p.planes[md.plane];
-      if (plane.kind != PlaneKind::kHostCpu || plane.host != host) continue;
-      std::string_view name = p.str(md.name);
-      if (name == kGpuExecuteEvent || is_gpu_api_name(name)) wanted.want(m);
+  for (uint32_t m = 0; m < p.event_metadata.size(); ++m) {
+    const EventMetadata& md = p.event_metadata[m];
+    const Plane& plane = p.planes[md.plane];
+    std::string_view name = p.str(md.name);
+    if (name.starts_with('$')) {
+      by_name[m] = kOther;
+    } else if (!all) {
+      bool ours = plane.kind == PlaneKind::kHostCpu && plane.host == host;
+      if (ours && (name == kGpuExecuteEvent || is_gpu_api_name(name)))
+        wanted.want(m);
+      else
+        by_name[m] = kOther;
     }
+  }
   std::vector<LineLaunches> lines;
   std::vector<uint64_t> costs;
   uint64_t total = 0;
@@ -200,10 +211,6 @@ HostLaunches HostLaunches::index(const Profile& p, uint32_t host, bool all, IdLo
   p.require_lines(unscannable);
   const LaunchNames names{p.strings.find("correlation_id"), p.strings.find(kGpuExecuteEvent)};
   const size_t threads = parts_for(total, kEventsPerPart);
-  // Python frames never carry a correlation id: their kind is known before any line is read.
-  std::vector<uint8_t> by_name(p.event_metadata.size(), kUnknown);
-  for (uint32_t m = 0; m < by_name.size(); ++m)
-    if (p.str(p.event_metadata[m].name).starts_with('$')) by_name[m] = kOther;
   std::vector<std::vector<size_t>> read_by(threads);  // the lines each thread has read
   std::vector<LineScratch> scratch(threads);
   {
