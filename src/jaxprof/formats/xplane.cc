@@ -247,8 +247,6 @@ class XSpaceImporter : public EventSource {
     });
     count_threads_ = 0;
     for (const CountedLine& c : counted_) events_ += c.pending.events;
-    // The commit reads the plane headers and metadata again, not the events.
-    if (opt_.release_pages) buf_->release(0, buf_->size());
   }
 
   const Buffer& buffer() const { return *buf_; }
@@ -288,8 +286,6 @@ class XSpaceImporter : public EventSource {
     raw_lines_.clear();
     counted_.clear();
     planes_.clear();
-    // Only the lines an analysis asks for are read again.
-    if (opt_.release_pages) buf_->release(0, buf_->size());
     p_ = nullptr;
   }
 
@@ -316,7 +312,6 @@ class XSpaceImporter : public EventSource {
     merge_worker_tables(chunks);
     sort_lines(lines);
     for (uint32_t li : lines) p_->lines[li].decoded = true;
-    if (opt_.release_pages) buf_->release(0, buf_->size());
     workers_.clear();
     p_ = nullptr;
   }

@@ -29,8 +29,9 @@ class Buffer {
   bool compressed() const { return compressed_; }
 
   // Tells the kernel we are done with [begin, end) for now: mapped pages leave the resident set
-  // and fault back in from the page cache if touched again. Keeps peak memory near the size of
-  // the model rather than model + file. No-op for decompressed buffers.
+  // and fault back in from the page cache if touched again. For bytes already decoded into the
+  // model: decoding a whole file then peaks near the larger of model and file, not their sum.
+  // No-op for decompressed buffers.
   void release(size_t begin, size_t end) const;
 
  private:
