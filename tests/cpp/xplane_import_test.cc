@@ -7,6 +7,7 @@
 #include <random>
 #include <set>
 
+#include "jaxprof/analysis/module_executions.h"
 #include "jaxprof/error.h"
 #include "jaxprof/formats/load.h"
 #include "jaxprof/formats/xplane.h"
@@ -478,6 +479,148 @@ TEST(XSpaceImport, VisitLineIsScanLineWithItsStats) {
 
 // A plane says no to a stat name only when none of its events carries it: checked against
 // every stat of every event of the GPU and TPU fixtures.
+// The same XSpace with the correlation_id stats of every other event (of every plane) written as
+// text ("123" for 123), which readers turn back into the number. `depth` as offset_first's.
+std::string correlation_ids_as_text(std::string_view msg, int depth, int64_t stat_id = -1,
+                                    uint64_t* seen = nullptr) {
+  const auto* origin = reinterpret_cast<const uint8_t*>(msg.data());
+  wire::Reader r(msg, origin);
+  wire::Field f;
+  if (depth == 1) {  // the plane's stat metadata id named correlation_id
+    while (r.next(f)) {
+      if (f.number != 5 || f.type != wire::WireType::kLen) continue;
+      wire::Reader entry(f.bytes, origin);
+      wire::Field g;
+      int64_t key = -1;
+      while (entry.next(g)) {
+        if (g.number == 1) key = g.as_int64();
+        if (g.number != 2 || g.type != wire::WireType::kLen) continue;
+        wire::Reader meta(g.bytes, origin);
+        wire::Field h;
+        while (meta.next(h))
+          if (h.number == 2 && h.bytes == "correlation_id") stat_id = key;
+      }
+    }
+    r = wire::Reader(msg, origin);
+  }
+  if (depth == 4) {  // an XStat: rewritten when it is a correlation_id with an integer value
+    std::optional<int64_t> id, value;
+    while (r.next(f)) {
+      if (f.number == 1) id = f.as_int64();
+      if (f.number == 3 || f.number == 4) value = f.as_int64();
+    }
+    if (id == stat_id && value && (*seen)++ % 2 == 0) {
+      std::string out, text = std::to_string(*value);
+      put_varint(out, 1 << 3);
+      put_varint(out, static_cast<uint64_t>(*id));
+      put_varint(out, (5 << 3) | 2);
+      put_varint(out, text.size());
+      return out + text;
+    }
+    return std::string(msg);
+  }
+  std::string out;
+  const uint32_t nested[4] = {1, 3, 4, 4};  // planes, lines, events, stats
+  while (r.next(f)) {
+    put_varint(out, (uint64_t{f.number} << 3) | static_cast<uint8_t>(f.type));
+    switch (f.type) {
+      case wire::WireType::kVarint:
+        put_varint(out, f.value);
+        break;
+      case wire::WireType::kLen: {
+        std::string body = f.number == nested[depth]
+                               ? correlation_ids_as_text(f.bytes, depth + 1, stat_id, seen)
+                               : std::string(f.bytes);
+        put_varint(out, body.size());
+        out += body;
+        break;
+      }
+      case wire::WireType::kFixed64:
+        out.append(reinterpret_cast<const char*>(&f.value), 8);
+        break;
+      default:
+        out.append(reinterpret_cast<const char*>(&f.value), 4);
+        break;
+    }
+  }
+  return out;
+}
+
+// Device events' correlation_id and group_id are decoded with them, as their own stats read from
+// the file give them: the integer, kNoStat where the event has none, kStatInFile where the stat
+// is not an integer (then module executions read it from the file, with the same result).
+TEST(XSpaceImport, KernelIdsAreTheEventsOwnStats) {
+  std::string gpu = fixture("xplane/mi300x_jax_conv.xplane.pb");
+  uint64_t rewritten = 0;
+  std::string text_ids = temp_file("text_correlation_ids.xplane.pb",
+                                   correlation_ids_as_text(read(gpu), 0, -1, &rewritten));
+  std::vector<std::unique_ptr<LoadedProfile>> loaded;  // they hold the executions
+  std::vector<const std::vector<DeviceExecutions>*> executions;
+  for (const std::string& path :
+       {gpu, text_ids, fixture("xplane/tf_v100_8gpu_training.xplane.pb")}) {
+    LoadedProfile& lp = *loaded.emplace_back(std::make_unique<LoadedProfile>());
+    load_profile({path}, {}, lp);
+    const Profile& p = lp.profile;
+    p.require_all_lines();
+    const StringId names[2] = {p.strings.find("correlation_id"), p.strings.find("group_id")};
+    size_t kernels = 0, with_id = 0, as_text = 0;
+    for (uint32_t li = 0; li < p.lines.size(); ++li) {
+      const Line& line = p.lines[li];
+      bool device = is_device_plane(p.planes[line.plane].kind);
+      ASSERT_EQ(line.kernel_ids, device && line.event_count > 0) << path << " line " << li;
+      if (!line.kernel_ids) continue;
+      for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
+        std::optional<StatValue> own[2];
+        p.find_own_event_stats(
+            line.plane, ScannedEvent{.metadata = p.events.metadata[e], .event = e}, names, own);
+        const int64_t column[2] = {p.events.correlation_id[e], p.events.group_id[e]};
+        for (int i = 0; i < 2; ++i) {
+          if (!own[i]) {
+            EXPECT_EQ(column[i], Events::kNoStat) << path << " event " << e;
+          } else if (own[i]->kind == StatKind::kInt64 || own[i]->kind == StatKind::kUint64) {
+            EXPECT_EQ(column[i], *own[i]->as_int()) << path << " event " << e;
+          } else {
+            EXPECT_EQ(column[i], Events::kStatInFile) << path << " event " << e;
+            as_text += i == 0;
+          }
+        }
+        ++kernels;
+        with_id += own[0].has_value();
+      }
+    }
+    // Device events, and those with a correlation id (all kernels; not the V100's memcpy and
+    // other activity lines), as tests/python/xplane_oracle.py counts them.
+    const bool v100 = path.find("v100") != std::string::npos;
+    EXPECT_EQ(kernels, v100 ? 7774u : 235u) << path;
+    EXPECT_EQ(with_id, v100 ? 1556u : 235u) << path;
+    if (path == text_ids) {
+      EXPECT_GT(as_text, 50u);  // every other correlation id in the file, host ones included
+      EXPECT_LT(as_text, with_id);
+    } else {
+      EXPECT_EQ(as_text, 0u) << path;
+    }
+    executions.push_back(&module_executions(p));
+  }
+  ASSERT_GT(rewritten, 0u);
+  // Text ids change nothing the analyses find.
+  ASSERT_EQ(executions[0]->size(), executions[1]->size());
+  size_t grouped = 0;
+  for (size_t d = 0; d < executions[0]->size(); ++d) {
+    const DeviceExecutions &a = (*executions[0])[d], &b = (*executions[1])[d];
+    EXPECT_EQ(a.source, ExecutionSource::kHostLaunch);
+    EXPECT_EQ(a.source, b.source);
+    ASSERT_EQ(a.executions.size(), b.executions.size());
+    for (size_t x = 0; x < a.executions.size(); ++x) {
+      EXPECT_EQ(a.executions[x].name, b.executions[x].name);
+      EXPECT_EQ(a.executions[x].start_ps, b.executions[x].start_ps);
+      EXPECT_EQ(a.executions[x].end_ps, b.executions[x].end_ps);
+      EXPECT_TRUE(std::ranges::equal(a.executions[x].events, b.executions[x].events));
+      grouped += a.executions[x].events.size();
+    }
+  }
+  EXPECT_GT(grouped, 0u);
+}
+
 TEST(XSpaceImport, PlaneMayHaveStatNeverRulesOutAStatItHolds) {
   for (const char* name :
        {"xplane/tpu_4chip_inference.xplane.pb", "xplane/mi300x_jax_conv.xplane.pb"}) {

@@ -16,9 +16,7 @@ std::vector<DeviceLines> op_devices(const Profile& profile) {
   std::vector<DeviceLines> out;
   for (uint32_t pi = 0; pi < profile.planes.size(); ++pi) {
     const Plane& plane = profile.planes[pi];
-    if (plane.kind != PlaneKind::kGpu && plane.kind != PlaneKind::kTpu &&
-        plane.kind != PlaneKind::kOtherDevice)
-      continue;
+    if (!is_device_plane(plane.kind)) continue;
     DeviceLines d;
     d.plane = pi;
     d.name = std::string(profile.str(plane.name));

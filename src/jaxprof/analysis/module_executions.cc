@@ -65,6 +65,23 @@ class TwoStats {
     set(v[0], out.first);
     set(v[1], out.second);
   }
+  // As read(), from the event's own values as an Events id column holds them (Events::kNoStat:
+  // none of its own, so its metadata's).
+  void read_own(uint32_t plane, uint32_t e, int64_t own_first, int64_t own_second, Values& out) {
+    if (own_first == Events::kStatInFile || own_second == Events::kStatInFile) {
+      read(plane, ScannedEvent{.metadata = p_.events.metadata[e], .event = e}, out);
+      return;
+    }
+    const uint32_t m = p_.events.metadata[e];
+    if (own_first != Events::kNoStat)
+      out.first.emplace(own_first);
+    else
+      set(metadata_[m][0], out.first);
+    if (own_second != Events::kNoStat)
+      out.second.emplace(own_second);
+    else
+      set(metadata_[m][1], out.second);
+  }
 
  private:
   static void set(const std::optional<StatValue>& s, std::optional<int64_t>& out) {
@@ -360,11 +377,18 @@ void read_device(const Profile& p, const DeviceLines& dev, DeviceExecutions& d, 
   }
   d.source = ExecutionSource::kConsecutive;
   TwoStats stats(p, "correlation_id", "group_id");
+  // The importer may have decoded the ids with the events: then the kernels' bytes are not read.
+  const bool decoded_ids = std::all_of(dev.lines.begin(), dev.lines.end(), [&](uint32_t li) {
+    return p.lines[li].kernel_ids || p.lines[li].event_count == 0;
+  });
   gpu.ids.resize(events.size());
   for (size_t k = 0; k < events.size(); ++k) {
     const uint32_t e = events[k];
     gpu.ids[k] = {};  // the slots start uninitialised
-    stats.read(dev.plane, ScannedEvent{.metadata = p.events.metadata[e], .event = e}, gpu.ids[k]);
+    if (decoded_ids)
+      stats.read_own(dev.plane, e, p.events.correlation_id[e], p.events.group_id[e], gpu.ids[k]);
+    else
+      stats.read(dev.plane, ScannedEvent{.metadata = p.events.metadata[e], .event = e}, gpu.ids[k]);
     gpu.any_correlation |= gpu.ids[k].first.has_value();
   }
   gpu.events = std::move(events);

@@ -25,11 +25,6 @@ struct Marks {
   std::unordered_map<uint32_t, std::vector<Window>> windows;
 };
 
-bool is_device(const Plane& plane) {
-  return plane.kind == PlaneKind::kGpu || plane.kind == PlaneKind::kTpu ||
-         plane.kind == PlaneKind::kOtherDevice;
-}
-
 // Whether the plane declares a stat of that name: events of a plane that does not cannot carry it,
 // so their lines need not be decoded.
 bool declares_stat(const Plane& plane, StringId name) {
@@ -151,7 +146,7 @@ Marks steps_lines(const Profile& p) {
   const StringId steps_name = p.strings.find("Steps");
   std::vector<uint32_t> lines;
   for (const Plane& plane : p.planes) {
-    if (!is_device(plane)) continue;
+    if (!is_device_plane(plane.kind)) continue;
     for (uint32_t li : plane.lines)
       if (p.lines[li].name == steps_name && p.lines[li].event_count > 0) lines.push_back(li);
   }
@@ -187,7 +182,7 @@ Marks group_ids(const Profile& p) {
   const StringId names[1] = {p.strings.find("group_id")};
   std::vector<uint32_t> lines;
   for (const Plane& plane : p.planes)
-    if (is_device(plane) && declares_stat(plane, names[0]))
+    if (is_device_plane(plane.kind) && declares_stat(plane, names[0]))
       lines.insert(lines.end(), plane.lines.begin(), plane.lines.end());
   if (lines.empty()) return {};
   p.require_lines(lines);

@@ -68,6 +68,9 @@ struct PlaneLookup {
   std::vector<uint32_t> dense_metadata;  // metadata id -> global index, when ids are small
   std::unordered_map<int64_t, uint32_t> sparse_metadata;
   int64_t hlo_op_stat = -1, hlo_module_stat = -1, program_id_stat = -1;
+  // Decoded into Events::correlation_id and group_id on device planes (-1: none; else the id).
+  int64_t correlation_stat = -1, group_stat = -1;
+  bool kernel_ids = false;  // a device plane
   // Stat metadata id -> name, for refs; ids are dense small integers in practice.
   std::vector<StringId> dense_stat_names;
   std::unordered_map<StringId, int64_t> stat_id_of_name;  // first id with each name
@@ -311,7 +314,10 @@ class XSpaceImporter : public EventSource {
     }
     merge_worker_tables(chunks);
     sort_lines(lines);
-    for (uint32_t li : lines) p_->lines[li].decoded = true;
+    for (uint32_t li : lines) {
+      p_->lines[li].decoded = true;
+      p_->lines[li].kernel_ids = lookups_[p_->lines[li].plane - first_plane_].kernel_ids;
+    }
     workers_.clear();
     p_ = nullptr;
   }
@@ -629,6 +635,7 @@ class XSpaceImporter : public EventSource {
                        Reader(bytes, origin_).offset_of(bytes));
 
     PlaneLookup& lookup = lookups_.emplace_back();
+    lookup.kernel_ids = is_device_plane(plane.kind);
     // Stat metadata first: event metadata stats and refs need the names.
     for (std::string_view entry : stat_meta) {
       int64_t key;
@@ -646,6 +653,8 @@ class XSpaceImporter : public EventSource {
       if (name == "hlo_op" && lookup.hlo_op_stat < 0) lookup.hlo_op_stat = key;
       if (name == "hlo_module" && lookup.hlo_module_stat < 0) lookup.hlo_module_stat = key;
       if (name == "program_id" && lookup.program_id_stat < 0) lookup.program_id_stat = key;
+      if (name == "correlation_id" && lookup.correlation_stat < 0) lookup.correlation_stat = key;
+      if (name == "group_id" && lookup.group_stat < 0) lookup.group_stat = key;
     }
     for (std::string_view s : stats)
       plane.stats.push_back(decode_stat(s, plane.stat_names, p_->strings, origin_));
@@ -979,6 +988,7 @@ class XSpaceImporter : public EventSource {
       uint64_t metadata_id = 0, offset_ps = 0, duration_ps = 0;
       StringId hlo_op = 0, hlo_module = 0;
       ProgramId program_id = kNoProgram;
+      int64_t correlation = Events::kNoStat, group = Events::kNoStat;
       while (q < event_end) {
         uint8_t tag = *q++;
         switch (tag) {
@@ -998,7 +1008,7 @@ class XSpaceImporter : public EventSource {
             uint64_t slen = wire::read_varint(q, event_end, origin_);
             if (slen > static_cast<uint64_t>(event_end - q))
               fail_at(q, "stat is longer than its event");
-            // A serialized XStat starts with its metadata id; only three ids matter here.
+            // A serialized XStat starts with its metadata id; only a few ids matter here.
             if (slen >= 2 && q[0] == kStatIdKey) {
               const uint8_t* sq = q + 1;
               int64_t id = static_cast<int64_t>(wire::read_varint(sq, q + slen, origin_));
@@ -1006,6 +1016,10 @@ class XSpaceImporter : public EventSource {
                   id == lookup.program_id_stat)
                 decode_hot_stat(std::string_view(reinterpret_cast<const char*>(q), slen), lookup, w,
                                 hlo_op, hlo_module, program_id);
+              else if (lookup.kernel_ids && id == lookup.correlation_stat)
+                own_int_stat(sq, q + slen, correlation);
+              else if (lookup.kernel_ids && id == lookup.group_stat)
+                own_int_stat(sq, q + slen, group);
             }
             q += slen;
             break;
@@ -1025,6 +1039,10 @@ class XSpaceImporter : public EventSource {
       if (hlo_module == 0) hlo_module = m.hlo_module;
       if (program_id == kNoProgram) program_id = m.program_id;
       ev.module[e] = w.module(LocalModule{hlo_module, program_id});
+      if (lookup.kernel_ids) {
+        ev.correlation_id[e] = correlation;
+        ev.group_id[e] = group;
+      }
       ++e;
     }
     if (e != last) fail_at(p, "line ended before its events were read (corrupt file)");
@@ -1166,6 +1184,20 @@ class XSpaceImporter : public EventSource {
         return q;
       }
     }
+  }
+
+  // The value of an XStat [value, end) (after its metadata id) into `out` as an Events id column
+  // holds it, unless an earlier stat of the event set it (its first counts): a varint int64 or
+  // uint64 value, else kStatInFile.
+  void own_int_stat(const uint8_t* value, const uint8_t* end, int64_t& out) const {
+    if (out != Events::kNoStat) return;
+    out = Events::kStatInFile;
+    constexpr uint8_t kUint = key(xstat::kUint64Value, WireType::kVarint);
+    constexpr uint8_t kInt = key(xstat::kInt64Value, WireType::kVarint);
+    if (value >= end || (*value != kUint && *value != kInt)) return;
+    const uint8_t* r = value + 1;
+    int64_t v = static_cast<int64_t>(wire::read_long_varint(r, end, origin_));
+    if (r == end && v != Events::kNoStat && v != Events::kStatInFile) out = v;
   }
 
   void decode_hot_stat(std::string_view bytes, const PlaneLookup& lookup, WorkerTables& w,

@@ -41,6 +41,8 @@ void Events::resize(size_t n, bool uninitialised) {
   raw.resize(n, !uninitialised);
   hlo_op.resize(n, !uninitialised);
   module.resize(n, !uninitialised);
+  correlation_id.resize(n, !uninitialised);
+  group_id.resize(n, !uninitialised);
 }
 
 void Events::reserve(size_t n) {
@@ -50,6 +52,8 @@ void Events::reserve(size_t n) {
   raw.reserve(n);
   hlo_op.reserve(n);
   module.reserve(n);
+  correlation_id.reserve(n);
+  group_id.reserve(n);
 }
 
 Profile::Profile() {

@@ -45,6 +45,10 @@ inline int64_t hlo_program_key(ProgramId id) {
 
 const char* plane_kind_name(PlaneKind k);
 PlaneKind classify_plane(std::string_view name);
+// GPU, TPU and other accelerator planes: the ones whose events are device ops.
+inline bool is_device_plane(PlaneKind k) {
+  return k == PlaneKind::kGpu || k == PlaneKind::kTpu || k == PlaneKind::kOtherDevice;
+}
 
 struct Host {
   std::string name;
@@ -81,6 +85,8 @@ struct Line {
   // importer noted them while counting events: an analysis looking for a few kinds of event can
   // skip decoding the lines that hold none of them. Empty: unknown, the line may hold anything.
   std::vector<uint64_t> metadata_bits;
+  // Whether the events' correlation_id and group_id columns were filled when they were decoded.
+  bool kernel_ids = false;
 };
 inline constexpr uint32_t kLineMetadataBits = 4096;
 
@@ -109,6 +115,13 @@ struct Events {
   Column<uint32_t> raw;       // offset in the plane bytes of the XEvent's length prefix
   Column<StringId> hlo_op;    // 0 = none
   Column<uint32_t> module;    // index into Profile::modules, 0 = none
+  // The event's own correlation_id and group_id stats, for the analyses that read them for every
+  // GPU kernel: filled where the line's `kernel_ids` says so, kNoStat where the event has none of
+  // its own, kStatInFile where it is not a plain integer (read the event's stats then).
+  Column<int64_t> correlation_id;
+  Column<int64_t> group_id;
+  static constexpr int64_t kNoStat = INT64_MIN;
+  static constexpr int64_t kStatInFile = INT64_MIN + 1;
 
   size_t size() const { return start_ps.size(); }
   int64_t end_ps(size_t e) const { return start_ps[e] + duration_ps[e]; }
