@@ -566,8 +566,10 @@ TEST(XSpaceImport, KernelIdsAreTheEventsOwnStats) {
     size_t kernels = 0, with_id = 0, as_text = 0;
     for (uint32_t li = 0; li < p.lines.size(); ++li) {
       const Line& line = p.lines[li];
-      bool device = is_device_plane(p.planes[line.plane].kind);
-      ASSERT_EQ(line.kernel_ids, device && line.event_count > 0) << path << " line " << li;
+      bool ids = is_device_plane(p.planes[line.plane].kind) &&
+                 (p.plane_may_have_stat(line.plane, "correlation_id") ||
+                  p.plane_may_have_stat(line.plane, "group_id"));
+      ASSERT_EQ(line.kernel_ids, ids && line.event_count > 0) << path << " line " << li;
       if (!line.kernel_ids) continue;
       for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
         std::optional<StatValue> own[2];
@@ -619,6 +621,11 @@ TEST(XSpaceImport, KernelIdsAreTheEventsOwnStats) {
     }
   }
   EXPECT_GT(grouped, 0u);
+  // TPU planes declare neither stat: their events get no ids (nor their pages written).
+  LoadedProfile tpu;
+  load_profile({fixture("xplane/tpu_4chip_inference.xplane.pb")}, {}, tpu);
+  tpu.profile.require_all_lines();
+  for (const Line& line : tpu.profile.lines) EXPECT_FALSE(line.kernel_ids);
 }
 
 TEST(XSpaceImport, PlaneMayHaveStatNeverRulesOutAStatItHolds) {

@@ -70,7 +70,7 @@ struct PlaneLookup {
   int64_t hlo_op_stat = -1, hlo_module_stat = -1, program_id_stat = -1;
   // Decoded into Events::correlation_id and group_id on device planes (-1: none; else the id).
   int64_t correlation_stat = -1, group_stat = -1;
-  bool kernel_ids = false;  // a device plane
+  bool kernel_ids = false;  // a device plane that declares either
   // Stat metadata id -> name, for refs; ids are dense small integers in practice.
   std::vector<StringId> dense_stat_names;
   std::unordered_map<StringId, int64_t> stat_id_of_name;  // first id with each name
@@ -635,7 +635,6 @@ class XSpaceImporter : public EventSource {
                        Reader(bytes, origin_).offset_of(bytes));
 
     PlaneLookup& lookup = lookups_.emplace_back();
-    lookup.kernel_ids = is_device_plane(plane.kind);
     // Stat metadata first: event metadata stats and refs need the names.
     for (std::string_view entry : stat_meta) {
       int64_t key;
@@ -656,6 +655,9 @@ class XSpaceImporter : public EventSource {
       if (name == "correlation_id" && lookup.correlation_stat < 0) lookup.correlation_stat = key;
       if (name == "group_id" && lookup.group_stat < 0) lookup.group_stat = key;
     }
+    // Device planes whose events may carry the ids (GPU ones; TPU planes declare neither).
+    lookup.kernel_ids = is_device_plane(plane.kind) &&
+                        (lookup.correlation_stat >= 0 || lookup.group_stat >= 0);
     for (std::string_view s : stats)
       plane.stats.push_back(decode_stat(s, plane.stat_names, p_->strings, origin_));
     for (auto [id, name] : plane.stat_names) {
