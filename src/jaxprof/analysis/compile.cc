@@ -143,7 +143,17 @@ bool is_compile_thread(std::string_view line_name) {
          contains(line_name, "codegen");
 }
 
-LineIncs collect_line(const Profile& p, uint32_t li, const std::vector<CompileEventClass>& cls) {
+// What collect_line asks of an event's name, per metadata entry (bits), not per event.
+enum NameTrait : uint8_t { kPythonFrame = 1, kListener = 2, kFolded = 4 };
+
+uint8_t name_traits(std::string_view name) {
+  return (name.starts_with('$') ? kPythonFrame : 0) |
+         (name.starts_with("ThreadpoolListener::") ? kListener : 0) |
+         (is_folded_compile_event(name) ? kFolded : 0);
+}
+
+LineIncs collect_line(const Profile& p, uint32_t li, const std::vector<CompileEventClass>& cls,
+                      const std::vector<uint8_t>& traits) {
   LineIncs out;
   out.line = li;
   const Line& line = p.lines[li];
@@ -169,14 +179,14 @@ LineIncs collect_line(const Profile& p, uint32_t li, const std::vector<CompileEv
     uint32_t anchor = stack.empty() ? kNone : stack.back().anchor;
     bool folded = !stack.empty() && stack.back().folded;
     uint32_t mi = ev.metadata[e];
-    std::string_view name = p.str(p.event_metadata[mi].name);
+    const uint8_t trait = traits[mi];
     const CompileEventClass& c = cls[mi];
     bool include = false;
     CompilePhase ph = c.phase;
-    if (d > 0 && !folded && !name.starts_with("ThreadpoolListener::")) {
+    if (d > 0 && !folded && !(trait & kListener)) {
       if (c.kind != CompileEventKind::kNone) {
         include = true;
-      } else if (!name.starts_with('$')) {
+      } else if (!(trait & kPythonFrame)) {
         if (parent != kNone) {
           const Inc& up = out.incs[parent];
           if (up.kind != CompileEventKind::kJaxStage) {
@@ -203,10 +213,10 @@ LineIncs collect_line(const Profile& p, uint32_t li, const std::vector<CompileEv
       x.anchor = anchor;
     }
     // Children of a non-compile event that is not a Python frame anchor to it (PjitFunction(f)).
-    uint32_t child_anchor = (!include && !name.starts_with('$')) ? e : anchor;
+    uint32_t child_anchor = (!include && !(trait & kPythonFrame)) ? e : anchor;
     if (d > 0)
       stack.push_back({s + d, inc != kNone ? inc : parent, child_anchor,
-                       folded || (inc != kNone && is_folded_compile_event(name))});
+                       folded || (inc != kNone && (trait & kFolded))});
   }
   return out;
 }
@@ -345,6 +355,7 @@ namespace {
 // Which metadata are compile events, and the host planes that hold a compile's start.
 struct CompileClasses {
   std::vector<CompileEventClass> cls;
+  std::vector<uint8_t> traits;  // NameTrait bits, of host metadata entries
   std::vector<uint8_t> plane_has_compile;
   std::vector<uint8_t> line_needed;  // lines that may give compile events
   std::vector<uint8_t> line_roots;   // of those, lines that may hold a stage or compile entry
@@ -353,11 +364,13 @@ struct CompileClasses {
 CompileClasses classify_lines(const Profile& p) {
   CompileClasses c;
   c.cls.resize(p.event_metadata.size());
+  c.traits.resize(p.event_metadata.size());
   c.plane_has_compile.assign(p.planes.size(), 0);
   for (uint32_t mi = 0; mi < p.event_metadata.size(); ++mi) {
     const EventMetadata& m = p.event_metadata[mi];
     if (p.planes[m.plane].kind != PlaneKind::kHostCpu) continue;
     c.cls[mi] = classify_compile_event(p.str(m.name));
+    c.traits[mi] = name_traits(p.str(m.name));
     // Only a stage or compiler entry starts a compile: planes without one are never decoded.
     if (c.cls[mi].kind == CompileEventKind::kJaxStage ||
         c.cls[mi].kind == CompileEventKind::kXlaRoot)
@@ -436,7 +449,7 @@ CompileResult compile_on_lines(const Profile& p, const CompileOptions& options,
         }
         continue;
       }
-      LineIncs l = collect_line(p, li, cls);
+      LineIncs l = collect_line(p, li, cls, c.traits);
       if (!l.incs.empty()) {
         lines.push_back(std::move(l));
         line_pos.push_back(k);

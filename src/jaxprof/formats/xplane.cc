@@ -656,8 +656,8 @@ class XSpaceImporter : public EventSource {
       if (name == "group_id" && lookup.group_stat < 0) lookup.group_stat = key;
     }
     // Device planes whose events may carry the ids (GPU ones; TPU planes declare neither).
-    lookup.kernel_ids = is_device_plane(plane.kind) &&
-                        (lookup.correlation_stat >= 0 || lookup.group_stat >= 0);
+    lookup.kernel_ids =
+        is_device_plane(plane.kind) && (lookup.correlation_stat >= 0 || lookup.group_stat >= 0);
     for (std::string_view s : stats)
       plane.stats.push_back(decode_stat(s, plane.stat_names, p_->strings, origin_));
     for (auto [id, name] : plane.stat_names) {
