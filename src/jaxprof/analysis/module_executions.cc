@@ -286,34 +286,42 @@ void from_module_line(const Profile& p, const DeviceLines& dev, uint32_t module_
   // An op belongs to the execution it starts in (executions on one core do not overlap).
   std::vector<int64_t> starts;
   for (const ModuleExecution& x : out) starts.push_back(x.start_ps);
-  // Each event's execution, in line order; visited twice (count, then fill) so that each
-  // execution's list is allocated once and no list of all events is kept.
-  auto place = [&](auto&& take) {
-    for (uint32_t li : dev.lines) {
-      const Line& ol = p.lines[li];
-      // The line's events come by start: the execution each starts in only moves forward.
-      size_t next = 0;  // the first execution starting after the current event
-      for (uint32_t e = ol.first_event; e < ol.first_event + ol.event_count; ++e) {
-        int64_t t = p.events.start_ps[e];
-        while (next < starts.size() && starts[next] <= t) ++next;
-        if (next == 0) continue;
-        ModuleExecution& x = out[next - 1];
-        if (t >= x.end_ps) continue;
-        uint32_t m = p.events.module[e];
-        if (m != 0 && x.program_id != kNoProgram && p.modules[m].program_id != x.program_id)
-          continue;
-        take(x, e);
-      }
-    }
-  };
+  // Each event's execution (or none), in line order, counted per execution; then each
+  // execution's events are put in place, so that no list per execution is grown.
+  constexpr uint32_t kOutside = UINT32_MAX;
+  Column<uint32_t> execution_of;  // per event of the lines, in line order
+  execution_of.resize(dev.line_events(p));
   std::vector<uint32_t> next(out.size() + 1, 0);  // where each execution's next event goes
-  place([&](const ModuleExecution& x, uint32_t) { ++next[&x - out.data() + 1]; });
-  for (size_t k = 1; k < next.size(); ++k) next[k] += next[k - 1];
+  size_t k = 0;
+  for (uint32_t li : dev.lines) {
+    const Line& ol = p.lines[li];
+    // The line's events come by start: the execution each starts in only moves forward.
+    size_t after = 0;  // the first execution starting after the current event
+    for (uint32_t e = ol.first_event; e < ol.first_event + ol.event_count; ++e) {
+      uint32_t& at = execution_of[k++];
+      at = kOutside;
+      int64_t t = p.events.start_ps[e];
+      while (after < starts.size() && starts[after] <= t) ++after;
+      if (after == 0) continue;
+      const ModuleExecution& x = out[after - 1];
+      if (t >= x.end_ps) continue;
+      uint32_t m = p.events.module[e];
+      if (m != 0 && x.program_id != kNoProgram && p.modules[m].program_id != x.program_id) continue;
+      at = static_cast<uint32_t>(after - 1);
+      ++next[after];
+    }
+  }
+  for (size_t x = 1; x < next.size(); ++x) next[x] += next[x - 1];
   d.event_storage.resize(next.back());
   uint32_t* storage = d.event_storage.data();
-  for (size_t k = 0; k < out.size(); ++k)
-    out[k].events = {storage + next[k], next[k + 1] - next[k]};
-  place([&](const ModuleExecution& x, uint32_t e) { storage[next[&x - out.data()]++] = e; });
+  for (size_t x = 0; x < out.size(); ++x)
+    out[x].events = {storage + next[x], next[x + 1] - next[x]};
+  k = 0;
+  for (uint32_t li : dev.lines) {
+    const Line& ol = p.lines[li];
+    for (uint32_t e = ol.first_event; e < ol.first_event + ol.event_count; ++e)
+      if (uint32_t at = execution_of[k++]; at != kOutside) storage[next[at]++] = e;
+  }
   auto event_by_start = [&](uint32_t a, uint32_t b) {
     int64_t sa = p.events.start_ps[a], sb = p.events.start_ps[b];
     return sa != sb ? sa < sb : a < b;
