@@ -219,6 +219,26 @@ void put_varint(std::string& out, uint64_t v) {
   } while (v);
 }
 
+// Appends field `f` to `out`, with `body` as its bytes when it is length-delimited.
+void put_field(std::string& out, const wire::Field& f, const std::string& body) {
+  put_varint(out, (uint64_t{f.number} << 3) | static_cast<uint8_t>(f.type));
+  switch (f.type) {
+    case wire::WireType::kVarint:
+      put_varint(out, f.value);
+      break;
+    case wire::WireType::kLen:
+      put_varint(out, body.size());
+      out += body;
+      break;
+    case wire::WireType::kFixed64:
+      out.append(reinterpret_cast<const char*>(&f.value), 8);
+      break;
+    default:
+      out.append(reinterpret_cast<const char*>(&f.value), 4);
+      break;
+  }
+}
+
 // The same XSpace with every event's offset_ps written before its other fields, as some writers
 // (and the benchmark's scaling tool) do. `depth`: 0 XSpace, 1 XPlane, 2 XLine, 3 XEvent.
 std::string offset_first(std::string_view msg, int depth) {
@@ -229,25 +249,8 @@ std::string offset_first(std::string_view msg, int depth) {
   const uint32_t nested[3] = {1, 3, 4};  // planes, lines, events
   while (r.next(f)) {
     std::string& out = depth == 3 && f.number == 2 ? head : rest;
-    put_varint(out, (uint64_t{f.number} << 3) | static_cast<uint8_t>(f.type));
-    switch (f.type) {
-      case wire::WireType::kVarint:
-        put_varint(out, f.value);
-        break;
-      case wire::WireType::kLen: {
-        std::string body = depth < 3 && f.number == nested[depth] ? offset_first(f.bytes, depth + 1)
-                                                                  : std::string(f.bytes);
-        put_varint(out, body.size());
-        out += body;
-        break;
-      }
-      case wire::WireType::kFixed64:
-        out.append(reinterpret_cast<const char*>(&f.value), 8);
-        break;
-      default:
-        out.append(reinterpret_cast<const char*>(&f.value), 4);
-        break;
-    }
+    bool inner = depth < 3 && f.number == nested[depth] && f.type == wire::WireType::kLen;
+    put_field(out, f, inner ? offset_first(f.bytes, depth + 1) : std::string(f.bytes));
   }
   return head + rest;
 }
@@ -477,8 +480,6 @@ TEST(XSpaceImport, VisitLineIsScanLineWithItsStats) {
   }
 }
 
-// A plane says no to a stat name only when none of its events carries it: checked against
-// every stat of every event of the GPU and TPU fixtures.
 // The same XSpace with the correlation_id stats of every other event (of every plane) written as
 // text ("123" for 123), which readers turn back into the number. `depth` as offset_first's.
 std::string correlation_ids_as_text(std::string_view msg, int depth, int64_t stat_id = -1,
@@ -522,26 +523,10 @@ std::string correlation_ids_as_text(std::string_view msg, int depth, int64_t sta
   std::string out;
   const uint32_t nested[4] = {1, 3, 4, 4};  // planes, lines, events, stats
   while (r.next(f)) {
-    put_varint(out, (uint64_t{f.number} << 3) | static_cast<uint8_t>(f.type));
-    switch (f.type) {
-      case wire::WireType::kVarint:
-        put_varint(out, f.value);
-        break;
-      case wire::WireType::kLen: {
-        std::string body = f.number == nested[depth]
-                               ? correlation_ids_as_text(f.bytes, depth + 1, stat_id, seen)
-                               : std::string(f.bytes);
-        put_varint(out, body.size());
-        out += body;
-        break;
-      }
-      case wire::WireType::kFixed64:
-        out.append(reinterpret_cast<const char*>(&f.value), 8);
-        break;
-      default:
-        out.append(reinterpret_cast<const char*>(&f.value), 4);
-        break;
-    }
+    bool inner = f.number == nested[depth] && f.type == wire::WireType::kLen;
+    put_field(
+        out, f,
+        inner ? correlation_ids_as_text(f.bytes, depth + 1, stat_id, seen) : std::string(f.bytes));
   }
   return out;
 }
@@ -628,6 +613,8 @@ TEST(XSpaceImport, KernelIdsAreTheEventsOwnStats) {
   for (const Line& line : tpu.profile.lines) EXPECT_FALSE(line.kernel_ids);
 }
 
+// A plane says no to a stat name only when none of its events carries it: checked against
+// every stat of every event of the GPU and TPU fixtures.
 TEST(XSpaceImport, PlaneMayHaveStatNeverRulesOutAStatItHolds) {
   for (const char* name :
        {"xplane/tpu_4chip_inference.xplane.pb", "xplane/mi300x_jax_conv.xplane.pb"}) {
