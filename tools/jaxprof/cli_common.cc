@@ -37,11 +37,12 @@ void write(const std::string& s) {
   }
 }
 
-void load(const CommonOptions& o, LoadedProfile& out) {
+void load(const CommonOptions& o, LoadedProfile& out, bool release_counted) {
   LoadOptions lo;
   lo.session = o.session;
   lo.hosts = o.hosts;
   lo.import.threads = o.threads;
+  lo.import.release_counted = release_counted;
   analysis_threads.store({.threads = o.threads});
   load_profile(o.paths, lo, out);
 }

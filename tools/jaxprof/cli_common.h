@@ -28,7 +28,8 @@ struct CommonOptions {
 void add_common(CLI::App* cmd, CommonOptions& o);
 // --threads: the decoder and analysis threads (also caps analysis_threads when loading).
 void add_threads_option(CLI::App* cmd, unsigned& threads);
-void load(const CommonOptions& o, LoadedProfile& out);
+// `release_counted`: see ImportOptions (for commands that read device lines only).
+void load(const CommonOptions& o, LoadedProfile& out, bool release_counted = false);
 OutputFormat format_of(const CommonOptions& o);
 // Writes to stdout; a closed pipe (jaxprof ... | head) is not an error.
 void write(const std::string& s);

@@ -46,7 +46,8 @@ RegisterCommand ops_command(20, [](CLI::App& app) -> std::function<int()> {
     ops.top = o->top;
     EventFilter check(ops.filter);  // reject a bad regex before loading anything
     LoadedProfile loaded;
-    load(o->common, loaded);
+    // Ops decode the device lines and read nothing else: the file need not stay resident.
+    load(o->common, loaded, /*release_counted=*/true);
     OpsResult r = compute_ops(loaded.profile, ops);
     warn(loaded.profile.warnings);
     warn(r.warnings);

@@ -250,6 +250,7 @@ class XSpaceImporter : public EventSource {
     });
     count_threads_ = 0;
     for (const CountedLine& c : counted_) events_ += c.pending.events;
+    if (opt_.release_pages && opt_.release_counted) buf_->release(0, buf_->size());
   }
 
   const Buffer& buffer() const { return *buf_; }

@@ -16,6 +16,12 @@ struct ImportOptions {
   unsigned threads = 0;
   // Drop file pages from the resident set once decoded (see Buffer::release).
   bool release_pages = true;
+  // With release_pages, also drop every page once the lines are counted: the resident set then
+  // peaks near the larger of the file and the columns decoded later rather than their sum, but
+  // each line read again (decoded, or scanned as the host launch index and compile totals scan
+  // the host threads) faults its pages back in. For a caller that decodes a few lines and scans
+  // none (`jaxprof ops`).
+  bool release_counted = false;
 };
 
 // Reads one XSpace into `profile`, tagging every plane with host `host`: planes, metadata and
