@@ -439,26 +439,32 @@ class XSpaceImporter : public EventSource {
     }
   }
 
+  // Integer stats (ids, counts, sizes) are the common case: when the XStat's fields after its
+  // metadata id, [value, end), are one varint int64 or uint64, its bits and kind; else false.
+  bool plain_int_value(const uint8_t* value, const uint8_t* end, uint64_t& bits,
+                       StatKind& kind) const {
+    constexpr uint8_t kUint = key(xstat::kUint64Value, WireType::kVarint);
+    constexpr uint8_t kInt = key(xstat::kInt64Value, WireType::kVarint);
+    if (value >= end || (*value != kUint && *value != kInt)) return false;
+    const uint8_t* r = value + 1;
+    bits = wire::read_long_varint(r, end, origin_);
+    kind = *value == kUint ? StatKind::kUint64 : StatKind::kInt64;
+    return r == end;
+  }
+
   // The value of the XStat [stat, end) into `out` (in place: this runs per event); `value` is
   // where its fields after the metadata id begin.
   void read_stat_value(const Profile& p, const Plane& pl, const uint8_t* stat, const uint8_t* value,
                        const uint8_t* end, StatValue& out) const {
-    // Integer stats (ids, counts, sizes) are the common case: one varint field.
-    constexpr uint8_t kUint = key(xstat::kUint64Value, WireType::kVarint);
-    constexpr uint8_t kInt = key(xstat::kInt64Value, WireType::kVarint);
-    if (value < end && (*value == kUint || *value == kInt)) {
-      const uint8_t* r = value + 1;
-      uint64_t v = wire::read_long_varint(r, end, origin_);
-      if (r == end) {
-        if (*value == kUint) {
-          out.kind = StatKind::kUint64;
-          out.u = v;
-        } else {
-          out.kind = StatKind::kInt64;
-          out.i = static_cast<int64_t>(v);
-        }
-        return;
-      }
+    uint64_t bits;
+    StatKind kind;
+    if (plain_int_value(value, end, bits, kind)) {
+      out.kind = kind;
+      if (kind == StatKind::kUint64)
+        out.u = bits;
+      else
+        out.i = static_cast<int64_t>(bits);
+      return;
     }
     out = decode_stat(std::string_view(reinterpret_cast<const char*>(stat), end - stat),
                       pl.stat_names, p.strings, origin_, /*with_name=*/false)
@@ -1195,12 +1201,11 @@ class XSpaceImporter : public EventSource {
   void own_int_stat(const uint8_t* value, const uint8_t* end, int64_t& out) const {
     if (out != Events::kNoStat) return;
     out = Events::kStatInFile;
-    constexpr uint8_t kUint = key(xstat::kUint64Value, WireType::kVarint);
-    constexpr uint8_t kInt = key(xstat::kInt64Value, WireType::kVarint);
-    if (value >= end || (*value != kUint && *value != kInt)) return;
-    const uint8_t* r = value + 1;
-    int64_t v = static_cast<int64_t>(wire::read_long_varint(r, end, origin_));
-    if (r == end && v != Events::kNoStat && v != Events::kStatInFile) out = v;
+    uint64_t bits;
+    StatKind kind;
+    if (!plain_int_value(value, end, bits, kind)) return;
+    int64_t v = static_cast<int64_t>(bits);  // as StatValue::as_int gives either kind
+    if (v != Events::kNoStat && v != Events::kStatInFile) out = v;
   }
 
   void decode_hot_stat(std::string_view bytes, const PlaneLookup& lookup, WorkerTables& w,
