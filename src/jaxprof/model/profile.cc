@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "jaxprof/model/invariants.h"
+
 namespace jaxprof {
 
 const char* plane_kind_name(PlaneKind k) {
@@ -104,7 +106,10 @@ void Profile::scan_line(uint32_t li, std::span<const uint8_t> want,
   const Line& line = lines[li];
   if (!line.decoded) {
     if (!finished) throw std::logic_error("scan_line before finish_import");
-    if (sources[line.source]->scan_line(*this, li, want, out)) return;
+    if (sources[line.source]->scan_line(*this, li, want, out)) {
+      check_scanned_events(*this, li, out);
+      return;
+    }
     out.clear();
     require_lines({li});
   }
@@ -223,6 +228,7 @@ void Profile::require_lines(const std::vector<uint32_t>& wanted) const {
     std::sort(by_source[s].begin(), by_source[s].end());
     by_source[s].erase(std::unique(by_source[s].begin(), by_source[s].end()), by_source[s].end());
     self.sources[s]->decode_lines(self, by_source[s]);
+    check_line_events(*this, by_source[s]);
   }
 }
 
