@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 
 debian_packages=(cmake ninja-build g++ pkg-config ccache libre2-dev libfmt-dev libcli11-dev
                  libgtest-dev libgmock-dev zlib1g-dev liblzma-dev libzstd-dev libsnappy-dev libzip-dev
-                 libsimdjson-dev libsqlite3-dev libprotobuf-dev protobuf-compiler libbenchmark-dev time)
+                 libsimdjson-dev libsqlite3-dev libprotobuf-dev protobuf-compiler libbenchmark-dev time
+                 clang libclang-rt-14-dev)  # clang: the second compiler, the sanitizers and libFuzzer
 missing=()
 for p in "${debian_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
