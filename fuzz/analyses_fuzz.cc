@@ -60,9 +60,7 @@ void load(const uint8_t* data, size_t size, Profile& p) {
                                 "fuzz.input");
   std::string_view v = buffer->view();
   size_t first = v.find_first_not_of(" \t\r\n");
-  ImportOptions options;
-  options.threads = 1;
-  options.release_pages = false;
+  ImportOptions options = fuzz::one_thread();
   if (has_zip_magic(v)) {
     import_nsys_jax(p, buffer, "", options);
   } else if (first != std::string_view::npos && (v[first] == '{' || v[first] == '[')) {

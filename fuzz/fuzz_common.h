@@ -112,4 +112,28 @@ inline void read_everything(Profile& p) {
     for (const Stat& s : plane.stats) (void)s.value.to_string();
 }
 
+// Import options for a fuzz run: one thread (a finding replays the same way) and no page
+// release (the input is not a mapped file).
+inline ImportOptions one_thread() {
+  ImportOptions options;
+  options.threads = 1;
+  options.release_pages = false;
+  return options;
+}
+
+// Runs `import` (which fills a Profile), finish_import, then read_everything; bad input (an
+// InputError naming the file) ends the run.
+template <typename Import>
+void import_and_read(Import&& import) {
+  Profile p;
+  try {
+    import(p);
+    finish_import(p);
+  } catch (const InputError& e) {
+    named(e);
+    return;
+  }
+  read_everything(p);
+}
+
 }  // namespace jaxprof::fuzz

@@ -25,16 +25,8 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  Profile p;
-  ImportOptions options;
-  options.threads = 1;
-  try {
-    import_nsys_jax(p, fuzz::buffer_of(data, size, "fuzz.zip"), "", options);
-    finish_import(p);
-  } catch (const InputError& e) {
-    fuzz::named(e);
-    return 0;
-  }
-  fuzz::read_everything(p);
+  fuzz::import_and_read([&](Profile& p) {
+    import_nsys_jax(p, fuzz::buffer_of(data, size, "fuzz.zip"), "", fuzz::one_thread());
+  });
   return 0;
 }

@@ -210,20 +210,18 @@ inline std::string make_parquet(const std::vector<TestColumn>& columns, int64_t 
   return out;
 }
 
-// PLAIN-encoded v1 data pages of one column, every value present (`required`) or with nulls
-// (`optional`, std::nullopt for a null).
+// One column of `values` PLAIN-encoded (`body`) in one v1 data page, of physical type `type`;
+// `repetition` 0 required, 1 optional (then `body` starts with the definition levels).
+inline TestColumn plain_column(const std::string& name, int type, int repetition, size_t values,
+                               const std::string& body) {
+  auto n = static_cast<int32_t>(values);
+  auto size = static_cast<int32_t>(body.size());
+  return TestColumn{name, type, repetition, false, n, page_header(0, size, size, n, 0) + body};
+}
 inline TestColumn int64_column(const std::string& name, const std::vector<int64_t>& values) {
   std::string body;
   for (int64_t v : values) put64(body, static_cast<uint64_t>(v));
-  auto n = static_cast<int32_t>(values.size());
-  return TestColumn{
-      name,
-      2,
-      0,
-      false,
-      n,
-      page_header(0, static_cast<int32_t>(body.size()), static_cast<int32_t>(body.size()), n, 0) +
-          body};
+  return plain_column(name, 2, 0, values.size(), body);
 }
 inline TestColumn string_column(const std::string& name, const std::vector<std::string>& values) {
   std::string body;
@@ -231,16 +229,9 @@ inline TestColumn string_column(const std::string& name, const std::vector<std::
     put32(body, static_cast<uint32_t>(v.size()));
     body += v;
   }
-  auto n = static_cast<int32_t>(values.size());
-  return TestColumn{
-      name,
-      6,
-      0,
-      false,
-      n,
-      page_header(0, static_cast<int32_t>(body.size()), static_cast<int32_t>(body.size()), n, 0) +
-          body};
+  return plain_column(name, 6, 0, values.size(), body);
 }
+// std::nullopt for a null.
 inline TestColumn optional_double_column(const std::string& name,
                                          const std::vector<std::optional<double>>& values) {
   std::string levels, body;
@@ -252,16 +243,7 @@ inline TestColumn optional_double_column(const std::string& name,
     std::memcpy(&bits, &*v, 8);
     put64(body, bits);
   }
-  body = with_length(levels) + body;
-  auto n = static_cast<int32_t>(values.size());
-  return TestColumn{
-      name,
-      5,
-      1,
-      false,
-      n,
-      page_header(0, static_cast<int32_t>(body.size()), static_cast<int32_t>(body.size()), n, 0) +
-          body};
+  return plain_column(name, 5, 1, values.size(), with_length(levels) + body);
 }
 
 // One NVTX range of an nsys-jax projected trace (the older layout: "TSL:" names, durations).
