@@ -10,9 +10,10 @@ namespace {
 
 double normal_upper_tail(double z) { return 0.5 * std::erfc(z / std::sqrt(2.0)); }
 
-// Exact null distribution of U for samples of sizes n and m without ties: the number of
-// arrangements giving each U, from f(n, m, u) = f(n-1, m, u-m) + f(n, m-1, u).
-std::vector<double> exact_u_distribution(size_t n, size_t m) {
+}  // namespace
+
+// From f(n, m, u) = f(n-1, m, u-m) + f(n, m-1, u).
+std::vector<double> mann_whitney_u_counts(size_t n, size_t m) {
   size_t max_u = n * m;
   // table[j][u] for the current i (first sample size), j = 0..m
   std::vector<std::vector<double>> prev(m + 1), cur(m + 1);
@@ -32,8 +33,6 @@ std::vector<double> exact_u_distribution(size_t n, size_t m) {
   }
   return prev[m];
 }
-
-}  // namespace
 
 MannWhitney mann_whitney(std::span<const double> a, std::span<const double> b) {
   MannWhitney r;
@@ -64,8 +63,8 @@ MannWhitney mann_whitney(std::span<const double> a, std::span<const double> b) {
   r.u = rank_sum_b - dm * (dm + 1) / 2.0;
   double mean_u = dn * dm / 2.0;
 
-  if (!ties && n + m <= 60) {
-    std::vector<double> f = exact_u_distribution(n, m);
+  if (mann_whitney_is_exact(n, m, ties)) {
+    std::vector<double> f = mann_whitney_u_counts(n, m);
     double total = std::accumulate(f.begin(), f.end(), 0.0);
     auto u = static_cast<size_t>(std::llround(r.u));
     double upper = 0, lower = 0;  // P(U >= u), P(U <= u)
@@ -84,6 +83,7 @@ MannWhitney mann_whitney(std::span<const double> a, std::span<const double> b) {
   double var = dn * dm / 12.0 * ((n_all + 1) - tie_term / (n_all * (n_all - 1)));
   if (var <= 0) return r;  // every value equal: no evidence either way
   double sd = std::sqrt(var);
+  r.u_sd = sd;
   double d = r.u - mean_u;
   r.z = d / sd;
   // Continuity correction of 0.5 towards the mean.

@@ -16,7 +16,15 @@ struct MannWhitney {
   double p_less = 1;     // one-sided: b tends to be smaller than a
   double p_two_sided = 1;
   bool exact = false;  // p from the exact distribution of U (small samples without ties)
+  double u_sd = 0;     // standard deviation of U under the null, tie-corrected (normal case)
 };
+
+// Whether mann_whitney takes p from the exact distribution of U: no ties, at most 60 samples.
+inline bool mann_whitney_is_exact(size_t n, size_t m, bool ties) { return !ties && n + m <= 60; }
+
+// The exact null distribution of U for samples of sizes n and m without ties: how many of the
+// C(n + m, n) arrangements give each U = 0 .. n * m.
+std::vector<double> mann_whitney_u_counts(size_t n, size_t m);
 
 // Mann-Whitney U test of `b` against `a`. Empty samples give p = 1.
 MannWhitney mann_whitney(std::span<const double> a, std::span<const double> b);
