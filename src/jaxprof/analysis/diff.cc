@@ -8,8 +8,8 @@
 #include <set>
 #include <tuple>
 
-#include "jaxprof/analysis/capture_test.h"
 #include "jaxprof/analysis/category.h"
+#include "jaxprof/analysis/effect.h"
 #include "jaxprof/analysis/module_executions.h"
 #include "jaxprof/analysis/significance.h"
 
@@ -27,6 +27,8 @@ const char* change_name(Change c) {
       return "added";
     case Change::kRemoved:
       return "removed";
+    case Change::kUnclear:
+      return "unclear";
   }
   return "?";
 }
@@ -239,11 +241,6 @@ double mean(const std::vector<double>& v) {
   return s / static_cast<double>(v.size());
 }
 
-size_t with_executions(std::span<const size_t> captures) {
-  return static_cast<size_t>(
-      std::count_if(captures.begin(), captures.end(), [](size_t n) { return n > 0; }));
-}
-
 // Fills the numbers of a row from the per-execution samples of either side (null = absent),
 // laid out per capture as `bc` and `nc` say.
 void fill(DiffRow& r, const std::vector<double>* b, const std::vector<double>* n, int64_t b_total,
@@ -263,7 +260,6 @@ void fill(DiffRow& r, const std::vector<double>* b, const std::vector<double>* n
     r.new_median_ps = median(*n);
   }
   r.delta_ps = r.new_mean_ps - r.base_mean_ps;
-  if (r.base_mean_ps > 0) r.ratio = r.new_mean_ps / r.base_mean_ps;
   r.contribution_ps = r.delta_ps * weight;
   if (!b) {
     r.change = Change::kAdded;
@@ -273,19 +269,23 @@ void fill(DiffRow& r, const std::vector<double>* b, const std::vector<double>* n
     r.change = Change::kRemoved;
     return;
   }
-  r.base_captures = with_executions(bc);
-  r.new_captures = with_executions(nc);
-  if (r.base_captures + r.new_captures > 2) {
-    r.test = "capture-t";
-    r.p_value = capture_t_test(capture_medians(*b, bc), capture_medians(*n, nc)).p_two_sided;
-  } else {
-    r.test = "mann-whitney";
-    r.p_value = mann_whitney(*b, *n).p_two_sided;
-  }
+  Effect e = compare_samples(*b, bc, *n, nc, 1.0, o.alpha);
+  r.test = e.test;
+  r.base_captures = e.test == std::string_view("capture-t") ? e.base_n : 1;
+  r.new_captures = e.test == std::string_view("capture-t") ? e.new_n : 1;
+  r.p_value = e.p_two_sided;
+  r.ratio = e.ratio;
+  r.ratio_low = e.low;
+  r.ratio_high = e.high;
   r.shift_ps = hodges_lehmann_shift(*b, *n);
-  bool large = !r.ratio || std::fabs(*r.ratio - 1.0) >= o.min_change;
-  r.significant = *r.p_value < o.alpha && large && r.delta_ps != 0;
-  r.change = !r.significant ? Change::kSame : r.delta_ps > 0 ? Change::kSlower : Change::kFaster;
+  double moved = r.ratio ? *r.ratio - 1 : 0;
+  r.significant = *r.p_value < o.alpha && std::fabs(moved) >= o.min_change && moved != 0;
+  if (r.significant)
+    r.change = moved > 0 ? Change::kSlower : Change::kFaster;
+  else if (!r.ratio || (r.ratio_low >= 1 - o.min_change && r.ratio_high <= 1 + o.min_change))
+    r.change = Change::kSame;
+  else
+    r.change = Change::kUnclear;
 }
 
 void sort_by_contribution(std::vector<DiffRow>& rows) {
@@ -392,13 +392,17 @@ DiffResult compute_diff(const ProfileSamples& base, const ProfileSamples& now,
   sort_by_contribution(r.ops);
   sort_by_contribution(r.categories);
   r.explained_top = std::min(o.top, r.ops.size());
-  double running = 0;
+  auto add = [](Contributions& c, double ps) { (ps > 0 ? c.slower_ps : c.faster_ps) += ps; };
   for (size_t i = 0; i < r.ops.size(); ++i) {
-    running += r.ops[i].contribution_ps;
-    if (i < r.explained_top) r.explained_ps = running;
-    if (r.delta_ps != 0) r.ops[i].cumulative_share = running / r.delta_ps;
+    add(r.ops_change, r.ops[i].contribution_ps);
+    if (i < r.explained_top) add(r.explained, r.ops[i].contribution_ps);
   }
-  if (r.delta_ps != 0) r.explained_share = r.explained_ps / r.delta_ps;
+  double gross = r.ops_change.gross_ps(), running = 0;
+  for (DiffRow& op : r.ops) {
+    running += std::fabs(op.contribution_ps);
+    if (gross > 0) op.cumulative_share = std::min(1.0, running / gross);
+  }
+  if (gross > 0) r.explained_share = std::min(1.0, r.explained.gross_ps() / gross);
   return r;
 }
 
