@@ -194,3 +194,50 @@ def test_shares_of_a_change_never_pass_the_whole(jaxprof_bin, tmp_path):
     assert "slower ops +6.000 ms, faster ops -4.800 ms, net +1.200 ms" in text, text
     percents = [float(p) for p in __import__("re").findall(r"(\d+(?:\.\d+)?)% of the op time", text)]
     assert percents and all(p <= 100 for p in percents)
+
+
+def capture_steps(out: Path, extra_s: float, steps: int) -> None:
+    """A real capture (JAX on the CPU) of `steps` marked training steps: a small jitted step and
+    4 ms of host work, plus `extra_s` more: a change whose cost is known in advance."""
+    import time
+
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    f = jax.jit(lambda x: jnp.tanh(x @ x))
+    x = jnp.ones((256, 256), jnp.float32) * 0.01
+    f(x).block_until_ready()
+    with jax.profiler.trace(str(out)):
+        for i in range(steps):
+            with jax.profiler.StepTraceAnnotation("train", step_num=i):
+                f(x).block_until_ready()
+                time.sleep(0.004 + extra_s)
+
+
+def test_real_captures_of_a_change_of_known_cost(jaxprof_bin, tmp_path):
+    """+2 ms of host work per step: check calls it a regression, diff's step row puts the
+    Hodges-Lehmann shift at the 2 ms the change costs; the same program is never a regression;
+    four steps a side are too few for any verdict."""
+    capture_steps(tmp_path / "base", 0, 41)
+    capture_steps(tmp_path / "slow", 0.002, 41)
+    capture_steps(tmp_path / "same", 0, 41)
+    capture_steps(tmp_path / "few_base", 0, 5)
+    capture_steps(tmp_path / "few", 0.002, 5)
+
+    v = check(jaxprof_bin, tmp_path / "base", tmp_path / "slow")
+    assert v["metric_source"] == "step-marks" and v["base_samples"] == 40, v
+    assert v["verdict"] == "regression", v["reason"]
+    d = diff(jaxprof_bin, tmp_path / "base", tmp_path / "slow")
+    step = d["step"]
+    assert step["change"] == "slower"
+    # The tested shift is the known cost, within the sleep's overshoot on a loaded machine.
+    assert 1.6e6 <= step["shift_ns"] <= 2.6e6, step
+    assert step["ratio_low"] <= step["ratio"] <= step["ratio_high"]
+    known = (step["base_median_ns"] + 2e6) / step["base_median_ns"]
+    assert step["ratio_low"] * 0.95 <= known <= step["ratio_high"] * 1.05, step
+
+    v = check(jaxprof_bin, tmp_path / "base", tmp_path / "same")
+    assert v["verdict"] in ("ok", "inconclusive"), v["reason"]
+
+    v = check(jaxprof_bin, tmp_path / "few_base", tmp_path / "few")
+    assert v["verdict"] == "inconclusive" and v["new_samples"] == 4, v["reason"]
+    assert v["more_samples"] == {"per_side": 1, "at_least": True}, v

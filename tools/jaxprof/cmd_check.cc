@@ -23,10 +23,11 @@ std::string top_op(const CheckResult& r) {
   const DiffRow& op = *r.top_op;
   std::string name = op.new_name.empty() ? op.name : op.name + " -> " + op.new_name;
   std::string what = op.change == Change::kAdded ? "added, " : "";
-  std::string share = r.module_delta_ps > 0
-                          ? fmt::format(", {} of the module's change",
-                                        human_percent(op.delta_ps / r.module_delta_ps))
-                          : "";
+  // Absolute numbers, not a share: other ops may have got faster, so one op's change can be
+  // larger than the module's.
+  std::string share = fmt::format("; the module's mean run changed {}{}",
+                                  r.module_delta_ps > 0 ? "+" : "",
+                                  human_duration(r.module_delta_ps));
   // With step marks the step spans several modules: say which one the op is from.
   std::string of =
       std::string_view(r.metric_source) == "step-marks" ? " of module " + r.module : "";
@@ -169,8 +170,8 @@ RegisterCommand check_command(82, [](CLI::App& app) -> std::function<int()> {
       ->capture_default_str();
   cmd->add_option("--metric", o->metric, "step | module:NAME | op:NAME | op:MODULE/NAME")
       ->capture_default_str();
-  cmd->add_option("--alpha", o->alpha, "Significance level of the one-sided test")
-      ->check(CLI::Range(0.0, 1.0))
+  cmd->add_option("--alpha", o->alpha, "Significance level of each one-sided test")
+      ->check(CLI::Range(0.0, 0.5))
       ->capture_default_str();
   cmd->add_option("--format", o->format, "line (one sentence) or json (one object on one line)")
       ->check(CLI::IsMember({"line", "json"}))
