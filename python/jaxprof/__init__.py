@@ -21,12 +21,14 @@ __all__ = [
     "SummaryResult", "view", "Viewer",
     "ProfileError", "ProfileNotFoundError", "CorruptProfileError", "InvalidOptionError",
     "trace", "annotate", "trace_function", "step", "StepProfiler", "latest", "summarize",
+    "wait_for_device",
     "Profiler", "ProfilingError", "autotune",
 ]
 
 _LAZY = {
     "trace": "capture", "annotate": "capture", "trace_function": "capture", "step": "capture",
     "StepProfiler": "capture", "latest": "capture", "summarize": "capture",
+    "wait_for_device": "capture",
     "Profiler": "compat", "ProfilingError": "compat", "view": "view", "Viewer": "view",
 }
 
