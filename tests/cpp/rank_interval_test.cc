@@ -107,15 +107,16 @@ TEST(Effect, MoreSamplesDecideWhatTheyPromise) {
   // 8% slower with 10% noise against a 5% budget: 20 runs a side cannot tell; the promised
   // number of extra runs mostly can.
   std::mt19937_64 rng(3);
-  int decided = 0, trials = 40;
+  int decided = 0, tried = 0, trials = 40;
   for (int t = 0; t < trials; ++t) {
     std::vector<double> a = lognormal(rng, 20, 1e6, 0.1), b = lognormal(rng, 20, 1.08e6, 0.1);
     Effect e = compare_samples(a, {}, b, {}, 1.05, 0.02);
     bool undecided = e.p_greater >= 0.01 && e.p_less >= 0.01;
     if (!undecided) continue;
     std::optional<MoreSamples> more = more_samples_to_decide(e, 1.05, 0.01);
-    if (!more) continue;
+    if (!more || more->per_side > 2000) continue;  // an estimate that sits near the limit
     EXPECT_FALSE(more->at_least);
+    ++tried;
     std::vector<double> a2 = lognormal(rng, more->per_side, 1e6, 0.1);
     std::vector<double> b2 = lognormal(rng, more->per_side, 1.08e6, 0.1);
     a.insert(a.end(), a2.begin(), a2.end());
@@ -123,7 +124,8 @@ TEST(Effect, MoreSamplesDecideWhatTheyPromise) {
     Effect again = compare_samples(a, {}, b, {}, 1.05, 0.02);
     decided += again.p_greater < 0.01 || again.p_less < 0.01;
   }
-  EXPECT_GT(decided, 10);
+  EXPECT_GT(tried, 10);
+  EXPECT_GT(decided, tried / 2);
 
   std::vector<double> few_a = {1, 2, 3}, few_b = {3, 4, 5};
   Effect few = compare_samples(few_a, {}, few_b, {}, 1.05, 0.02);

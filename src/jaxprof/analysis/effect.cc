@@ -16,6 +16,19 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr size_t kMostSamples = 1'000'000;
+// The probability that the planned samples decide, if the change is what it is estimated to
+// be now: the usual 80% power of sample-size planning.
+constexpr double kPower = 0.8;
+
+// The z with P(Z > z) = p for a standard normal Z, 0 < p < 1.
+double normal_quantile_upper(double p) {
+  double lo = -40, hi = 40;
+  for (int i = 0; i < 200; ++i) {
+    double mid = (lo + hi) / 2;
+    (0.5 * std::erfc(mid / std::sqrt(2.0)) > p ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
 
 size_t with_executions(std::span<const size_t> captures) {
   return static_cast<size_t>(
@@ -119,7 +132,9 @@ std::optional<MoreSamples> more_samples_to_decide(const Effect& e, double limit,
     auto decided = [&](size_t k) {
       double kb = nb + static_cast<double>(k), kn = nn + static_cast<double>(k);
       double se = std::sqrt(e.var_base / kb + e.var_new / kn);
-      return student_t_quantile_upper(alpha, welch_df(e.var_base, kb, e.var_new, kn)) * se <
+      double df = welch_df(e.var_base, kb, e.var_new, kn);
+      return (student_t_quantile_upper(alpha, df) + student_t_quantile_upper(1 - kPower, df)) *
+                 se <
              distance;
     };
     std::optional<size_t> k = fewest(decided);
@@ -132,8 +147,10 @@ std::optional<MoreSamples> more_samples_to_decide(const Effect& e, double limit,
     size_t need = mann_whitney_min_samples(alpha);
     return MoreSamples{need > have ? need - have : 1, true};
   }
-  // The interval's half-width on the log scale shrinks as sqrt(1/n_base + 1/n_new).
+  // The interval's half-width on the log scale shrinks as sqrt(1/n_base + 1/n_new); it is
+  // z(alpha) standard errors, and deciding with probability kPower takes z(alpha) + z(kPower).
   double width = above ? std::log(*e.ratio / e.low) : std::log(e.high / *e.ratio);
+  width *= 1 + normal_quantile_upper(1 - kPower) / normal_quantile_upper(alpha);
   double distance = std::fabs(std::log(*e.ratio / limit));
   double now_spread = 1 / nb + 1 / nn;
   auto decided = [&](size_t k) {

@@ -38,7 +38,7 @@ Effect compare_samples(std::span<const double> base, std::span<const size_t> bas
 
 // How many more samples per side (the same number on each, the spread as it is now) the
 // one-sided test at `alpha` needs to tell whether NEW / BASE is above `limit`, where it cannot
-// yet; `effect` must be compare_samples(..., limit, 2 * alpha). `at_least`: the samples are too
+// yet, with 80% probability if the change is what it is estimated to be now; `effect` must be compare_samples(..., limit, 2 * alpha). `at_least`: the samples are too
 // few for any verdict, and `per_side` only brings them to the fewest that could give one.
 struct MoreSamples {
   size_t per_side = 0;
