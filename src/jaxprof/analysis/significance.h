@@ -1,6 +1,6 @@
 // "Is this change beyond noise": rank statistics over per-execution samples, which need no
 // assumption about the shape of the timing distribution (CPU and GPU timings are skewed and have
-// outliers), and a seeded bootstrap so that the same inputs always give the same answer.
+// outliers), and a small seeded generator so that resampling gives the same answer every time.
 #pragma once
 
 #include <cstdint>
@@ -45,13 +45,5 @@ class SplitMix64 {
  private:
   uint64_t state_;
 };
-
-struct Interval95 {
-  double low = 0, high = 0;
-};
-
-// Percentile bootstrap (95%) of median(b) / median(a), resampling each sample independently.
-Interval95 bootstrap_median_ratio(std::span<const double> a, std::span<const double> b,
-                                  size_t resamples = 2000, uint64_t seed = 0x6a617870726f66);
 
 }  // namespace jaxprof
