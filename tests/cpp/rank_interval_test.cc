@@ -52,8 +52,8 @@ TEST(RankInterval, SmallSamplesMatchTheOrderStatisticsOfThePairwiseRatios) {
     RatioInterval r = mann_whitney_ratio(a, b, 0.01);
     EXPECT_NEAR(r.low, d[c], 1e-9 * d[c]) << n;
     EXPECT_NEAR(r.high, d[d.size() - 1 - c], 1e-9 * d[c]) << n;
-    double median = d.size() % 2 ? d[d.size() / 2]
-                                 : std::sqrt(d[d.size() / 2 - 1] * d[d.size() / 2]);
+    double median =
+        d.size() % 2 ? d[d.size() / 2] : std::sqrt(d[d.size() / 2 - 1] * d[d.size() / 2]);
     EXPECT_NEAR(r.ratio, median, 1e-9 * median) << n;
   }
 }
@@ -64,7 +64,8 @@ TEST(RankInterval, ExcludesOneExactlyWhenTheTestRejects) {
   for (size_t n : {6, 20, 45, 200})
     for (double shift : {1.0, 1.03, 1.08, 1.2})
       for (int t = 0; t < 10; ++t) {
-        std::vector<double> a = lognormal(rng, n, 1e6, 0.1), b = lognormal(rng, n, 1e6 * shift, 0.1);
+        std::vector<double> a = lognormal(rng, n, 1e6, 0.1),
+                            b = lognormal(rng, n, 1e6 * shift, 0.1);
         bool rejects = mann_whitney(a, b).p_two_sided < 0.01;
         RatioInterval r = mann_whitney_ratio(a, b, 0.01);
         EXPECT_EQ(rejects, r.low > 1 || r.high < 1) << n << " " << shift;
@@ -150,7 +151,7 @@ TEST(Effect, SeveralCapturesUseTheCaptureMedians) {
   EXPECT_NEAR(*e.ratio, std::cbrt(151.0 * 156 * 150) / std::cbrt(101.0 * 105 * 99), 1e-12);
   EXPECT_LT(e.low, *e.ratio);
   EXPECT_GT(e.high, *e.ratio);
-  EXPECT_EQ(e.p_two_sided < 0.01, e.low > 1);
+  EXPECT_EQ(e.p_two_sided<0.01, e.low> 1);
 }
 
 }  // namespace

@@ -25,9 +25,9 @@ std::string top_op(const CheckResult& r) {
   std::string what = op.change == Change::kAdded ? "added, " : "";
   // Absolute numbers, not a share: other ops may have got faster, so one op's change can be
   // larger than the module's.
-  std::string share = fmt::format("; the module's mean run changed {}{}",
-                                  r.module_delta_ps > 0 ? "+" : "",
-                                  human_duration(r.module_delta_ps));
+  std::string share =
+      fmt::format("; the module's mean run changed {}{}", r.module_delta_ps > 0 ? "+" : "",
+                  human_duration(r.module_delta_ps));
   // With step marks the step spans several modules: say which one the op is from.
   std::string of =
       std::string_view(r.metric_source) == "step-marks" ? " of module " + r.module : "";
@@ -49,10 +49,10 @@ std::string more_text(const CheckResult& r, double alpha) {
   if (!r.more)
     return "; more samples of this spread would not decide: the estimate sits at the budget";
   if (r.more->at_least)
-    return fmt::format("; too few {} for the test to reject anything at alpha {}: it needs at "
-                       "least {} per side",
-                       over_captures(r) ? "captures" : r.unit, number(alpha),
-                       more_samples(r.more->per_side, r));
+    return fmt::format(
+        "; too few {} for the test to reject anything at alpha {}: it needs at "
+        "least {} per side",
+        over_captures(r) ? "captures" : r.unit, number(alpha), more_samples(r.more->per_side, r));
   return fmt::format("; about {} per side would decide, if the spread stays as it is",
                      more_samples(r.more->per_side, r));
 }
@@ -63,22 +63,21 @@ std::string reason(const CheckResult& r, double budget, double alpha) {
                        human_duration(r.base_median_ps));
   std::string change = r.ratio ? change_percent(*r.ratio) : std::string("from zero");
   std::string level = human_percent(r.interval_level);
-  std::string interval = fmt::format("{} interval {}", level,
-                                     change_interval(r.ratio_low, r.ratio_high));
+  std::string interval =
+      fmt::format("{} interval {}", level, change_interval(r.ratio_low, r.ratio_high));
   std::string numbers =
       over_captures(r)
-          ? fmt::format("capture medians (geometric mean) {} -> {}, {} vs {} captures of {} vs "
-                        "{} {}",
-                        human_duration(r.base_median_ps), human_duration(r.new_median_ps),
-                        r.base_captures, r.new_captures, r.base_executions, r.new_executions,
-                        r.unit)
+          ? fmt::format(
+                "capture medians (geometric mean) {} -> {}, {} vs {} captures of {} vs "
+                "{} {}",
+                human_duration(r.base_median_ps), human_duration(r.new_median_ps), r.base_captures,
+                r.new_captures, r.base_executions, r.new_executions, r.unit)
           : fmt::format("median {} -> {}, {} vs {} {}", human_duration(r.base_median_ps),
                         human_duration(r.new_median_ps), r.base_executions, r.new_executions,
                         r.unit);
-  std::string test = over_captures(r) ? "one-sided Welch t-test over capture medians"
-                                      : "one-sided Mann-Whitney";
-  std::string estimate = over_captures(r) ? "ratio of the geometric means"
-                                          : "Hodges-Lehmann ratio";
+  std::string test =
+      over_captures(r) ? "one-sided Welch t-test over capture medians" : "one-sided Mann-Whitney";
+  std::string estimate = over_captures(r) ? "ratio of the geometric means" : "Hodges-Lehmann ratio";
   std::string limit = human_percent(budget);
   switch (r.verdict) {
     case Verdict::kRegression:
@@ -136,17 +135,16 @@ std::string json(const CheckResult& r, double budget, double alpha, int exit_cod
       r.step_fallback.empty() ? "null" : json_string(r.step_fallback), json_string(r.module),
       r.unit, r.test, r.removed ? "true" : "false", number(budget), number(alpha),
       number(r.p_greater), number(r.p_less),
-      opt_number(r.ratio && std::isfinite(*r.ratio) ? r.ratio : std::nullopt),
-      bound(r.ratio_low), bound(r.ratio_high), number(r.interval_level),
-      ps_to_ns(r.base_median_ps), ps_to_ns(r.new_median_ps), r.base_executions,
-      r.new_executions, r.base_captures, r.new_captures, more, top, json_string(line));
+      opt_number(r.ratio && std::isfinite(*r.ratio) ? r.ratio : std::nullopt), bound(r.ratio_low),
+      bound(r.ratio_high), number(r.interval_level), ps_to_ns(r.base_median_ps),
+      ps_to_ns(r.new_median_ps), r.base_executions, r.new_executions, r.base_captures,
+      r.new_captures, more, top, json_string(line));
 }
 
 RegisterCommand check_command(82, [](CLI::App& app) -> std::function<int()> {
   struct Options {
     TwoProfiles profiles;
-    std::string max_regression = "5%", metric = "step", format = "line",
-                inconclusive = "exit4";
+    std::string max_regression = "5%", metric = "step", format = "line", inconclusive = "exit4";
     double alpha = 0.01;
   };
   auto o = std::make_shared<Options>();
@@ -190,10 +188,10 @@ RegisterCommand check_command(82, [](CLI::App& app) -> std::function<int()> {
     CheckResult r = check_regression(base, now, c);
     std::string line = reason(r, c.max_regression, c.alpha);
     int code = r.verdict == Verdict::kRegression ? kExitRegression
-               : r.verdict == Verdict::kOk      ? 0
-               : o->inconclusive == "pass"      ? 0
-               : o->inconclusive == "fail"      ? kExitRegression
-                                                : kExitInconclusive;
+               : r.verdict == Verdict::kOk       ? 0
+               : o->inconclusive == "pass"       ? 0
+               : o->inconclusive == "fail"       ? kExitRegression
+                                                 : kExitInconclusive;
     write(o->format == "json" ? json(r, c.max_regression, c.alpha, code, line) : line + "\n");
     return code;
   };

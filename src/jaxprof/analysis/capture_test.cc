@@ -92,8 +92,8 @@ double welch_df(double var_base, double n_base, double var_new, double n_new) {
   return (sa + sb) * (sa + sb) / (sa * sa / (n_base - 1) + sb * sb / (n_new - 1));
 }
 
-CaptureTest capture_t_test(std::span<const double> base, std::span<const double> now,
-                           double scale, double tail) {
+CaptureTest capture_t_test(std::span<const double> base, std::span<const double> now, double scale,
+                           double tail) {
   CaptureTest r;
   r.base_captures = base.size();
   r.new_captures = now.size();

@@ -122,9 +122,9 @@ struct DiffResult {
   Contributions explained;  // over the top ops
   // Gross change of the top ops / of all ops, in [0, 1]; none when no op changed.
   std::optional<double> explained_share;
-  std::vector<DiffRow> modules;           // by |contribution| descending
-  std::vector<DiffRow> ops;               // by |contribution| descending
-  std::vector<DiffRow> categories;        // per (module, category), by |contribution| descending
+  std::vector<DiffRow> modules;     // by |contribution| descending
+  std::vector<DiffRow> ops;         // by |contribution| descending
+  std::vector<DiffRow> categories;  // per (module, category), by |contribution| descending
   // The wall time per marked step (name = the marks' name, executions = steps; no weight or
   // contribution), when both sides' step marks are usable; else why not.
   std::optional<DiffRow> step;

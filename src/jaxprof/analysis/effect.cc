@@ -133,8 +133,7 @@ std::optional<MoreSamples> more_samples_to_decide(const Effect& e, double limit,
       double kb = nb + static_cast<double>(k), kn = nn + static_cast<double>(k);
       double se = std::sqrt(e.var_base / kb + e.var_new / kn);
       double df = welch_df(e.var_base, kb, e.var_new, kn);
-      return (student_t_quantile_upper(alpha, df) + student_t_quantile_upper(1 - kPower, df)) *
-                 se <
+      return (student_t_quantile_upper(alpha, df) + student_t_quantile_upper(1 - kPower, df)) * se <
              distance;
     };
     std::optional<size_t> k = fewest(decided);

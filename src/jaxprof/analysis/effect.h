@@ -13,7 +13,7 @@ namespace jaxprof {
 
 struct Effect {
   const char* test = "mann-whitney";  // or "capture-t"
-  bool log_scale = true;  // capture-t: false when a capture's median is 0 (linear scale)
+  bool log_scale = true;         // capture-t: false when a capture's median is 0 (linear scale)
   size_t base_n = 0, new_n = 0;  // the test's samples: runs (or steps), or captures with runs
   // NEW against factor x BASE: one-sided both ways, and two-sided.
   double p_greater = 1, p_less = 1, p_two_sided = 1;
@@ -38,8 +38,9 @@ Effect compare_samples(std::span<const double> base, std::span<const size_t> bas
 
 // How many more samples per side (the same number on each, the spread as it is now) the
 // one-sided test at `alpha` needs to tell whether NEW / BASE is above `limit`, where it cannot
-// yet, with 80% probability if the change is what it is estimated to be now; `effect` must be compare_samples(..., limit, 2 * alpha). `at_least`: the samples are too
-// few for any verdict, and `per_side` only brings them to the fewest that could give one.
+// yet, with 80% probability if the change is what it is estimated to be now; `effect` must be
+// compare_samples(..., limit, 2 * alpha). `at_least`: the samples are too few for any verdict, and
+// `per_side` only brings them to the fewest that could give one.
 struct MoreSamples {
   size_t per_side = 0;
   bool at_least = false;

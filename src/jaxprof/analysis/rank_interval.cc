@@ -83,8 +83,8 @@ class Rejection {
 // by bisection on log r over [lo, hi], outside which U is constant: 0 when it is false already
 // at lo, +inf when it still holds at hi.
 template <class Holds>
-double transition(const std::vector<double>& a, const std::vector<double>& b, double lo,
-                  double hi, Holds holds) {
+double transition(const std::vector<double>& a, const std::vector<double>& b, double lo, double hi,
+                  Holds holds) {
   if (!holds(u_at(a, b, lo))) return 0;
   if (holds(u_at(a, b, hi))) return kInf;
   double x = std::log(lo), y = std::log(hi);

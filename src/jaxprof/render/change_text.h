@@ -7,7 +7,7 @@
 
 namespace jaxprof {
 
-std::string change_percent(double ratio);                       // "+3.2%", "-100.0%", "+∞"
+std::string change_percent(double ratio);                        // "+3.2%", "-100.0%", "+∞"
 std::string change_percent(const std::optional<double>& ratio);  // "" when absent
 std::string change_interval(double low, double high);            // "+1.0% to +5.5%"
 

@@ -59,8 +59,8 @@ std::string json_rows(const std::vector<DiffRow>& rows, bool op) {
 }
 
 std::string json_contributions(const Contributions& c) {
-  return fmt::format("\"slower_ns\": {}, \"faster_ns\": {}, \"net_ns\": {}",
-                     ps_to_ns(c.slower_ps), ps_to_ns(c.faster_ps), ps_to_ns(c.net_ps()));
+  return fmt::format("\"slower_ns\": {}, \"faster_ns\": {}, \"net_ns\": {}", ps_to_ns(c.slower_ps),
+                     ps_to_ns(c.faster_ps), ps_to_ns(c.net_ps()));
 }
 
 std::string json(const DiffResult& r) {
@@ -106,8 +106,7 @@ std::string csv(const DiffResult& r) {
           ps_to_ns(x.new_median_ps), ps_to_ns(x.delta_ps),
           csv_number(x.ratio && std::isfinite(*x.ratio) ? x.ratio : std::nullopt),
           csv_number(low_bound(x)), csv_number(high_bound(x)), ps_to_ns(x.shift_ps),
-          number(x.weight), ps_to_ns(x.contribution_ps), x.test, x.base_captures,
-          x.new_captures);
+          number(x.weight), ps_to_ns(x.contribution_ps), x.test, x.base_captures, x.new_captures);
   };
   if (r.step) rows("step", {*r.step});
   rows("module", r.modules);
@@ -128,9 +127,12 @@ std::string p_text(const DiffRow& r) { return r.p_value ? fmt::format("{:.2g}", 
 
 // The columns every compared row shows: medians, the tested change and its interval, p, verdict.
 std::vector<std::string> tested_cells(const DiffRow& x) {
-  return {human_duration(x.base_median_ps), human_duration(x.new_median_ps),
-          change_percent(x.ratio),          interval_text(x),
-          p_text(x),                        change_name(x.change)};
+  return {human_duration(x.base_median_ps),
+          human_duration(x.new_median_ps),
+          change_percent(x.ratio),
+          interval_text(x),
+          p_text(x),
+          change_name(x.change)};
 }
 
 std::string what_was_tested(const DiffResult& r) {
@@ -161,10 +163,10 @@ std::string contributions_text(const DiffResult& r) {
       signed_duration(c.slower_ps), signed_duration(c.faster_ps), signed_duration(c.net_ps()),
       signed_duration(r.delta_ps));
   if (r.explained_share)
-    out += fmt::format("; the top {} hold {} of the op time that moved ({} slower, {} faster)",
-                       r.explained_top, human_percent(*r.explained_share),
-                       signed_duration(r.explained.slower_ps),
-                       signed_duration(r.explained.faster_ps));
+    out +=
+        fmt::format("; the top {} hold {} of the op time that moved ({} slower, {} faster)",
+                    r.explained_top, human_percent(*r.explained_share),
+                    signed_duration(r.explained.slower_ps), signed_duration(r.explained.faster_ps));
   return out + "\n";
 }
 

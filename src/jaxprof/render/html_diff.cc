@@ -80,13 +80,12 @@ std::string summary_body(const DiffResult& r, const HtmlDiffOptions& o) {
          : std::string("- (no op changed its time)"));
   size_t counts[6] = {};
   for (const DiffRow& op : r.ops) ++counts[static_cast<int>(op.change)];
-  kv("ops", fmt::format("{} slower, {} faster, {} added, {} removed, {} unchanged, {} unclear",
-                        counts[static_cast<int>(Change::kSlower)],
-                        counts[static_cast<int>(Change::kFaster)],
-                        counts[static_cast<int>(Change::kAdded)],
-                        counts[static_cast<int>(Change::kRemoved)],
-                        counts[static_cast<int>(Change::kSame)],
-                        counts[static_cast<int>(Change::kUnclear)]));
+  kv("ops",
+     fmt::format(
+         "{} slower, {} faster, {} added, {} removed, {} unchanged, {} unclear",
+         counts[static_cast<int>(Change::kSlower)], counts[static_cast<int>(Change::kFaster)],
+         counts[static_cast<int>(Change::kAdded)], counts[static_cast<int>(Change::kRemoved)],
+         counts[static_cast<int>(Change::kSame)], counts[static_cast<int>(Change::kUnclear)]));
   std::string level = human_percent(1 - r.alpha);
   kv("change",
      several(r) ? fmt::format("the ratio of the geometric means of the capture medians, with its "
@@ -97,10 +96,10 @@ std::string summary_body(const DiffResult& r, const HtmlDiffOptions& o) {
                               "of the runs), with its {} interval from the two-sided "
                               "Mann-Whitney test",
                               level));
-  kv("verdict", fmt::format("slower/faster: p < {} and a change of at least {}; same: the "
-                            "interval lies within ±{}; unclear: neither",
-                            number(r.alpha), human_percent(r.min_change),
-                            human_percent(r.min_change)));
+  kv("verdict",
+     fmt::format("slower/faster: p < {} and a change of at least {}; same: the "
+                 "interval lies within ±{}; unclear: neither",
+                 number(r.alpha), human_percent(r.min_change), human_percent(r.min_change)));
   out += "</dl>\n";
   if (!r.warnings.empty()) {
     out += "<h3>Warnings</h3>\n<ul class=\"muted\">\n";
