@@ -123,4 +123,8 @@ struct CollectivesResult {
 // Throws InputError for an invalid --device regex.
 CollectivesResult compute_collectives(const Profile& profile, const CollectivesOptions& options);
 
+class PartialSet;
+CollectivesResult collectives_from_partials(const PartialSet& set,
+                                            const CollectivesOptions& options);
+
 }  // namespace jaxprof

@@ -8,10 +8,10 @@
 #include <set>
 #include <tuple>
 
-#include "jaxprof/analysis/category.h"
 #include "jaxprof/analysis/effect.h"
-#include "jaxprof/analysis/module_executions.h"
+#include "jaxprof/analysis/partial.h"
 #include "jaxprof/analysis/significance.h"
+#include "jaxprof/analysis/steps.h"
 
 namespace jaxprof {
 
@@ -39,40 +39,13 @@ const ModuleSamples* ProfileSamples::find(std::string_view module) const {
   return nullptr;
 }
 
-namespace {
-
-// Opcode, JAX op path, source line and category of op event `e`, as `ops` reports them.
-void describe_op(const Profile& p, uint32_t plane, uint32_t e, OpSamples& op) {
-  const ModuleKey& mk = p.modules[p.events.module[e]];
-  if (p.events.hlo_op[e] != 0) {
-    if (const HloModule* mod = p.hlo.find(hlo_program_key(mk.program_id), p.str(mk.name))) {
-      if (const HloInstruction* instr = mod->find(op.name)) {
-        op.opcode = std::string(instr->opcode);
-        op.op_name = std::string(instr->op_name);
-        op.source = mod->source_line(*instr);
-      }
-    }
-    if (op.op_name.empty()) {
-      // GPU kernels carry the JAX op path as the tf_op stat.
-      if (auto v = p.event_stat(plane, e, "tf_op"); v && v->is_text()) {
-        std::string_view path = v->str;
-        if (path.ends_with(':')) path.remove_suffix(1);
-        if (path.find('/') != std::string_view::npos) op.op_name = std::string(path);
-      }
-    }
-  }
-  op.category = category_name(op.opcode.empty() ? categorize({}, p.event_name(e))
-                                                : categorize(op.opcode, op.name, op.op_name));
-}
-
-}  // namespace
-
-ProfileSamples collect_samples(const Profile& p) {
+ProfileSamples samples_from_partials(const PartialSet& set) {
+  set.require(kPartExecutions | kPartExecutionOps | kPartSteps, "diff");
   ProfileSamples out;
-  const std::vector<DeviceExecutions>& all = module_executions(p);
   struct Exec {
-    const ModuleExecution* x;
-    uint32_t plane;
+    const HostPartial* host;
+    const PartialDevice* device;
+    const PartialExecution* x;
   };
   struct Build {
     std::vector<Exec> all;
@@ -80,13 +53,17 @@ ProfileSamples collect_samples(const Profile& p) {
     std::set<ProgramId> programs;
   };
   std::map<std::string, Build> by_name;
-  for (size_t di = 0; di < all.size(); ++di)
-    for (const ModuleExecution& x : all[di].executions) {
-      Build& b = by_name[x.name];
-      b.all.push_back({&x, all[di].plane});
+  const auto& refs = set.devices();
+  for (size_t di = 0; di < refs.size(); ++di) {
+    const HostPartial& h = set.hosts()[refs[di].host];
+    const PartialDevice& d = set.device(refs[di]);
+    for (const PartialExecution& x : d.executions) {
+      Build& b = by_name[std::string(h.module_name(x.module))];
+      b.all.push_back({&h, &d, &x});
       b.devices.insert(di);
-      b.programs.insert(x.program_id);
+      b.programs.insert(h.modules[x.module].program_id);
     }
+  }
 
   for (auto& [name, b] : by_name) {
     ModuleSamples m;
@@ -107,31 +84,40 @@ ProfileSamples collect_samples(const Profile& p) {
     if (steady.empty()) steady = b.all;
     std::map<std::string, OpSamples> ops;
     for (size_t k = 0; k < steady.size(); ++k) {
-      const ModuleExecution& x = *steady[k].x;
-      m.per_exec.push_back(static_cast<double>(x.duration_ps()));
-      m.total_ps += x.duration_ps();
-      for (uint32_t e : x.events) {
-        StringId op = p.events.hlo_op[e];
-        std::string op_name(op ? p.str(op) : p.event_name(e));
-        auto [it, inserted] = ops.try_emplace(op_name);
+      const Exec& x = steady[k];
+      const int64_t duration = x.x->end_ps - x.x->start_ps;
+      m.per_exec.push_back(static_cast<double>(duration));
+      m.total_ps += duration;
+      for (uint32_t i = x.x->first_op; i < x.x->first_op + x.x->ops; ++i) {
+        const PartialExecutionOp& o = x.device->execution_ops[i];
+        auto [it, inserted] = ops.try_emplace(std::string(x.host->str(o.name)));
         OpSamples& s = it->second;
         if (inserted) {
-          s.name = op_name;
+          s.name = it->first;
           s.per_exec.assign(steady.size(), 0.0);
-          describe_op(p, steady[k].plane, e, s);
+          const PartialOpInfo& info = x.host->op_infos[o.info];
+          s.opcode = x.host->str(info.opcode);
+          s.op_name = x.host->str(info.op_name);
+          s.source = x.host->str(info.source);
+          s.category = x.host->str(info.category);
         }
-        int64_t d = p.events.duration_ps[e];
-        ++s.events;
-        s.total_ps += d;
-        s.per_exec[k] += static_cast<double>(d);
+        s.events += o.events;
+        s.total_ps += o.total_ps;
+        s.per_exec[k] += static_cast<double>(o.total_ps);
       }
     }
     for (auto& [_, s] : ops) m.ops.push_back(std::move(s));
     m.captures = {m.per_exec.size()};
     out.modules.push_back(std::move(m));
   }
-  out.steps = collect_step_samples(p);
+  out.steps = step_samples_from(steps_from_partials(set));
   return out;
+}
+
+ProfileSamples collect_samples(const Profile& p) {
+  PartialExtractOptions extract;
+  extract.parts = kPartExecutions | kPartExecutionOps | kPartSteps;
+  return samples_from_partials(PartialSet(extract_partials(p, extract)));
 }
 
 ProfileSamples pool_samples(std::vector<ProfileSamples> captures) {

@@ -55,6 +55,8 @@ struct ProfileSamples {
 // Modules are keyed by name (a program compiled again gets a new program id); programs that
 // share a name are merged, with a warning. Steps come from step_samples.h.
 ProfileSamples collect_samples(const Profile& profile);
+class PartialSet;
+ProfileSamples samples_from_partials(const PartialSet& set);
 
 // Several captures of one program (separate processes) as one set of samples: executions are
 // concatenated capture after capture, ops missing from a capture count 0 in its executions, and

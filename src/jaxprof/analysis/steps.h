@@ -49,4 +49,7 @@ struct StepsResult {
 
 StepsResult compute_steps(const Profile& profile);
 
+class PartialSet;
+StepsResult steps_from_partials(const PartialSet& set);
+
 }  // namespace jaxprof
