@@ -150,3 +150,46 @@ def test_keep_going_skips_a_damaged_host(jaxprof_bin, tmp_path):
     assert got["hosts"] == ["w0", "w1"]
     good = make_run(tmp_path / "good", {"w0": CPU, "w1": CPU})
     assert got == cli_json(jaxprof_bin, ["summary", str(good)])
+
+
+def test_file_matches_its_proto(jaxprof_bin, cpu_run, tmp_path, project_root):
+    """The documented schema (partial.proto) decodes a written file, with the CLI's numbers."""
+    if shutil.which("protoc") is None:
+        pytest.skip("protoc not installed")
+    pb = pytest.importorskip("google.protobuf")
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    proto = project_root / "src" / "jaxprof" / "formats" / "partial.proto"
+    desc = tmp_path / "partial.desc"
+    subprocess.run(["protoc", f"--proto_path={proto.parent}", f"--descriptor_set_out={desc}",
+                    proto.name], check=True)
+    files = descriptor_pb2.FileDescriptorSet.FromString(desc.read_bytes())
+    pool = descriptor_pool.DescriptorPool()
+    for f in files.file:
+        pool.Add(f)
+    d = pool.FindMessageTypeByName("jaxprof.partial.PartialFile")
+    cls = (message_factory.GetMessageClass(d) if hasattr(message_factory, "GetMessageClass")
+           else message_factory.MessageFactory(pool).GetPrototype(d))
+    path = tmp_path / "cpu.partial"
+    cli(jaxprof_bin, ["partial", str(cpu_run), "-o", str(path)])
+    msg = cls.FromString(path.read_bytes())
+    assert msg.magic == "jaxprof-partial" and msg.version == 1
+    assert [h.host for h in msg.hosts] == ["w0", "w1", "w2"]
+    timeline = cli_json(jaxprof_bin, ["timeline", str(cpu_run)])
+    ops = cli_json(jaxprof_bin, ["ops", str(cpu_run)])
+    devices = [(h, d) for h in msg.hosts for d in h.devices]
+    assert [d.name for _, d in devices] == [t["device"] for t in timeline["devices"]]
+    for (h, d), t, o in zip(devices, timeline["devices"], ops["devices"]):
+        assert h.strings[0] == ""
+        assert d.timeline.span_ps == int(t["span_ns"] * 1000 + 0.5)
+        assert d.timeline.events == t["events"] == d.op_events
+        assert sum(g.duration.count for g in d.op_groups) == o["selected_events"]
+        assert sum(g.duration.sum for g in d.op_groups) == sum(
+            round(g["total_ns"] * 1000) for g in o["groups"])
+        names = {h.strings[g.hlo_op] for g in d.op_groups}
+        assert names == {g["name"] for g in o["groups"]}
+        for x in d.executions:
+            assert x.end_ps >= x.start_ps and x.first_op + x.ops <= len(d.execution_ops.name)
+        assert len(d.collective_executions) > 0
+    # Sizes stay small: a few tens of KB for a 527 KB profile of 24k events.
+    assert len(path.read_bytes()) < 3 * 200_000

@@ -342,6 +342,7 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
   EventFilter filter(options.filter);
   CollectivesResult result;
   std::vector<const PartialDevice*> devices;
+  std::vector<uint32_t> device_host;
   std::map<std::tuple<std::string_view, ProgramId, std::string_view>, uint32_t> op_index;
   std::vector<OpAcc> ops;
   std::vector<Exec> execs;
@@ -351,6 +352,7 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
     if (!filter.keeps_device(dev.name)) continue;
     const uint32_t di = static_cast<uint32_t>(devices.size());
     devices.push_back(&dev);
+    device_host.push_back(ref.host);
     CollectiveDevice& out = result.devices.emplace_back();
     out.device = dev.name;
     out.host = h.host;
@@ -486,6 +488,9 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
         inst.fastest_ps = fastest;
         inst.wait_ps = wait;
         if (members.size() > 1) inst.late_device = devices[late_dev]->name;
+        if (options.members)
+          for (uint32_t xi : members)
+            inst.members.push_back({device_host[execs[xi].device], execs[xi].begin, execs[xi].end});
       }
     }
     for (auto& [d, n] : late[oi]) {

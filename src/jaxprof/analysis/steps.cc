@@ -269,6 +269,7 @@ StepsResult steps_from_partials(const PartialSet& set) {
     s.end_ps = ps.end_ps + shift;
     s.windows = ps.windows;
     s.longest_window_ps = ps.longest_window_ps;
+    s.host = order[i].host;
   }
 
   // Each module execution goes to the window of its scope (its host or its device plane) in which
