@@ -13,7 +13,8 @@ host of a synchronous job would be:
   without collectives (the Python thread with the step marks) stretch by f_h;
 - every host's clock is offset by up to --clock-us microseconds.
 Hosts are host0000 ... host{N-1}; the planted slow hosts (printed, and written to
-planted.txt) are spread so that the first 10 and the first 100 hosts hold some.
+planted.txt) are spread so that the first 10 and the first 100 hosts hold some; hosts.txt holds
+every host's speed factor and clock offset.
 
 usage: make_hosts.py OUT_DIR [--hosts 1000] [--host-mb 5.5] [--slow 3] [--seed 0]
 """
@@ -197,6 +198,7 @@ def main():
     run = os.path.join(args.out, "plugins", "profile", "bench")
     os.makedirs(run, exist_ok=True)
     total = 0
+    truth = []
     for h in range(args.hosts):
         f = slow.get(h, normal[rng.randrange(len(normal))])
         if f not in variants:
@@ -206,6 +208,9 @@ def main():
         with open(os.path.join(run, f"host{h:04d}.xplane.pb"), "wb") as fh:
             fh.write(blob)
         total += len(blob)
+        truth.append(f"host{h:04d} {f} {offset}\n")
+    with open(os.path.join(args.out, "hosts.txt"), "w") as fh:
+        fh.write("# host speed_factor clock_offset_ns\n" + "".join(truth))
     with open(os.path.join(args.out, "planted.txt"), "w") as fh:
         for h, f in sorted(slow.items(), key=lambda kv: -kv[1]):
             fh.write(f"host{h:04d} {f}\n")

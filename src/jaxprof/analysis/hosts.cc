@@ -147,14 +147,19 @@ HostsResult hosts_from_partials(const PartialSet& set, const HostsOptions& optio
           shortest = v.first;
           last = h;
         }
-      std::vector<double> ends;
-      for (auto& [h, v] : by_host) ends.push_back(median(v.second));
+      std::vector<double> ends, shortest_of;
+      for (auto& [h, v] : by_host) {
+        ends.push_back(median(v.second));
+        shortest_of.push_back(static_cast<double>(v.first));
+      }
       const double reference = median(ends);
+      const double typical = median(shortest_of);
       size_t k = 0;
       int64_t waited = 0;
       for (const auto& [h, v] : by_host) {
         HostRow& row = rows[h];
         ++row.collectives;
+        row.late_ps += std::llround(typical - shortest_of[k]);
         offsets[h].push_back(ends[k++] - reference);
         if (h == last) continue;
         row.waited_ps += v.first - shortest;
@@ -178,10 +183,9 @@ HostsResult hosts_from_partials(const PartialSet& set, const HostsOptions& optio
   std::vector<size_t> order(rows.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (rows[a].late_ps != rows[b].late_ps) return rows[a].late_ps > rows[b].late_ps;
     if (rows[a].wait_caused_ps != rows[b].wait_caused_ps)
       return rows[a].wait_caused_ps > rows[b].wait_caused_ps;
-    if (rows[a].arrived_last != rows[b].arrived_last)
-      return rows[a].arrived_last > rows[b].arrived_last;
     return rows[a].step_median_ps > rows[b].step_median_ps;
   });
   for (size_t i = 0; i < order.size(); ++i) {

@@ -35,8 +35,10 @@ struct HostRow {
   uint64_t arrived_last = 0;   // instances it arrived last at
   int64_t wait_caused_ps = 0;  // the other hosts' waiting at those instances
   int64_t waited_ps = 0;       // its own waiting for later hosts
+  // How much later than the median host it arrived, summed over instances (negative: earlier).
+  int64_t late_ps = 0;
   std::optional<int64_t> clock_offset_ps;  // its clock against the median host's
-  uint32_t rank = 0;                       // 1 = the host that made the others wait most
+  uint32_t rank = 0;  // by late_ps: 1 = the host that arrives latest at collectives
 };
 
 struct HostsResult {

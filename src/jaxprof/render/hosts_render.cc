@@ -24,15 +24,15 @@ std::string json(const HostsResult& r) {
         "\"step_median_ns\": {}, \"step_p90_ns\": {}, \"step_max_ns\": {}, \"step_score\": {}, "
         "\"slow\": {}, \"span_ns\": {}, \"busy_ns\": {}, \"idle_ns\": {}, "
         "\"idle_between_modules_ns\": {}, \"idle_share\": {}, \"host_bound_share\": {}, "
-        "\"collectives\": {}, \"arrived_last\": {}, \"wait_caused_ns\": {}, \"waited_ns\": {}, "
-        "\"clock_offset_ns\": {}}}",
+        "\"collectives\": {}, \"arrived_last\": {}, \"late_ns\": {}, \"wait_caused_ns\": {}, "
+        "\"waited_ns\": {}, \"clock_offset_ns\": {}}}",
         i ? ", " : "", h.rank, json_string(h.host), h.devices, h.steps, ps_to_ns(h.step_mean_ps),
         ps_to_ns(h.step_median_ps), ps_to_ns(h.step_p90_ps), ps_to_ns(h.step_max_ps),
         h.step_score ? fmt::format("{}", *h.step_score) : "null", h.slow ? "true" : "false",
         ps_to_ns_exact(h.span_ps), ps_to_ns_exact(h.busy_ps), ps_to_ns_exact(h.idle_ps),
         ps_to_ns_exact(h.idle_between_modules_ps), h.idle_share, h.host_bound_share, h.collectives,
-        h.arrived_last, ps_to_ns_exact(h.wait_caused_ps), ps_to_ns_exact(h.waited_ps),
-        ns_or_null(h.clock_offset_ps));
+        h.arrived_last, ps_to_ns_exact(h.late_ps), ps_to_ns_exact(h.wait_caused_ps),
+        ps_to_ns_exact(h.waited_ps), ns_or_null(h.clock_offset_ps));
   }
   out += "], \"notes\": [";
   for (size_t i = 0; i < r.notes.size(); ++i)
@@ -44,22 +44,23 @@ std::string json(const HostsResult& r) {
 std::string csv(const HostsResult& r) {
   std::string out =
       "rank,host,devices,steps,step_median_ns,step_p90_ns,step_score,slow,idle_share,"
-      "host_bound_share,collectives,arrived_last,wait_caused_ns,waited_ns,clock_offset_ns\n";
+      "host_bound_share,collectives,arrived_last,late_ns,wait_caused_ns,waited_ns,"
+      "clock_offset_ns\n";
   for (const HostRow& h : r.hosts)
-    out +=
-        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", h.rank, csv_field(h.host),
-                    h.devices, h.steps, ps_to_ns(h.step_median_ps), ps_to_ns(h.step_p90_ps),
-                    h.step_score ? fmt::format("{}", *h.step_score) : "", h.slow ? "true" : "false",
-                    h.idle_share, h.host_bound_share, h.collectives, h.arrived_last,
-                    ps_to_ns_exact(h.wait_caused_ps), ps_to_ns_exact(h.waited_ps),
-                    h.clock_offset_ps ? ps_to_ns_exact(*h.clock_offset_ps) : "");
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", h.rank, csv_field(h.host), h.devices,
+        h.steps, ps_to_ns(h.step_median_ps), ps_to_ns(h.step_p90_ps),
+        h.step_score ? fmt::format("{}", *h.step_score) : "", h.slow ? "true" : "false",
+        h.idle_share, h.host_bound_share, h.collectives, h.arrived_last, ps_to_ns_exact(h.late_ps),
+        ps_to_ns_exact(h.wait_caused_ps), ps_to_ns_exact(h.waited_ps),
+        h.clock_offset_ps ? ps_to_ns_exact(*h.clock_offset_ps) : "");
   return out;
 }
 
 std::string table(const HostsResult& r, size_t top) {
-  Table t({"rank", "host", "steps", "median step", "p90", "score", "last at", "others waited",
-           "waited", "idle", "host-bound", "clock offset"},
-          {true, false, true, true, true, true, true, true, true, true, true, true});
+  Table t({"rank", "host", "steps", "median step", "p90", "score", "late by", "last at",
+           "others waited", "waited", "idle", "host-bound", "clock offset"},
+          {true, false, true, true, true, true, true, true, true, true, true, true, true});
   size_t shown = 0;
   for (const HostRow& h : r.hosts) {
     if (top > 0 && shown++ >= top) break;
@@ -67,6 +68,7 @@ std::string table(const HostsResult& r, size_t top) {
            h.steps ? human_duration(h.step_median_ps) : "—",
            h.steps ? human_duration(h.step_p90_ps) : "—",
            h.step_score ? fmt::format("{:.1f}", *h.step_score) : "—",
+           h.collectives ? human_duration(static_cast<double>(h.late_ps)) : "—",
            h.collectives ? fmt::format("{}/{}", h.arrived_last, h.collectives) : "—",
            human_duration(static_cast<double>(h.wait_caused_ps)),
            human_duration(static_cast<double>(h.waited_ps)),
