@@ -193,3 +193,20 @@ def test_file_matches_its_proto(jaxprof_bin, cpu_run, tmp_path, project_root):
         assert len(d.collective_executions) > 0
     # Sizes stay small: a few tens of KB for a 527 KB profile of 24k events.
     assert len(path.read_bytes()) < 3 * 200_000
+
+
+def test_one_profile_of_all_hosts_agrees(jaxprof_bin, mixed_run):
+    """The Python API reads every host into one profile (not host by host): the same results."""
+    jaxprof = pytest.importorskip("jaxprof")
+    profile = jaxprof.load(str(mixed_run))
+    run = str(mixed_run)
+    assert profile.summary(top=50, observations=10).data == cli_json(
+        jaxprof_bin, ["summary", run, "--top", "50", "--observations", "10"])
+    assert profile.ops().data == cli_json(jaxprof_bin, ["ops", run])
+    assert profile.ops("category").data == cli_json(jaxprof_bin, ["ops", run, "--group-by",
+                                                                  "category"])
+    assert profile.timeline().data == cli_json(jaxprof_bin, ["timeline", run])
+    assert profile.modules().data == cli_json(jaxprof_bin, ["modules", run])
+    assert profile.collectives(instances=True).data == cli_json(
+        jaxprof_bin, ["collectives", run, "--instances"])
+    assert profile.compile().data == cli_json(jaxprof_bin, ["compile", run])

@@ -69,32 +69,30 @@ struct FineAcc {
   uint32_t first_event = 0;
 };
 
-// What `ops` says of an HLO op: from the HLO index, else the event's tf_op stat.
-void describe_op(const Profile& p, uint32_t e, uint32_t plane, HostPartial& h, PartialOpGroup& g) {
+}  // namespace
+
+OpDescription describe_op_event(const Profile& p, uint32_t plane, uint32_t e) {
+  OpDescription d;
   const Events& ev = p.events;
-  if (ev.hlo_op[e] == 0) return;
+  if (ev.hlo_op[e] == 0) return d;
   const ModuleKey& mk = p.modules[ev.module[e]];
-  std::string_view name = p.str(ev.hlo_op[e]);
-  std::string op_name;
   if (const HloModule* mod = p.hlo.find(hlo_program_key(mk.program_id), p.str(mk.name))) {
-    if (const HloInstruction* instr = mod->find(name)) {
-      g.opcode = h.strings.id(instr->opcode);
-      op_name = std::string(instr->op_name);
-      g.source = h.strings.id(mod->source_line(*instr));
+    if (const HloInstruction* instr = mod->find(p.str(ev.hlo_op[e]))) {
+      d.opcode = std::string(instr->opcode);
+      d.op_name = std::string(instr->op_name);
+      d.source = mod->source_line(*instr);
     }
   }
-  if (op_name.empty()) {
+  if (d.op_name.empty()) {
     // GPU kernels carry the JAX op path as the tf_op stat; "XlaModule:" is a placeholder.
     if (auto v = p.event_stat(plane, e, "tf_op"); v && v->is_text()) {
       std::string_view op = v->str;
       if (op.ends_with(':')) op.remove_suffix(1);
-      if (op.find('/') != std::string_view::npos) op_name = std::string(op);
+      if (op.find('/') != std::string_view::npos) d.op_name = std::string(op);
     }
   }
-  g.op_name = h.strings.id(op_name);
+  return d;
 }
-
-}  // namespace
 
 void extract_op_groups(PartialBuild& b, const EventFilterSpec& spec) {
   const Profile& p = b.p;
@@ -209,7 +207,10 @@ void extract_op_groups(PartialBuild& b, const EventFilterSpec& spec) {
       g.duration = acc->d;
       g.self_ps = acc->self;
       g.first = acc->first;
-      describe_op(p, acc->first_event, dev.plane, host, g);
+      OpDescription d = describe_op_event(p, dev.plane, acc->first_event);
+      g.opcode = host.strings.id(d.opcode);
+      g.op_name = host.strings.id(d.op_name);
+      g.source = host.strings.id(d.source);
     }
   }
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -36,6 +37,13 @@ struct PartialBuild {
  private:
   std::vector<std::unordered_map<uint32_t, uint32_t>> modules_;
 };
+
+// What the HLO index (else the event's tf_op stat) says of op event `e`'s HLO op; empty when the
+// event has no hlo_op.
+struct OpDescription {
+  std::string opcode, op_name, source;
+};
+OpDescription describe_op_event(const Profile& p, uint32_t plane, uint32_t e);
 
 void extract_op_groups(PartialBuild& b, const EventFilterSpec& filter);
 void extract_timelines(PartialBuild& b);

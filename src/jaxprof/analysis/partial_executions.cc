@@ -14,28 +14,10 @@ namespace {
 // Opcode, JAX op path, source line and category of op event `e`, as diff reports them.
 PartialOpInfo describe_execution_op(const Profile& p, uint32_t plane, uint32_t e,
                                     std::string_view name, HostPartial& h) {
-  std::string opcode, op_name, source;
-  const ModuleKey& mk = p.modules[p.events.module[e]];
-  if (p.events.hlo_op[e] != 0) {
-    if (const HloModule* mod = p.hlo.find(hlo_program_key(mk.program_id), p.str(mk.name))) {
-      if (const HloInstruction* instr = mod->find(name)) {
-        opcode = std::string(instr->opcode);
-        op_name = std::string(instr->op_name);
-        source = mod->source_line(*instr);
-      }
-    }
-    if (op_name.empty()) {
-      // GPU kernels carry the JAX op path as the tf_op stat.
-      if (auto v = p.event_stat(plane, e, "tf_op"); v && v->is_text()) {
-        std::string_view path = v->str;
-        if (path.ends_with(':')) path.remove_suffix(1);
-        if (path.find('/') != std::string_view::npos) op_name = std::string(path);
-      }
-    }
-  }
-  std::string category(category_name(opcode.empty() ? categorize({}, p.event_name(e))
-                                                    : categorize(opcode, name, op_name)));
-  return {h.strings.id(opcode), h.strings.id(op_name), h.strings.id(source),
+  OpDescription d = describe_op_event(p, plane, e);
+  std::string category(category_name(d.opcode.empty() ? categorize({}, p.event_name(e))
+                                                      : categorize(d.opcode, name, d.op_name)));
+  return {h.strings.id(d.opcode), h.strings.id(d.op_name), h.strings.id(d.source),
           h.strings.id(category)};
 }
 
