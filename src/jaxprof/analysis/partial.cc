@@ -115,6 +115,14 @@ void PartialSet::index() {
   if (!hosts_.empty()) {
     base_ns_ = hosts_.front().base_ns;
     for (const HostPartial& h : hosts_) base_ns_ = std::min(base_ns_, h.base_ns);
+    // Times on one clock are picoseconds in int64: hosts more than 100 days apart are not one
+    // capture (and would overflow it).
+    constexpr int64_t kMostApartNs = (int64_t{1} << 53) / 1000;
+    for (const HostPartial& h : hosts_)
+      if (h.base_ns - base_ns_ > kMostApartNs)
+        throw InputError(h.path, fmt::format("host {} starts {} days after the first host: not "
+                                             "the same capture",
+                                             h.host, (h.base_ns - base_ns_) / 86'400'000'000'000));
   }
   bool device_planes = false;
   for (const HostPartial& h : hosts_) device_planes |= !h.cpu_backend && !h.devices.empty();

@@ -645,8 +645,66 @@ class FileReader {
     return h;
   }
 
-  // Every index points inside its table: analyses index without checking.
+  // Every index points inside its table, and every time, duration and count is within what a
+  // capture can hold (2^53 ps is 104 days), so that sums over many hosts cannot overflow.
   void validate(const HostPartial& h) const {
+    constexpr int64_t kTime = int64_t{1} << 53;
+    auto time = [&](int64_t t) {
+      if (t < -kTime || t > kTime) bad(fmt::format("a time out of range ({} ps)", t));
+    };
+    auto count = [&](uint64_t n) {
+      if (n > (uint64_t{1} << 40)) bad(fmt::format("a count out of range ({})", n));
+    };
+    for (const PartialDevice& d : h.devices) {
+      const DeviceTimeline& t = d.timeline;
+      for (int64_t v : {d.op_busy_ps, d.op_span_ps, t.span_ps, t.busy_ps, t.compute_ps, t.comm_ps,
+                        t.comm_exposed_ps, t.memcpy_ps, t.memcpy_exposed_ps, t.idle_ps,
+                        t.idle_in_modules_ps, t.idle_between_modules_ps})
+        time(v);
+      for (uint64_t n : {d.op_events, d.op_selected, t.events, t.executions}) count(n);
+      for (const PartialOpGroup& g : d.op_groups) {
+        count(g.duration.count);
+        count(g.first);
+        for (int64_t v : {g.duration.min, g.duration.max, g.self_ps}) time(v);
+        if (g.duration.sum < -(kTime << 8) || g.duration.sum > (kTime << 8))
+          bad("an op group's total is out of range");
+      }
+      for (const PartialExecution& e : d.executions) {
+        time(e.start_ps);
+        time(e.end_ps);
+        count(e.events);
+      }
+      for (const PartialExecutionOp& o : d.execution_ops) time(o.total_ps);
+      for (const PartialCollectiveExecution& e : d.collective_executions) {
+        time(e.begin_ps);
+        time(e.end_ps);
+        time(e.exposed_ps);
+        if (e.end_ps < e.begin_ps) bad("a collective execution ends before it starts");
+      }
+      for (const PartialCollectiveOp& op : d.collective_ops) count(op.message_bytes >> 20);
+    }
+    for (const PartialStep& st : h.steps.steps)
+      for (int64_t v : {st.start_ps, st.end_ps, st.longest_window_ps}) time(v);
+    for (const PartialStepWindow& w : h.steps.windows) {
+      time(w.start_ps);
+      time(w.end_ps);
+    }
+    for (const CompileRecord& r : h.compile.records) {
+      for (int64_t v : {r.start_ps, r.wall_ps, r.worker_busy_ps}) time(v);
+      count(r.events);
+      for (const CompilePhaseTime& ph : r.phases) {
+        time(ph.wall_ps);
+        time(ph.thread_ps);
+      }
+      for (const CompileStepTime& st : r.steps) {
+        time(st.wall_ps);
+        time(st.thread_ps);
+        count(st.count);
+      }
+    }
+    count(h.compile.unattributed);
+    if (h.base_ns < -kTime || h.base_ns > kTime * 1000)
+      bad("the host's clock zero is out of range");
     const size_t strings = h.strings.size(), modules = h.modules.size(), infos = h.op_infos.size();
     auto str = [&](uint32_t id) {
       if (id >= strings) bad(fmt::format("string {} of {}", id, strings));
