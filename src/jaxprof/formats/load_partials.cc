@@ -1,6 +1,9 @@
 #include "jaxprof/formats/load_partials.h"
 
 #include <fmt/format.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -184,15 +187,22 @@ void load_partials(const std::vector<std::string>& paths, const PartialLoadOptio
     const AnalysisThreads before = analysis_threads.load();
     analysis_threads.store(
         {.threads = import.threads, .split_small_work = before.split_small_work});
-    std::vector<std::optional<HostPartial>> got(files.size());
+    // Each partial is kept encoded until every host is read: a few contiguous kilobytes, where
+    // the decoded one lies in small blocks between those of the profiles read after it, which
+    // the allocator then cannot hand back (peak RSS grew by 260 KB per host that way).
+    std::vector<std::optional<std::string>> got(files.size());
     std::vector<std::string> failed(files.size());
     std::exception_ptr error = for_each_host(files.size(), workers, [&](size_t i) {
       try {
-        got[i] = host_partial(files[i], hlo, options, import);
+        HostPartial one = host_partial(files[i], hlo, options, import);
+        got[i] = write_partial_file({&one});
       } catch (const InputError& e) {
         if (!options.keep_going) throw;
         failed[i] = e.what();
       }
+#ifdef __GLIBC__
+      malloc_trim(0);  // the profile's freed blocks go back to the system before the next host
+#endif
       report(size_of(files[i].path));
     });
     analysis_threads.store(before);
@@ -200,7 +210,9 @@ void load_partials(const std::vector<std::string>& paths, const PartialLoadOptio
     for (size_t i = 0; i < files.size(); ++i) {
       if (got[i]) {
         ++out.hosts_read;
-        hosts.push_back(std::move(*got[i]));
+        std::vector<HostPartial> one = read_partial_file(*got[i], files[i].path);
+        got[i].reset();
+        hosts.push_back(std::move(one.front()));
       } else {
         out.skipped.push_back({files[i].host, files[i].path, failed[i]});
       }
