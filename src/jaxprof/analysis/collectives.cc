@@ -211,8 +211,7 @@ void extract_collectives(PartialBuild& b, const std::string& device_filter) {
       info.collective = resolve_name(name, info);
     }
     if (!info.collective) {
-      OpCategory c =
-          instr ? categorize(instr->opcode, name, instr->op_name) : categorize({}, p.event_name(e));
+      OpCategory c = instr ? categorize_instruction(*m, *instr) : categorize({}, p.event_name(e));
       info.compute = c != OpCategory::kCollective && c != OpCategory::kMemcpy;
     }
     return info;

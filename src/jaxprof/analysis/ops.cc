@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
@@ -74,13 +75,18 @@ struct FineAcc {
 OpDescription describe_op_event(const Profile& p, uint32_t plane, uint32_t e) {
   OpDescription d;
   const Events& ev = p.events;
-  if (ev.hlo_op[e] == 0) return d;
+  if (ev.hlo_op[e] == 0) {
+    d.category = category_name(categorize({}, p.event_name(e)));
+    return d;
+  }
   const ModuleKey& mk = p.modules[ev.module[e]];
+  std::optional<OpCategory> from_hlo;
   if (const HloModule* mod = p.hlo.find(hlo_program_key(mk.program_id), p.str(mk.name))) {
     if (const HloInstruction* instr = mod->find(p.str(ev.hlo_op[e]))) {
       d.opcode = std::string(instr->opcode);
       d.op_name = std::string(instr->op_name);
       d.source = mod->source_line(*instr);
+      from_hlo = categorize_instruction(*mod, *instr);
     }
   }
   if (d.op_name.empty()) {
@@ -91,6 +97,7 @@ OpDescription describe_op_event(const Profile& p, uint32_t plane, uint32_t e) {
       if (op.find('/') != std::string_view::npos) d.op_name = std::string(op);
     }
   }
+  d.category = category_name(from_hlo ? *from_hlo : categorize({}, p.event_name(e), d.op_name));
   return d;
 }
 
@@ -211,6 +218,7 @@ void extract_op_groups(PartialBuild& b, const EventFilterSpec& spec) {
       g.opcode = host.strings.id(d.opcode);
       g.op_name = host.strings.id(d.op_name);
       g.source = host.strings.id(d.source);
+      g.category = host.strings.id(d.category);
     }
   }
 }
@@ -256,9 +264,13 @@ void describe_hlo_op(const HostPartial& h, const Acc& a, OpGroup& g) {
     g.op_name = h.str(r.op_name);
     g.source = h.str(r.source);
   }
-  g.category = category_name(categorize(
-      g.opcode, g.opcode.empty() ? std::string_view(h.str(r.kernel)) : std::string_view(g.name),
-      g.op_name));
+  // Partials written before categories were recorded: only the strings are left.
+  g.category = r.category != 0
+                   ? std::string(h.str(r.category))
+                   : category_name(categorize(g.opcode,
+                                              g.opcode.empty() ? std::string_view(h.str(r.kernel))
+                                                               : std::string_view(g.name),
+                                              g.op_name));
 }
 
 }  // namespace

@@ -92,6 +92,8 @@ struct PartialOpGroup {
   uint64_t first = 0;  // position of the group's first event among the device's op events
   // What `ops` says of an HLO op, from the HLO index or the first event's tf_op stat.
   uint32_t opcode = 0, op_name = 0, source = 0;
+  // string: the category (category.h), from the HLO where the host had it; 0 = not recorded
+  uint32_t category = 0;
 };
 
 // Opcode, JAX op path, source line and category of an op as diff describes it (strings).

@@ -42,6 +42,7 @@ struct PartialBuild {
 // event has no hlo_op.
 struct OpDescription {
   std::string opcode, op_name, source;
+  std::string category;  // from the HLO instruction when the index knows it, else the name
 };
 OpDescription describe_op_event(const Profile& p, uint32_t plane, uint32_t e);
 

@@ -3,7 +3,6 @@
 // diff and check compare).
 #include <unordered_map>
 
-#include "jaxprof/analysis/category.h"
 #include "jaxprof/analysis/module_executions.h"
 #include "jaxprof/analysis/partial_build.h"
 
@@ -12,13 +11,10 @@ namespace jaxprof {
 namespace {
 
 // Opcode, JAX op path, source line and category of op event `e`, as diff reports them.
-PartialOpInfo describe_execution_op(const Profile& p, uint32_t plane, uint32_t e,
-                                    std::string_view name, HostPartial& h) {
+PartialOpInfo describe_execution_op(const Profile& p, uint32_t plane, uint32_t e, HostPartial& h) {
   OpDescription d = describe_op_event(p, plane, e);
-  std::string category(category_name(d.opcode.empty() ? categorize({}, p.event_name(e))
-                                                      : categorize(d.opcode, name, d.op_name)));
   return {h.strings.id(d.opcode), h.strings.id(d.op_name), h.strings.id(d.source),
-          h.strings.id(category)};
+          h.strings.id(d.category)};
 }
 
 }  // namespace
@@ -51,7 +47,7 @@ void extract_executions(PartialBuild& b, bool ops) {
         if (added) {
           PartialExecutionOp& o = out.execution_ops.emplace_back();
           o.name = h.strings.id(p.str(name));
-          o.info = h.op_info_id(describe_execution_op(p, d.plane, ev, p.str(name), h));
+          o.info = h.op_info_id(describe_execution_op(p, d.plane, ev, h));
         }
         PartialExecutionOp& o = out.execution_ops[it->second];
         o.total_ps += p.events.duration_ps[ev];

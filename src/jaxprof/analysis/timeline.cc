@@ -26,7 +26,7 @@ TimelineKind timeline_kind(OpCategory c) {
 
 namespace {
 
-// The category of an op: by HLO opcode when the HLO index knows the op, else by kernel name.
+// The category of an op: from its HLO instruction when the index knows the op, else its name.
 OpCategory op_category(const Profile& p, uint32_t e) {
   const Events& ev = p.events;
   std::string_view kernel = p.event_name(e);
@@ -34,7 +34,7 @@ OpCategory op_category(const Profile& p, uint32_t e) {
     const ModuleKey& mk = p.modules[ev.module[e]];
     if (const HloModule* mod = p.hlo.find(hlo_program_key(mk.program_id), p.str(mk.name)))
       if (const HloInstruction* instr = mod->find(p.str(ev.hlo_op[e])))
-        return categorize(instr->opcode, p.str(ev.hlo_op[e]), instr->op_name);
+        return categorize_instruction(*mod, *instr);
   }
   return categorize({}, kernel);
 }

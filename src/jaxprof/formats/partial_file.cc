@@ -71,6 +71,7 @@ Writer device(const PartialDevice& d) {
     x.varint(8, g.opcode);
     x.varint(9, g.op_name);
     x.varint(10, g.source);
+    if (g.category != 0) x.varint(11, g.category);
     w.message(7, x);
   }
   w.message(8, timeline(d.timeline));
@@ -344,6 +345,9 @@ class FileReader {
                 break;
               case 10:
                 g.source = static_cast<uint32_t>(x.value);
+                break;
+              case 11:
+                g.category = static_cast<uint32_t>(x.value);
                 break;
             }
           });
@@ -722,7 +726,9 @@ class FileReader {
     for (const PartialDevice& d : h.devices) {
       for (const PartialOpGroup& g : d.op_groups) {
         module(g.module);
-        for (uint32_t s : {g.hlo_op, g.kernel, g.display, g.opcode, g.op_name, g.source}) str(s);
+        for (uint32_t s :
+             {g.hlo_op, g.kernel, g.display, g.opcode, g.op_name, g.source, g.category})
+          str(s);
         if (g.duration.count == 0) bad("an empty op group");
       }
       for (const PartialExecution& e : d.executions) {
