@@ -26,6 +26,7 @@
 #include "jaxprof/analysis/modules.h"
 #include "jaxprof/analysis/ops.h"
 #include "jaxprof/analysis/plane_timing.h"
+#include "jaxprof/analysis/roofline.h"
 #include "jaxprof/analysis/summary.h"
 #include "jaxprof/analysis/timeline.h"
 #include "jaxprof/autotune/cache.h"
@@ -48,6 +49,8 @@
 #include "jaxprof/render/modules_render.h"
 #include "jaxprof/render/ops_render.h"
 #include "jaxprof/render/perfetto.h"
+#include "jaxprof/render/roofline_render.h"
+#include "jaxprof/render/roofline_svg.h"
 #include "jaxprof/render/summary_render.h"
 #include "jaxprof/render/timeline_render.h"
 
@@ -368,6 +371,34 @@ std::string kernels_json(PyProfile& self, const std::string& device, const std::
   return render_kernels(compute_kernels(self.profile(), o), OutputFormat::kJson);
 }
 
+// `jaxprof roofline --format json` and each device's chart.
+std::tuple<std::string, std::vector<std::string>> roofline(
+    PyProfile& self, const std::string& device, const std::string& prefix, const std::string& match,
+    int64_t min_duration_ps, size_t top, const std::vector<std::string>& peak_tflops,
+    double peak_gbps, const std::string& device_model, int64_t latency_floor_ps) {
+  RooflineOptions o;
+  o.filter.device = device;
+  o.filter.prefix = prefix;
+  o.filter.match = match;
+  o.filter.min_duration_ps = min_duration_ps;
+  o.top = top;
+  o.latency_floor_ps = latency_floor_ps;
+  for (const std::string& p : peak_tflops)
+    if (!parse_peak_flops(p, o.peaks))
+      throw InputError("", "peak_tflops '" + p +
+                               "': expected N or TYPE=N with TYPE one of vector, fp64, fp32, "
+                               "tf32, bf16, fp16, fp8, int8 and N > 0 (TFLOP/s)");
+  o.peaks.bytes_per_s = peak_gbps * 1e9;
+  o.peaks.model = device_model;
+  nb::gil_scoped_release release;
+  EventFilter check(o.filter);
+  std::lock_guard lock(self.mu);
+  RooflineResult r = compute_roofline(self.profile(), o);
+  std::vector<std::string> svgs;
+  for (const RooflineDevice& d : r.devices) svgs.push_back(roofline_svg(d));
+  return {render_roofline(r, OutputFormat::kJson), std::move(svgs)};
+}
+
 // A computed flame tree: rendered on demand (JSON, SVG, folded stacks, speedscope), so that the
 // tree is computed once however many renderings are asked for.
 struct PyFlame {
@@ -628,6 +659,8 @@ NB_MODULE(_core, m) {
       .def("modules_json", &modules_json, "top_ops"_a)
       .def("kernels_json", &kernels_json, "device"_a, "prefix"_a, "match"_a, "min_duration_ps"_a,
            "top"_a)
+      .def("roofline", &roofline, "device"_a, "prefix"_a, "match"_a, "min_duration_ps"_a, "top"_a,
+           "peak_tflops"_a, "peak_gbps"_a, "device_model"_a, "latency_floor_ps"_a)
       .def("plane_timing", &plane_timing, "plane"_a, "prefix"_a, "regex"_a, "min_duration_ps"_a,
            "max_events"_a, "threads"_a = 0)
       .def("flame", &flame, "by"_a, "device"_a, "idle"_a)

@@ -102,6 +102,19 @@ TEST(Roofline, CudnnConvolutionMatchesTheClosedFormCount) {
     // padding 1 on each side: valid (output, kernel) pairs per spatial dimension 32, 60, 104.
     const uint64_t per = 2ull * 16 * 5120 * 1 * (32 * 60 * 104);
     EXPECT_EQ(*conv->figures.flops, conv->count * per);
+    // Kernels the profile names no HLO op for (as command buffers / CUDA graphs launch them)
+    // map to their instruction by XLA's kernel name ("input_transpose_fusion.1" ->
+    // "input_transpose_fusion_1", ROCm's ".kd" dropped), in that instruction's program.
+    if (d.device == "/device:GPU:0") {
+      const RooflineOp* by_kernel = find_op(d, "input_transpose_fusion_1.kd", 15);
+      ASSERT_NE(by_kernel, nullptr);
+      EXPECT_EQ(by_kernel->source, CostSource::kHlo);
+      EXPECT_EQ(by_kernel->module, "jit_forward_3d_conv");
+      EXPECT_NE(by_kernel->detail.find("by kernel name"), std::string::npos);
+      EXPECT_EQ(*by_kernel->figures.bytes_accessed,
+                *find_op(d, "input_transpose_fusion.1", 15)->figures.bytes_accessed /
+                    find_op(d, "input_transpose_fusion.1", 15)->count);
+    }
     // The transposes around it are data movement, not convolutions.
     const RooflineOp* transpose = find_op(d, "input_transpose_fusion", 15);
     ASSERT_NE(transpose, nullptr);

@@ -20,7 +20,7 @@ from xspace_builder import Ref, SpaceBuilder
 
 ROOT = Path(__file__).resolve().parents[2]
 SECTIONS = ["summary", "device-time", "steps", "modules", "ops", "flame-source", "flame-op-name",
-            "collectives", "kernels", "compile"]
+            "roofline", "collectives", "kernels", "compile"]
 EVIL = "<script>alert(1)</script>"
 
 
@@ -154,6 +154,9 @@ def test_report_sections_and_tables(jaxprof_bin, path, tmp_path):
     assert [r[0] for r in page.rows("kernels-table")] == [k["name"] for k in kernels[:50]]
     collectives = cli_json(jaxprof_bin, "collectives", path)["ops"]
     assert len(page.rows("collectives-table")) == min(50, len(collectives))
+    roofline = cli_json(jaxprof_bin, "roofline", path, "--top", "50")["devices"]
+    assert [r[1] for r in page.rows("roofline-table")] == [o["name"] for d in roofline
+                                                            for o in d["ops"]]
     if not kernels:
         assert "kernels-table" not in page.tables
         assert page.sections["kernels"].strip()  # says why instead of vanishing

@@ -355,7 +355,7 @@ RooflineResult compute_roofline(const Profile& p, const RooflineOptions& options
     struct ProgramAcc {
       Group leaf;  // costs of the ops (not their containers) with known costs
       int64_t predicted_ps = 0;
-      bool predicted_all = true;
+      int64_t predicted_time_ps = 0;  // measured time of the ops with a prediction
       std::vector<std::pair<Bound, int64_t>> bound_time;
     };
     std::vector<ProgramAcc> program_acc;
@@ -419,10 +419,7 @@ RooflineResult compute_roofline(const Profile& p, const RooflineOptions& options
       ++prog.ops;
       prog.figures.time_ps += g.self;
       for (ProgramAcc* acc : {&program_acc[pit->second], &device_acc}) {
-        if (!known) {
-          acc->predicted_all = false;
-          continue;
-        }
+        if (!known) continue;
         // Nested ops count in their children; asynchronous halves in the ops they overlap.
         if (!g.children && op.figures.bound != Bound::kAsync) {
           acc->leaf.flops = cost_add(acc->leaf.flops, g.flops);
@@ -431,7 +428,10 @@ RooflineResult compute_roofline(const Profile& p, const RooflineOptions& options
           acc->leaf.model_flops = cost_add(acc->leaf.model_flops, g.model_flops);
           acc->leaf.with_model_flops += g.with_model_flops;
           acc->leaf.count += g.count;
-          if (op.figures.predicted_ps) acc->predicted_ps += *op.figures.predicted_ps;
+          if (op.figures.predicted_ps) {
+            acc->predicted_ps += *op.figures.predicted_ps;
+            acc->predicted_time_ps += g.self;
+          }
         }
         acc->leaf.known_self += g.self;
         acc->bound_time.emplace_back(op.figures.bound, g.self);
@@ -455,8 +455,13 @@ RooflineResult compute_roofline(const Profile& p, const RooflineOptions& options
         f.bandwidth = static_cast<double>(acc.leaf.bytes) / secs;
         if (acc.leaf.bytes > 0)
           f.intensity = static_cast<double>(acc.leaf.flops) / static_cast<double>(acc.leaf.bytes);
+      }
+      // Predicted against measured over the ops the roofline predicts (not collectives, not ops
+      // without peaks).
+      if (acc.predicted_time_ps > 0) {
         f.predicted_ps = acc.predicted_ps;
-        f.efficiency = static_cast<double>(acc.predicted_ps) / static_cast<double>(known_ps);
+        f.efficiency =
+            static_cast<double>(acc.predicted_ps) / static_cast<double>(acc.predicted_time_ps);
         f.model_error = *f.efficiency - 1;
       }
       // The bound that holds most of the known time.

@@ -10,6 +10,7 @@
 #include "jaxprof/analysis/kernels.h"
 #include "jaxprof/analysis/module_executions.h"
 #include "jaxprof/analysis/modules.h"
+#include "jaxprof/analysis/roofline.h"
 #include "jaxprof/analysis/steps.h"
 #include "jaxprof/analysis/summary.h"
 #include "jaxprof/analysis/timeline.h"
@@ -17,6 +18,7 @@
 #include "jaxprof/render/html_charts.h"
 #include "jaxprof/render/html_page.h"
 #include "jaxprof/render/html_table.h"
+#include "jaxprof/render/roofline_html.h"
 #include "jaxprof/render/text.h"
 #include "jaxprof/render/units.h"
 
@@ -427,6 +429,12 @@ std::string render_html_report(const Profile& profile, const HtmlReportOptions& 
                   flame_body(flame_source, "device time by source line"));
   body += section(data, "flame-op-name", "Flamegraph by JAX op path",
                   flame_body(flame_op, "device time by JAX op path"));
+  {
+    RooflineHtml roofline = roofline_html(compute_roofline(profile, {}), o.top);
+    body += section(data, "roofline", "Roofline",
+                    roofline.empty ? none("No device op events: no roofline.")
+                                   : roofline.charts + table(data, roofline.table));
+  }
   body += section(data, "collectives", "Collectives", collectives_body(data, collectives, o.top));
   body += section(data, "kernels", "GPU kernels", kernels_body(data, kernels, o.top));
   body += section(data, "compile", "Compile phases", compile_body(data, compile));

@@ -33,7 +33,7 @@ std::string rate_label(double flops_per_s) {
     flops_per_s /= 1000;
     ++i;
   }
-  return fmt::format("{:g} {}", flops_per_s, kUnit[i]);
+  return fmt::format("{:.4g} {}", flops_per_s, kUnit[i]);
 }
 
 }  // namespace
@@ -175,8 +175,8 @@ std::string roofline_svg(const RooflineDevice& d) {
   }
   if (not_drawn > 0)
     out += fmt::format(
-        "<text x=\"{}\" y=\"{}\">{} ops without</text><text x=\"{}\" y=\"{}\">"
-        "FLOPs or cost not drawn</text>\n",
+        "<text x=\"{}\" y=\"{}\">{} ops not drawn</text><text x=\"{}\" y=\"{}\">"
+        "(no FLOPs, or no cost)</text>\n",
         kW - kR + 10, ly + 10, not_drawn, kW - kR + 10, ly + 24);
   out += "</svg>\n";
   return out;
