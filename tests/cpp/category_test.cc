@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "cached_profile.h"
 #include "jaxprof/analysis/ops.h"
 #include "jaxprof/formats/load.h"
 #include "test_paths.h"
@@ -44,15 +45,7 @@ TEST(CategoryByName, WholeWordsOnly) {
   EXPECT_EQ(categorize_name("flashy"), OpCategory::kOther);
 }
 
-const LoadedProfile* load(const std::string& path) {
-  static std::map<std::string, std::unique_ptr<LoadedProfile>> cache;
-  auto it = cache.find(path);
-  if (it != cache.end()) return it->second.get();
-  if (!std::filesystem::exists(path)) return nullptr;
-  auto lp = std::make_unique<LoadedProfile>();
-  load_profile({path}, {}, *lp);
-  return (cache[path] = std::move(lp)).get();
-}
+const LoadedProfile* load(const std::string& path) { return testing::cached_profile(path); }
 
 std::map<std::string, std::string> categories(const Profile& p, std::string_view device) {
   OpsOptions o;

@@ -10,6 +10,7 @@
 #include <map>
 #include <tuple>
 
+#include "cached_profile.h"
 #include "jaxprof/analysis/peaks_table.h"
 #include "jaxprof/error.h"
 #include "jaxprof/formats/load.h"
@@ -21,15 +22,7 @@ namespace {
 using testing::fixture;
 using testing::test_data;
 
-const LoadedProfile* load(const std::string& path) {
-  static std::map<std::string, std::unique_ptr<LoadedProfile>> cache;
-  auto it = cache.find(path);
-  if (it != cache.end()) return it->second.get();
-  if (!std::filesystem::exists(path)) return nullptr;
-  auto lp = std::make_unique<LoadedProfile>();
-  load_profile({path}, {}, *lp);
-  return (cache[path] = std::move(lp)).get();
-}
+const LoadedProfile* load(const std::string& path) { return testing::cached_profile(path); }
 
 #define LOAD_OR_SKIP(var, path)          \
   const LoadedProfile* var = load(path); \
