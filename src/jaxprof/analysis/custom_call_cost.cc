@@ -300,6 +300,10 @@ OpCost convolution(const HloModule& m, const HloInstruction& in, OpCost cost) {
 // The (query, key) pairs an attention mask keeps, for Sq queries and Sk keys. `diagonal` is the
 // key index the first query may reach under a causal mask (0 top-left, Sk - Sq bottom-right);
 // `window` > 0 keeps only the last `window` keys up to the diagonal.
+// Sequence lengths past this are not real (a corrupt config): counting pairs one query at a time
+// must stay bounded.
+constexpr uint64_t kMaxSequence = uint64_t{1} << 24;
+
 uint64_t attention_pairs(uint64_t sq, uint64_t sk, bool causal, int64_t diagonal, int64_t window) {
   if (!causal && window <= 0) return cost_mul(sq, sk);
   uint64_t pairs = 0;
@@ -350,6 +354,10 @@ OpCost cudnn_attention(const HloModule& m, const HloInstruction& in, OpCost cost
     window = as_int(*w).value_or(0);
   const auto b = static_cast<uint64_t>(bnts[0]), h = static_cast<uint64_t>(bnts[1]);
   const auto sq = static_cast<uint64_t>(bnts[2]), sk = static_cast<uint64_t>(bnts[3]);
+  if (sq > kMaxSequence || sk > kMaxSequence) {
+    cost.detail = "cuDNN attention with an implausible score shape";
+    return cost;
+  }
   const uint64_t bhs = cost_mul(cost_mul(b, h), sq);
   const uint64_t q_n = q->shape.element_count(), k_n = k->shape.element_count();
   const uint64_t v_n = v->shape.element_count();
@@ -389,7 +397,8 @@ OpCost te_attention(const HloModule& m, const HloInstruction& in, OpCost cost) {
   const auto mask = attr("mask_type");
   const auto layout = attr("qkv_layout");
   if (!batch || !sq || !sk || !heads || !d_qk || !d_v || !mask || *batch <= 0 || *sq <= 0 ||
-      *sk <= 0 || *heads <= 0 || *d_qk <= 0 || *d_v <= 0) {
+      *sk <= 0 || *heads <= 0 || *d_qk <= 0 || *d_v <= 0 ||
+      static_cast<uint64_t>(*sq) > kMaxSequence || static_cast<uint64_t>(*sk) > kMaxSequence) {
     cost.detail = "Transformer Engine attention without its size attributes";
     return cost;
   }
@@ -419,8 +428,9 @@ OpCost te_attention(const HloModule& m, const HloInstruction& in, OpCost cost) {
       attention_pairs(static_cast<uint64_t>(*sq), static_cast<uint64_t>(*sk), causal, diagonal, 0);
   const HloInstruction* q = m.operand(in, 0);
   cost.source = CostSource::kCustomCall;
-  cost.flops = attention_flops(static_cast<uint64_t>(*batch) * static_cast<uint64_t>(*heads), pairs,
-                               static_cast<uint64_t>(*d_qk), static_cast<uint64_t>(*d_v), backward);
+  cost.flops =
+      attention_flops(cost_mul(static_cast<uint64_t>(*batch), static_cast<uint64_t>(*heads)), pairs,
+                      static_cast<uint64_t>(*d_qk), static_cast<uint64_t>(*d_v), backward);
   cost.compute = q ? matrix_compute_type(q->shape.element_type, 0) : ComputeType::kBf16;
   cost.bytes_accessed = cost_add(operand_bytes(m, in), result_bytes_without_workspace(in.shape));
   cost.detail = std::string("te fused attention ") + (backward ? "backward" : "forward") +
