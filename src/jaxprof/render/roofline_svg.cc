@@ -92,8 +92,9 @@ std::string roofline_svg(const RooflineDevice& d) {
   }
   if (xmax <= 0) xmin = 0.1, xmax = 100;
   if (ymax <= 0) ymin = 1e9, ymax = 1e12;
-  const double lx0 = std::floor(std::log10(xmin)), lx1 = std::ceil(std::log10(xmax));
-  const double ly0 = std::floor(std::log10(std::min(ymin, ymax / 1e4))),
+  // Whole decades, with room so that no point sits on an axis.
+  const double lx0 = std::floor(std::log10(xmin) - 0.3), lx1 = std::ceil(std::log10(xmax) + 0.1);
+  const double ly0 = std::floor(std::log10(std::min(ymin, ymax / 1e4)) - 0.3),
                ly1 = std::ceil(std::log10(ymax * 1.5));
   auto px = [&](double x) {
     return kL + (std::log10(x) - lx0) / std::max(lx1 - lx0, 1.0) * (kW - kL - kR);
