@@ -163,6 +163,21 @@ ENTRY main {
   ROOT y = f32[1024]{0} custom-call(x), custom_call_target="my_library_thing"
 }'''
 
+TRITON_MATMUL = r'''HloModule triton_matmul
+ENTRY main {
+  a = f16[256,512]{1,0} parameter(0)
+  b = f16[512,128]{1,0} parameter(1)
+  ROOT c = f16[256,128]{1,0} custom-call(a, b), custom_call_target="__gpu$xla.gpu.triton", api_version=API_VERSION_TYPED_FFI, backend_config={name = "matmul_kernel", ir = "", num_stages = 3 : i32, num_warps = 4 : i32, grid_x = 8 : i32, grid_y = 1 : i32, grid_z = 1 : i32, debug = false}
+}'''
+
+PALLAS_ATTENTION = r'''HloModule pallas_attention
+ENTRY main {
+  q = f16[2,1024,8,64]{3,2,1,0} parameter(0)
+  k = f16[2,1024,8,64]{3,2,1,0} parameter(1)
+  v = f16[2,1024,8,64]{3,2,1,0} parameter(2)
+  ROOT o = f16[2,1024,8,64]{3,2,1,0} custom-call(q, k, v), custom_call_target="__gpu$xla.gpu.triton", api_version=API_VERSION_TYPED_FFI, backend_config={name = "mha_forward", ir = "", num_stages = 2 : i32, num_warps = 4 : i32, grid_x = 8 : i32, grid_y = 16 : i32, grid_z = 2 : i32, debug = false}
+}'''
+
 # (module text, op, per-execution FLOPs or None (unknown), detail fragment)
 CAUSAL_PAIRS = sum(i + 1 for i in range(1024))           # keys k <= q, 1024 queries
 BOTTOM_RIGHT_PAIRS = sum(i + 1 + 128 for i in range(128))  # k <= q + (256 - 128)
@@ -183,6 +198,9 @@ CASES = [
     (TE_ATTENTION.format(kind="forward", mask=3), "att", None, "padding mask"),
     (PALLAS, "y", 3072, "kernel cost estimate"),
     (MYSTERY, "y", None, "my_library_thing"),
+    (TRITON_MATMUL, "c", 2 * 256 * 128 * 512, "matmul kernel 'matmul_kernel'"),
+    # Whether this attention is causal is a static argument of the kernel, not in the HLO.
+    (PALLAS_ATTENTION, "o", None, "masking is not stated"),
 ]
 RUNS = 3
 DURATION_PS = 40_000_000  # 40 us per execution
