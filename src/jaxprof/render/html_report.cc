@@ -144,7 +144,7 @@ std::string modules_body(PageData& data, const ModulesResult& m, size_t top) {
     const ModuleStats& s = m.modules[i];
     t.row_data.push_back({{"module", s.name}});
     t.rows.push_back(
-        {name_cell(s.name, module_drill(s.name)), count_cell(static_cast<double>(s.executions)),
+        {module_cell(s.name), count_cell(static_cast<double>(s.executions)),
          count_cell(static_cast<double>(s.warmup_executions)), duration_cell(s.mean_ps),
          duration_cell(s.std_ps), duration_cell(static_cast<double>(s.min_ps)),
          duration_cell(static_cast<double>(s.max_ps)),
@@ -222,7 +222,7 @@ std::string collectives_body(PageData& data, const CollectivesResult& c, size_t 
     to_op.targets = kOpsTable;
     to_op.scope = {{"module", op.module}, {"op", op.name}};
     t.rows.push_back(
-        {name_cell(op.name, std::move(to_op)), name_cell(op.module, module_drill(op.module)),
+        {name_cell(op.name, std::move(to_op)), module_cell(op.module),
          name_cell(op.opcode), count_cell(static_cast<double>(op.group_size)),
          count_cell(static_cast<double>(op.message_bytes)),
          count_cell(static_cast<double>(op.count)), duration_cell(static_cast<double>(op.total_ps)),

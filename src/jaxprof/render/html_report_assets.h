@@ -28,7 +28,7 @@ table.sortable th[aria-sort=descending]::after { content: " \25BC"; }
 table.sortable td { padding: 3px 8px; border-bottom: 1px solid #eee; vertical-align: top; }
 table.sortable td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 table.sortable td.name { white-space: nowrap; }
-table.sortable td.long > div { max-width: 30em; overflow: hidden; text-overflow: ellipsis;
+table.sortable td.long > div { max-width: 24em; overflow: hidden; text-overflow: ellipsis;
                                white-space: nowrap; }
 table.sortable tbody tr:hover { background: #f7f9ff; }
 button.drill { font: inherit; color: #2a5db0; background: none; border: 0; padding: 0;

@@ -64,8 +64,9 @@ struct SourceLine {
 
 }  // namespace
 
-HtmlDrill module_drill(const std::string& module) {
-  return scope(both_tables(), {{"module", module}});
+HtmlCell module_cell(const std::string& module) {
+  if (module.empty()) return name_cell("\u2014");
+  return name_cell(module, scope(both_tables(), {{"module", module}}));
 }
 
 std::string html_ops_body(HtmlPageParts& parts, const std::vector<SummaryOp>& ops,
@@ -89,7 +90,7 @@ std::string html_ops_body(HtmlPageParts& parts, const std::vector<SummaryOp>& op
     const SummaryOp& o = ops[i];
     HtmlDrill detail;
     detail.detail = true;
-    t.rows.push_back({name_cell(o.name, detail), name_cell(o.module, module_drill(o.module)),
+    t.rows.push_back({name_cell(o.name, detail), module_cell(o.module),
                       name_cell(o.opcode), count_cell(static_cast<double>(o.count)),
                       duration_cell(static_cast<double>(o.total_ps)),
                       duration_cell(static_cast<double>(o.self_ps)), percent_cell(o.share),
@@ -154,7 +155,7 @@ std::string html_sources_body(HtmlPageParts& parts, const std::vector<SummaryOp>
     t.rows.push_back(
         {l.source.empty() ? name_cell(kNoSource, std::move(to_ops))
                           : long_cell(short_source(l.source), l.source, std::move(to_ops)),
-         name_cell(l.module, module_drill(l.module)), count_cell(static_cast<double>(l.ops)),
+         module_cell(l.module), count_cell(static_cast<double>(l.ops)),
          count_cell(static_cast<double>(l.count)), duration_cell(static_cast<double>(l.self_ps)),
          percent_cell(l.share), name_cell(l.heaviest->name)});
     std::vector<std::pair<std::string, std::string>> data = {{"module", l.module},

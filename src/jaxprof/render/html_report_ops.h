@@ -24,7 +24,8 @@ std::string html_ops_body(HtmlPageParts& parts, const std::vector<SummaryOp>& op
 std::string html_sources_body(HtmlPageParts& parts, const std::vector<SummaryOp>& ops,
                               const std::vector<std::string>& modules, size_t top);
 
-// The drill-down link of a module name: both tables narrowed to the module.
-HtmlDrill module_drill(const std::string& module);
+// A module's name linked to its ops and source lines (both tables narrowed to it); "—" when the
+// module is unknown.
+HtmlCell module_cell(const std::string& module);
 
 }  // namespace jaxprof

@@ -43,15 +43,16 @@ size_t label_stride(size_t n) {
   return (n + 15) / 16;
 }
 
+// Grid lines and labels (class `cls`) at the ticks, and the axes' lines.
 std::string y_axis(const Axis& a, double x0, double x1, double top, double bottom,
-                   bool labels_left = true) {
+                   const char* cls) {
   std::string out;
   for (const AxisTick& t : a.ticks) {
     double y = bottom - a.fraction(t.value) * (bottom - top);
     out += fmt::format(
         "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#e6e6e6\"/>"
-        "<text x=\"{3:.1f}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
-        x0, y, x1, labels_left ? x0 - 5 : x1, y + 4, xml_escape(t.label));
+        "<text class=\"{6}\" x=\"{3:.1f}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
+        x0, y, x1, x0 - 5, y + 4, xml_escape(t.label), cls);
   }
   out += fmt::format(
       "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#444\"/>"
@@ -131,7 +132,7 @@ std::string svg_step_chart(const StepChart& c) {
     const Axis wa =
         linear_axis(0, *std::max_element(warm.begin(), warm.end()), AxisQuantity::kDuration, 4);
     const double x0 = kLeft, x1 = kLeft + kWarmPanel;
-    out += y_axis(wa, x0, x1, kTop, bottom);
+    out += y_axis(wa, x0, x1, kTop, bottom, "wyt");
     out +=
         fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">warm-up ({})</text>\n",
                     (x0 + x1) / 2, bottom + 32, xml_escape(wa.unit));
@@ -161,7 +162,7 @@ std::string svg_step_chart(const StepChart& c) {
   }
 
   // The steady-state panel.
-  out += y_axis(ya, plot_left, plot_right, top, bottom);
+  out += y_axis(ya, plot_left, plot_right, top, bottom, "yt");
   out += fmt::format(
       "<text x=\"{0:.1f}\" y=\"{1:.1f}\" text-anchor=\"middle\" transform=\"rotate(-90 {0:.1f} "
       "{1:.1f})\">{2} ({3})</text>\n",
@@ -175,8 +176,9 @@ std::string svg_step_chart(const StepChart& c) {
             "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"{3}\"/>\n",
             px(i), top, bottom + (labelled ? 4 : 0), labelled ? "#ccc" : "#f0f0f0");
       if (labelled)
-        out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
-                           px(i), bottom + 16, xml_escape(x_name(i)));
+        out += fmt::format(
+            "<text class=\"xt\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
+            px(i), bottom + 16, xml_escape(x_name(i)));
     }
   }
   out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
