@@ -106,10 +106,13 @@ class Browser:
             self.events.append(self._read_message(deadline))
 
     # -- what a test does
-    def load(self, path: Path) -> None:
-        mark = len(self.events)
-        self.send("Page.navigate", {"url": path.resolve().as_uri()})
-        self.wait_event("Page.loadEventFired", mark)
+    def load(self, path: Path, fragment: str = "") -> None:
+        """Loads the file afresh (by way of about:blank, so that only a fragment differing from
+        the page before still loads the page) with the events so far forgotten."""
+        for url in ("about:blank", path.resolve().as_uri() + fragment):
+            self.events.clear()
+            self.send("Page.navigate", {"url": url})
+            self.wait_event("Page.loadEventFired")
 
     def eval(self, expression: str) -> Any:
         r = self.send("Runtime.evaluate",
