@@ -143,13 +143,13 @@ std::string modules_body(PageData& data, const ModulesResult& m, size_t top) {
   for (size_t i = 0; i < m.modules.size() && i < top; ++i) {
     const ModuleStats& s = m.modules[i];
     t.row_data.push_back({{"module", s.name}});
-    t.rows.push_back(
-        {module_cell(s.name), count_cell(static_cast<double>(s.executions)),
-         count_cell(static_cast<double>(s.warmup_executions)), duration_cell(s.mean_ps),
-         duration_cell(s.std_ps), duration_cell(static_cast<double>(s.min_ps)),
-         duration_cell(static_cast<double>(s.max_ps)),
-         duration_cell(static_cast<double>(s.total_ps)), percent_cell(s.share),
-         count_cell(static_cast<double>(s.devices))});
+    t.rows.push_back({module_cell(s.name), count_cell(static_cast<double>(s.executions)),
+                      count_cell(static_cast<double>(s.warmup_executions)),
+                      duration_cell(s.mean_ps), duration_cell(s.std_ps),
+                      duration_cell(static_cast<double>(s.min_ps)),
+                      duration_cell(static_cast<double>(s.max_ps)),
+                      duration_cell(static_cast<double>(s.total_ps)), percent_cell(s.share),
+                      count_cell(static_cast<double>(s.devices))});
   }
   return "<p class=\"muted\">Mean, std, min and max are over steady-state executions (warm-up runs "
          "apart). Click a header to sort, a module for its ops and source lines.</p>\n" +
@@ -221,14 +221,14 @@ std::string collectives_body(PageData& data, const CollectivesResult& c, size_t 
     HtmlDrill to_op;
     to_op.targets = kOpsTable;
     to_op.scope = {{"module", op.module}, {"op", op.name}};
-    t.rows.push_back(
-        {name_cell(op.name, std::move(to_op)), module_cell(op.module),
-         name_cell(op.opcode), count_cell(static_cast<double>(op.group_size)),
-         count_cell(static_cast<double>(op.message_bytes)),
-         count_cell(static_cast<double>(op.count)), duration_cell(static_cast<double>(op.total_ps)),
-         duration_cell(static_cast<double>(op.exposed_ps)),
-         duration_cell(static_cast<double>(op.hidden_ps)), number_cell(op.busbw_gbps),
-         duration_cell(static_cast<double>(op.wait_total_ps))});
+    t.rows.push_back({name_cell(op.name, std::move(to_op)), module_cell(op.module),
+                      name_cell(op.opcode), count_cell(static_cast<double>(op.group_size)),
+                      count_cell(static_cast<double>(op.message_bytes)),
+                      count_cell(static_cast<double>(op.count)),
+                      duration_cell(static_cast<double>(op.total_ps)),
+                      duration_cell(static_cast<double>(op.exposed_ps)),
+                      duration_cell(static_cast<double>(op.hidden_ps)), number_cell(op.busbw_gbps),
+                      duration_cell(static_cast<double>(op.wait_total_ps))});
   }
   return out + table(data, t);
 }

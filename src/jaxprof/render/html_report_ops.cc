@@ -90,15 +90,15 @@ std::string html_ops_body(HtmlPageParts& parts, const std::vector<SummaryOp>& op
     const SummaryOp& o = ops[i];
     HtmlDrill detail;
     detail.detail = true;
-    t.rows.push_back({name_cell(o.name, detail), module_cell(o.module),
-                      name_cell(o.opcode), count_cell(static_cast<double>(o.count)),
-                      duration_cell(static_cast<double>(o.total_ps)),
-                      duration_cell(static_cast<double>(o.self_ps)), percent_cell(o.share),
-                      long_cell(short_op_path(o.op_name), o.op_name),
-                      o.source.empty() ? text_cell("")
-                                       : long_cell(short_source(o.source), o.source,
-                                                   scope(kSourcesTable, {{"module", o.module},
-                                                                         {"source", o.source}}))});
+    t.rows.push_back(
+        {name_cell(o.name, detail), module_cell(o.module), name_cell(o.opcode),
+         count_cell(static_cast<double>(o.count)), duration_cell(static_cast<double>(o.total_ps)),
+         duration_cell(static_cast<double>(o.self_ps)), percent_cell(o.share),
+         long_cell(short_op_path(o.op_name), o.op_name),
+         o.source.empty()
+             ? text_cell("")
+             : long_cell(short_source(o.source), o.source,
+                         scope(kSourcesTable, {{"module", o.module}, {"source", o.source}}))});
     std::vector<std::pair<std::string, std::string>> data = {
         {"module", o.module}, {"source", o.source}, {"op", o.name}};
     if (extra) data.push_back({"extra", "1"});

@@ -16,6 +16,6 @@ std::string short_source(std::string_view source);
 // "pjit(step)/jit(main)/transpose(jvp(lm.apply))/lm/attention/dot_general[dimension_numbers=...]"
 // -> "pjit(step)/…/lm/attention/dot_general". Names of merged instructions (';'-joined) show the
 // first with "(+N)".
-std::string short_op_path(std::string_view op_path, size_t max_chars = 64);
+std::string short_op_path(std::string_view op_path, size_t max_chars = 44);
 
 }  // namespace jaxprof
