@@ -27,14 +27,14 @@ table.sortable th[aria-sort=ascending]::after { content: " \25B2"; }
 table.sortable th[aria-sort=descending]::after { content: " \25BC"; }
 table.sortable td { padding: 3px 8px; border-bottom: 1px solid #eee; vertical-align: top; }
 table.sortable td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-table.sortable td.name { white-space: nowrap; }
-table.sortable td.long > div { max-width: 24em; overflow: hidden; text-overflow: ellipsis;
-                               white-space: nowrap; }
+table.sortable td.name > div, table.sortable td.long > div {
+  max-width: 36em; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+table.sortable td.long > div { max-width: 24em; }
 table.sortable tbody tr:hover { background: #f7f9ff; }
 button.drill { font: inherit; color: #2a5db0; background: none; border: 0; padding: 0;
                cursor: pointer; text-align: left; }
 button.drill:hover { text-decoration: underline; }
-td.long button.drill { display: block; max-width: 100%; overflow: hidden;
+td.long button.drill, td.name button.drill { display: block; max-width: 100%; overflow: hidden;
                        text-overflow: ellipsis; white-space: nowrap; }
 tr.detail > td { background: #fafbfd; padding: 6px 12px 10px; }
 tr.detail dl.kv { font-size: 13px; margin: 0; }

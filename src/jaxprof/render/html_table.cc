@@ -49,8 +49,8 @@ std::string HtmlTable::render() const {
       if (cell.value)
         out += fmt::format("<td class=\"n\" data-v=\"{}\"{}>{}</td>", number(*cell.value), title,
                            content);
-      else if (cell.layout == "long")  // the inner block is what CSS cuts to one line
-        out += fmt::format("<td class=\"long\"{}><div>{}</div></td>", title, content);
+      else if (cell.layout == "long" || cell.layout == "name")  // CSS cuts the inner block
+        out += fmt::format("<td class=\"{}\"{}><div>{}</div></td>", cell.layout, title, content);
       else if (!cell.layout.empty())
         out += fmt::format("<td class=\"{}\"{}>{}</td>", cell.layout, title, content);
       else
@@ -64,7 +64,9 @@ std::string HtmlTable::render() const {
 
 HtmlCell text_cell(std::string text) { return {std::move(text), std::nullopt}; }
 HtmlCell name_cell(std::string text, HtmlDrill drill) {
-  return {std::move(text), std::nullopt, "name", "", std::move(drill)};
+  // Names longer than the column (36em, about 50 characters) are cut: the whole on hover.
+  std::string title = text.size() > 48 ? text : "";
+  return {std::move(text), std::nullopt, "name", std::move(title), std::move(drill)};
 }
 HtmlCell long_cell(std::string shown, std::string whole, HtmlDrill drill) {
   // The whole text on hover even when `shown` is it: the cell may still be cut by its width.

@@ -24,8 +24,9 @@ struct HtmlDrill {
 struct HtmlCell {
   std::string text;
   std::optional<double> value;  // numeric sort key; text cells sort by text
-  // Layout of a text cell: "" wraps at spaces, "name" never wraps, "long" stays on one line cut
-  // with an ellipsis (the whole text in `title`).
+  // Layout of a text cell: "" wraps at spaces; "name" never wraps, a very long name cut with an
+  // ellipsis; "long" stays on one line cut with an ellipsis at a narrower width (the whole text
+  // in `title`).
   std::string layout;
   std::string title;  // shown on hover: the whole text when `text` is a short form
   HtmlDrill drill;    // when set, the cell is a button the page's script follows
@@ -49,7 +50,7 @@ struct HtmlTable {
 };
 
 HtmlCell text_cell(std::string text);
-// One line, never wrapped: names of ops, modules, kernels.
+// One line, never wrapped: names of ops, modules, kernels (cut when longer than the column).
 HtmlCell name_cell(std::string text, HtmlDrill drill = {});
 // `shown` in one line cut with an ellipsis, `whole` on hover and in the detail row.
 HtmlCell long_cell(std::string shown, std::string whole, HtmlDrill drill = {});
