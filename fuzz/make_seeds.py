@@ -17,7 +17,9 @@ import json
 import lzma
 import os
 import struct
+import subprocess
 import sys
+import tempfile
 import zipfile
 import zlib
 from pathlib import Path
@@ -313,10 +315,35 @@ def add_parquet_seeds(corpus, shared):
         corpus.add("xz", Path(name).name, data)
 
 
+def add_partial_seeds(corpus, jaxprof, spaces):
+    """Partial files the CLI writes from the cut-down profiles: one host each, and two together."""
+    if not jaxprof or not Path(jaxprof).exists():
+        print("make_seeds: no jaxprof binary, no partial seeds", file=sys.stderr)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        written = []
+        for name, space in spaces:
+            profile = Path(tmp) / (name + ".xplane.pb")
+            profile.write_bytes(space)
+            out = Path(tmp) / (name + ".partial")
+            r = subprocess.run([jaxprof, "partial", str(profile), "-o", str(out)],
+                               capture_output=True, timeout=120)
+            if r.returncode == 0 and out.stat().st_size <= 65536:
+                corpus.add("partial", out.name, out.read_bytes())
+                written.append(out)
+        if len(written) >= 2:
+            both = Path(tmp) / "two_hosts.partial"
+            r = subprocess.run([jaxprof, "partial", str(written[0]), str(written[1]), "-o",
+                                str(both)], capture_output=True, timeout=120)
+            if r.returncode == 0:
+                corpus.add("partial", both.name, both.read_bytes())
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--shared", default=str(ROOT.parent / "shared"))
+    ap.add_argument("--jaxprof", help="the CLI, to write partial files (no partial seeds without)")
     args = ap.parse_args()
     corpus = Corpus(args.out)
     shared = Path(args.shared)
@@ -387,6 +414,7 @@ def main():
                'Start (ns),End (ns),Text,PID,TID\n1,5,"a ""quoted"", name",3,3\n'
                '2,4,"multi\nline",3,4\n')
     add_parquet_seeds(corpus, shared)
+    add_partial_seeds(corpus, args.jaxprof, spaces)
     for target, n in sorted(corpus.count.items()):
         print(f"make_seeds: {n:3d} seeds for {target}")
 

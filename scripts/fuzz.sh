@@ -5,7 +5,8 @@
 # out-of-memory makes the script fail, with the input that caused it kept under findings/.
 #
 # usage: scripts/fuzz.sh [TARGET|all] [SECONDS]
-#   TARGET   xspace gzip chrome_trace zip xz parquet csv nsys_jax hlo analyses, or all (default)
+#   TARGET   xspace gzip chrome_trace zip xz parquet csv nsys_jax hlo partial analyses, or all
+#            (default)
 #   SECONDS  fuzzing time per target (default 60); 0 only replays the regression inputs
 #
 # Environment:
@@ -19,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all_targets=(xspace gzip chrome_trace zip xz parquet csv nsys_jax hlo analyses)
+all_targets=(xspace gzip chrome_trace zip xz parquet csv nsys_jax hlo partial analyses)
 target=${1:-all}
 seconds=${2:-60}
 if [ "$target" = all ]; then
@@ -45,11 +46,14 @@ if [ "${JAXPROF_FUZZ_NO_BUILD:-0}" != 1 ]; then
     cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" -DJAXPROF_FUZZ=ON -DJAXPROF_BUILD_TESTS=OFF >/dev/null
   fi
-  cmake --build "$build" --target "${targets[@]/#/fuzz_}" >&2
+  extra=()
+  # The partial target's seeds are written by the CLI from the project's captures.
+  [[ " ${targets[*]} " == *" partial "* ]] && extra=(jaxprof)
+  cmake --build "$build" --target "${targets[@]/#/fuzz_}" "${extra[@]}" >&2
 fi
 
 mkdir -p "$work"
-python3 fuzz/make_seeds.py "$work/seeds" >/dev/null
+ASAN_OPTIONS=detect_leaks=0 python3 fuzz/make_seeds.py "$work/seeds" --jaxprof "$build/jaxprof" >/dev/null
 
 # The dictionaries a target's inputs draw from.
 dicts_of() {
@@ -57,6 +61,7 @@ dicts_of() {
     xspace) echo xspace ;;
     chrome_trace) echo chrome_trace ;;
     hlo) echo hlo ;;
+    partial) echo xspace partial ;;
     zip) echo zip ;;
     xz) echo xz ;;
     parquet) echo parquet ;;

@@ -6,6 +6,9 @@
 
 #include "archive_builder.h"
 #include "hostile_input.h"
+#include "jaxprof/analysis/partial.h"
+#include "jaxprof/formats/load.h"
+#include "jaxprof/formats/partial_file.h"
 #include "jaxprof/io/xz.h"
 #include "jaxprof/io/zip.h"
 #include "test_paths.h"
@@ -133,6 +136,37 @@ TEST(TruncatedInput, HloProtoFile) {
   EXPECT_EQ(r.error->file(), path);
   for (const std::string& w : cut_words(cut))
     EXPECT_NE(std::string(r.error->what()).find(w), std::string::npos) << r.error->what();
+}
+
+TEST(TruncatedInput, PartialFile) {
+  LoadedProfile loaded;
+  load_profile({test_data("jax_cpu_8dev")}, {}, loaded);
+  std::vector<HostPartial> hosts = extract_partials(loaded.profile, {});
+  ASSERT_FALSE(hosts.empty());
+  const std::string whole = write_partial_file({&hosts.front()});
+  ASSERT_GT(whole.size(), 100u);
+  for (size_t cut : {whole.size() / 2, whole.size() - 1}) {
+    std::string path = write_temp_file("cut.partial", whole.substr(0, cut));
+    try {
+      read_partial_path(path);
+      ADD_FAILURE() << "a partial file cut at " << cut << " was read";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.file(), path);
+      for (const std::string& w : plus(cut_words(cut), "a host's partial"))
+        EXPECT_NE(std::string(e.what()).find(w), std::string::npos) << e.what();
+    }
+  }
+  // Compressed: the count is of the decompressed bytes, and says so.
+  std::string cut = whole.substr(0, whole.size() / 2);
+  std::string path = write_temp_file("cut.partial.gz", "");
+  save_partial_file(path, cut);
+  try {
+    read_partial_path(path);
+    ADD_FAILURE() << "a compressed partial file cut short was read";
+  } catch (const InputError& e) {
+    for (const std::string& w : cut_words(cut.size(), "the decompressed data"))
+      EXPECT_NE(std::string(e.what()).find(w), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <zlib.h>
 
 #include <cstdio>
+#include <limits>
 #include <memory>
 
 #include "jaxprof/error.h"
@@ -755,11 +756,27 @@ class FileReader {
       if (w.step >= h.steps.steps.size()) bad("a step window of an unknown step");
   }
 
-  std::vector<HostPartial> file(std::string_view bytes) const {
+  // `decompressed`: the bytes are a .gz file's contents (for the message of a file cut short).
+  std::vector<HostPartial> file(std::string_view bytes, bool decompressed) const {
+    std::vector<HostPartial> hosts;
+    wire::Reader top(bytes, origin_);
+    try {
+      hosts = fields(top);
+    } catch (const InputError&) {
+      throw_if_cut_short(bytes, top.field_offset(), decompressed);
+      throw;
+    }
+    return hosts;
+  }
+
+ private:
+  std::vector<HostPartial> fields(wire::Reader& top) const {
     std::vector<HostPartial> hosts;
     bool magic = false;
     uint64_t version = 0;
-    each(bytes, [&](const wire::Field& f) {
+    wire::Field field;
+    while (top.next(field)) {
+      const wire::Field& f = field;
       if (f.number == 1 && f.type == wire::WireType::kLen) magic = f.bytes == kPartialMagic;
       if (!magic) throw InputError(path_, "not a jaxprof partial file");
       if (f.number == 2) {
@@ -773,13 +790,28 @@ class FileReader {
         if (version == 0) bad("hosts before the version");
         hosts.push_back(host(f.bytes));
       }
-    });
+    }
     if (!magic) throw InputError(path_, "not a jaxprof partial file");
     if (version == 0) bad("no version");
     return hosts;
   }
 
- private:
+  // A file cut off while it was written (or copied) ends inside its last top-level field, a
+  // host mostly: says so when the field at `offset` runs past the end by a length a host can
+  // have (damaged bytes give lengths of terabytes).
+  void throw_if_cut_short(std::string_view bytes, int64_t offset, bool decompressed) const {
+    if (offset < 0 || static_cast<uint64_t>(offset) >= bytes.size()) return;
+    uint64_t end = wire::end_past_message(bytes, static_cast<uint64_t>(offset));
+    if (end == 0 || end - static_cast<uint64_t>(offset) > std::numeric_limits<uint32_t>::max())
+      return;
+    bool host = static_cast<uint8_t>(bytes[offset]) == (3 << 3 | 2);
+    std::string what = host ? "a host's partial" : "its last field";
+    what += end == bytes.size() + 1
+                ? " is cut short"
+                : fmt::format(" needs {} bytes more than there are", end - bytes.size());
+    throw truncated_input(path_, what, offset, bytes.size(), decompressed);
+  }
+
   const uint8_t* origin_;
   const std::string& path_;
 };
@@ -805,9 +837,10 @@ std::string write_partial_file(const std::vector<const HostPartial*>& hosts) {
   return w.take();
 }
 
-std::vector<HostPartial> read_partial_file(std::string_view bytes, const std::string& path) {
+std::vector<HostPartial> read_partial_file(std::string_view bytes, const std::string& path,
+                                           bool decompressed) {
   try {
-    return FileReader(bytes, path).file(bytes);
+    return FileReader(bytes, path).file(bytes, decompressed);
   } catch (const InputError& e) {
     if (e.file().empty()) throw e.with_file(path);
     throw;
@@ -816,7 +849,7 @@ std::vector<HostPartial> read_partial_file(std::string_view bytes, const std::st
 
 std::vector<HostPartial> read_partial_path(const std::string& path) {
   std::shared_ptr<Buffer> buffer = Buffer::open(path);
-  return read_partial_file(buffer->view(), path);
+  return read_partial_file(buffer->view(), path, buffer->compressed());
 }
 
 void save_partial_file(const std::string& path, const std::string& bytes) {
