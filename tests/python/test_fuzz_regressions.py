@@ -26,6 +26,9 @@ COMMANDS = {
     "decode": (["info", "--all-lines"], ["summary"]),
     "analyses": (["summary"], ["info"], ["ops", "--group-by", "kernel"], ["timeline"],
                  ["modules"], ["collectives"], ["compile"], ["kernels"], ["flame"]),
+    # Partial files: the commands that take them as profiles.
+    "partial": (["summary"], ["ops", "--group-by", "kernel"], ["timeline"], ["modules"],
+                ["collectives"], ["compile"], ["hosts"]),
 }
 
 
@@ -79,7 +82,7 @@ def suffix_of(data: bytes) -> str:
 # How each target's inputs reach the command line: the file name ending they take, or a function
 # that wraps them into the archive member their decoder reads (Parquet, xz, CSV).
 SUFFIXES = {"xspace": ".xplane.pb", "gzip": ".xplane.pb.gz", "chrome_trace": ".trace.json",
-            "zip": ".zip", "nsys_jax": ".zip", "hlo": ".hlo.pb"}
+            "zip": ".zip", "nsys_jax": ".zip", "hlo": ".hlo.pb", "partial": ".partial"}
 
 
 def command_lines(target: str, data: bytes, tmp: Path):
@@ -107,7 +110,7 @@ def command_lines(target: str, data: bytes, tmp: Path):
 @pytest.mark.parametrize("target,src", inputs(), ids=[f"{t}/{p.name}" for t, p in inputs()])
 def test_regression_input(jaxprof_bin, tmp_path, target, src):
     for paths in command_lines(target, src.read_bytes(), tmp_path):
-        for command in COMMANDS["analyses" if target == "analyses" else "decode"]:
+        for command in COMMANDS.get(target, COMMANDS["decode"]):
             argv = [str(jaxprof_bin), *command, *map(str, paths)]
             r = subprocess.run(argv, capture_output=True, text=True, timeout=60)
             assert r.returncode in (0, 2), f"{' '.join(argv)}: exit {r.returncode}\n{r.stderr[-3000:]}"
