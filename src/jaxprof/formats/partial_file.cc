@@ -763,7 +763,7 @@ class FileReader {
     try {
       hosts = fields(top);
     } catch (const InputError&) {
-      throw_if_cut_short(bytes, top.field_offset(), decompressed);
+      if (!bytes.empty()) throw_if_cut_short(bytes, top.field_offset(), decompressed);
       throw;
     }
     return hosts;
@@ -804,8 +804,8 @@ class FileReader {
     uint64_t end = wire::end_past_message(bytes, static_cast<uint64_t>(offset));
     if (end == 0 || end - static_cast<uint64_t>(offset) > std::numeric_limits<uint32_t>::max())
       return;
-    bool host = static_cast<uint8_t>(bytes[offset]) == (3 << 3 | 2);
-    std::string what = host ? "a host's partial" : "its last field";
+    bool is_host = static_cast<uint8_t>(bytes[offset]) == (3 << 3 | 2);
+    std::string what = is_host ? "a host's partial" : "its last field";
     what += end == bytes.size() + 1
                 ? " is cut short"
                 : fmt::format(" needs {} bytes more than there are", end - bytes.size());
