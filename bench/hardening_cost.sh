@@ -21,7 +21,7 @@ run() {  # prints "cpu_ms wall_ms" of one run
     awk '{printf "%d %d\n", ($1 + $2) * 1000, $3 * 1000}'
 }
 stats() {  # min and median of the numbers on stdin
-  sort -n | awk '{v[NR] = $1} END {printf "%d %d", v[1], v[int((NR + 1) / 2)]}'
+  sort -n | awk '{v[NR] = $1} END {printf "%d %d\n", v[1], v[int((NR + 1) / 2)]}'
 }
 
 printf '| command | CPU ms base (min / median) | CPU ms new (min / median) | CPU median new/base | wall ms base / new (min) |\n'
