@@ -650,9 +650,10 @@ class FileReader {
   }
 
   // Every index points inside its table, and every time, duration and count is within what a
-  // capture can hold (2^53 ps is 104 days), so that sums over many hosts cannot overflow.
+  // capture can hold (2^56 ps is 20 hours after the host's clock zero), so that sums over many
+  // hosts cannot overflow: a per-op total stays under 2^61 ps, leaving room for 4 such hosts.
   void validate(const HostPartial& h) const {
-    constexpr int64_t kTime = int64_t{1} << 53;
+    constexpr int64_t kTime = int64_t{1} << 56;
     auto time = [&](int64_t t) {
       if (t < -kTime || t > kTime) bad(fmt::format("a time out of range ({} ps)", t));
     };
@@ -670,7 +671,7 @@ class FileReader {
         count(g.duration.count);
         count(g.first);
         for (int64_t v : {g.duration.min, g.duration.max, g.self_ps}) time(v);
-        if (g.duration.sum < -(kTime << 8) || g.duration.sum > (kTime << 8))
+        if (g.duration.sum < -(kTime << 5) || g.duration.sum > (kTime << 5))
           bad("an op group's total is out of range");
       }
       for (const PartialExecution& e : d.executions) {
@@ -707,7 +708,8 @@ class FileReader {
       }
     }
     count(h.compile.unattributed);
-    if (h.base_ns < -kTime || h.base_ns > kTime * 1000)
+    // Clock zeros are nanoseconds since an epoch: bounded so that two hosts' difference fits.
+    if (h.base_ns < -(int64_t{1} << 61) || h.base_ns > (int64_t{1} << 62))
       bad("the host's clock zero is out of range");
     const size_t strings = h.strings.size(), modules = h.modules.size(), infos = h.op_infos.size();
     auto str = [&](uint32_t id) {
