@@ -118,7 +118,7 @@ ProfileSamples collect_samples(const Profile& p) {
           s.per_exec.assign(steady.size(), 0.0);
           describe_op(p, steady[k].plane, e, s);
         }
-        int64_t d = p.events.duration_ps[e];
+        int64_t d = p.op_duration_ps(e);
         ++s.events;
         s.total_ps += d;
         s.per_exec[k] += static_cast<double>(d);

@@ -83,7 +83,7 @@ ModulesResult compute_modules(const Profile& p, const ModulesOptions& options) {
         std::unordered_map<StringId, int64_t> sums;
         for (uint32_t e : x->events) {
           StringId op = p.events.hlo_op[e];
-          sums[op ? op : p.event_metadata[p.events.metadata[e]].name] += p.events.duration_ps[e];
+          sums[op ? op : p.event_metadata[p.events.metadata[e]].name] += p.op_duration_ps(e);
         }
         for (auto& [name, s] : sums) per_op[name].push_back(static_cast<double>(s));
       }

@@ -71,6 +71,12 @@ struct PlaneLookup {
   // Decoded into Events::correlation_id and group_id on device planes (-1: none; else the id).
   int64_t correlation_stat = -1, group_stat = -1;
   bool kernel_ids = false;  // a device plane that declares either
+  // Decoded into Events::device_start_ps and device_duration_ps on device planes that declare
+  // both (TPU op events), and into Events::memory_op on device planes declaring either copy stat.
+  int64_t device_offset_stat = -1, device_duration_stat = -1;
+  int64_t memcpy_stat = -1, memset_stat = -1;
+  bool device_clock = false;
+  bool memory_ops = false;
   // Stat metadata id -> name, for refs; ids are dense small integers in practice.
   std::vector<StringId> dense_stat_names;
   std::unordered_map<StringId, int64_t> stat_id_of_name;  // first id with each name
@@ -317,7 +323,10 @@ class XSpaceImporter : public EventSource {
     sort_lines(lines);
     for (uint32_t li : lines) {
       p_->lines[li].decoded = true;
-      p_->lines[li].kernel_ids = lookups_[p_->lines[li].plane - first_plane_].kernel_ids;
+      const PlaneLookup& lookup = lookups_[p_->lines[li].plane - first_plane_];
+      p_->lines[li].kernel_ids = lookup.kernel_ids;
+      p_->lines[li].device_clock = lookup.device_clock;
+      p_->lines[li].memory_ops = lookup.memory_ops;
     }
     workers_.clear();
     p_ = nullptr;
@@ -661,10 +670,20 @@ class XSpaceImporter : public EventSource {
       if (name == "program_id" && lookup.program_id_stat < 0) lookup.program_id_stat = key;
       if (name == "correlation_id" && lookup.correlation_stat < 0) lookup.correlation_stat = key;
       if (name == "group_id" && lookup.group_stat < 0) lookup.group_stat = key;
+      if (name == "device_offset_ps" && lookup.device_offset_stat < 0)
+        lookup.device_offset_stat = key;
+      if (name == "device_duration_ps" && lookup.device_duration_stat < 0)
+        lookup.device_duration_stat = key;
+      if (name == "memcpy_details" && lookup.memcpy_stat < 0) lookup.memcpy_stat = key;
+      if (name == "memset_details" && lookup.memset_stat < 0) lookup.memset_stat = key;
     }
     // Device planes whose events may carry the ids (GPU ones; TPU planes declare neither).
     lookup.kernel_ids =
         is_device_plane(plane.kind) && (lookup.correlation_stat >= 0 || lookup.group_stat >= 0);
+    lookup.device_clock = is_device_plane(plane.kind) && lookup.device_offset_stat >= 0 &&
+                          lookup.device_duration_stat >= 0;
+    lookup.memory_ops =
+        is_device_plane(plane.kind) && (lookup.memcpy_stat >= 0 || lookup.memset_stat >= 0);
     for (std::string_view s : stats)
       plane.stats.push_back(decode_stat(s, plane.stat_names, p_->strings, origin_));
     for (auto [id, name] : plane.stat_names) {
@@ -700,6 +719,9 @@ class XSpaceImporter : public EventSource {
             m.hlo_module = p_->strings.intern_view(s.value.str);
           if (sname == "program_id" && s.value.as_int())
             m.program_id = static_cast<ProgramId>(*s.value.as_int());
+          if (sname == "memcpy_details") m.memory_op |= Events::kMemcpyStat;
+          if (sname == "memset_details") m.memory_op |= Events::kMemsetStat;
+          plane.metadata_memory_ops |= m.memory_op != 0;
         }
       }
       if (m.hlo_op == 0) {
@@ -998,6 +1020,8 @@ class XSpaceImporter : public EventSource {
       StringId hlo_op = 0, hlo_module = 0;
       ProgramId program_id = kNoProgram;
       int64_t correlation = Events::kNoStat, group = Events::kNoStat;
+      int64_t device_offset = Events::kNoStat, device_duration = Events::kNoStat;
+      uint8_t memory_op = 0;
       while (q < event_end) {
         uint8_t tag = *q++;
         switch (tag) {
@@ -1029,6 +1053,12 @@ class XSpaceImporter : public EventSource {
                 own_int_stat(sq, q + slen, correlation);
               else if (lookup.kernel_ids && id == lookup.group_stat)
                 own_int_stat(sq, q + slen, group);
+              else if (lookup.device_clock && id == lookup.device_offset_stat)
+                own_int_stat(sq, q + slen, device_offset);
+              else if (lookup.device_clock && id == lookup.device_duration_stat)
+                own_int_stat(sq, q + slen, device_duration);
+              else if (lookup.memory_ops && (id == lookup.memcpy_stat || id == lookup.memset_stat))
+                memory_op |= id == lookup.memcpy_stat ? Events::kMemcpyStat : Events::kMemsetStat;
             }
             q += slen;
             break;
@@ -1052,6 +1082,14 @@ class XSpaceImporter : public EventSource {
         ev.correlation_id[e] = correlation;
         ev.group_id[e] = group;
       }
+      if (lookup.device_clock) {
+        // Both stats as plain integers, the duration not negative: else the event keeps the
+        // host-aligned timing alone.
+        bool usable = device_offset >= 0 && device_duration >= 0;
+        ev.device_start_ps[e] = usable ? device_offset : Events::kNoStat;
+        ev.device_duration_ps[e] = usable ? device_duration : Events::kNoStat;
+      }
+      if (lookup.memory_ops) ev.memory_op[e] = memory_op;
       ++e;
     }
     if (e != last) fail_at(p, "line ended before its events were read (corrupt file)");
@@ -1341,6 +1379,17 @@ class XSpaceImporter : public EventSource {
       permute(ev.raw);
       permute(ev.hlo_op);
       permute(ev.module);
+      // The columns of device stats the line has (set on the line once sorted).
+      const PlaneLookup& lookup = lookups_[line.plane - first_plane_];
+      if (lookup.kernel_ids) {
+        permute(ev.correlation_id);
+        permute(ev.group_id);
+      }
+      if (lookup.device_clock) {
+        permute(ev.device_start_ps);
+        permute(ev.device_duration_ps);
+      }
+      if (lookup.memory_ops) permute(ev.memory_op);
     }
   }
 
