@@ -5,6 +5,8 @@
 #include <cctype>
 #include <string>
 
+#include "jaxprof/analysis/memory_op.h"
+
 namespace jaxprof {
 
 namespace {
@@ -62,6 +64,10 @@ const char* category_name(OpCategory c) {
 }
 
 OpCategory categorize(std::string_view opcode, std::string_view name, std::string_view op_name) {
+  // Copies and fills are decided by memory_op.h's rules: the opcode when known, else the name.
+  if (opcode.empty() ? memory_op_of_name(name) != MemoryOp::kNone
+                     : memory_op_of_opcode(opcode) != MemoryOp::kNone)
+    return OpCategory::kMemcpy;
   std::string n = lower(name);
   // The last JAX primitive of the op path: "jit(f)/transpose/dot_general" -> "dot_general".
   std::string_view primitive = op_name.substr(op_name.rfind('/') + 1);
@@ -75,9 +81,6 @@ OpCategory categorize(std::string_view opcode, std::string_view name, std::strin
     if (opcode == "dot") return OpCategory::kGemm;
     if (opcode == "convolution") return OpCategory::kConvolution;
     if (is_collective_opcode(opcode)) return OpCategory::kCollective;
-    if (opcode == "copy" || opcode == "copy-start" || opcode == "copy-done" ||
-        opcode == "dynamic-update-slice")
-      return OpCategory::kMemcpy;
     if (opcode == "fusion") {
       // Fusion names say what XLA fused around: gemm_fusion, convolution fusions, etc.
       if (contains_any(n, {"gemm", "dot", "matmul", "cublas"})) return OpCategory::kGemm;
@@ -103,9 +106,6 @@ OpCategory categorize(std::string_view opcode, std::string_view name, std::strin
                        "allgather", "reduce-scatter", "reducescatter", "all-to-all", "alltoall",
                        "collective-permute", "sendrecv"}))
     return OpCategory::kCollective;
-  if (contains_any(n, {"memcpy", "memset", "copybuffer", "copy_buffer", "fillbuffer", "dtoh",
-                       "htod", "dtod"}))
-    return OpCategory::kMemcpy;
   // Convolution first: implicit-GEMM convolution kernels also say "gemm".
   if (contains_any(n, {"convolution", "conv_", "_conv", "conv2d", "conv3d", "cudnn", "miopen",
                        "implicit_gemm", "igemm"}))
