@@ -10,6 +10,8 @@
 
 #include "jaxprof/analysis/category.h"
 #include "jaxprof/analysis/device_events.h"
+#include "jaxprof/analysis/event_category.h"
+#include "jaxprof/analysis/memory_op.h"
 #include "jaxprof/analysis/intervals.h"
 
 namespace jaxprof {
@@ -153,7 +155,8 @@ struct Exec {
   uint32_t op = 0;
   uint32_t plane = 0;
   uint32_t event = 0;  // the start (or only) event
-  int64_t begin = 0, end = 0, exposed = 0;
+  int64_t begin = 0, end = 0, exposed = 0;  // begin and end on the timeline
+  int64_t duration = 0;  // on the device clock when its events carry it (op_clock.h)
   int64_t run_id = 0;
   bool has_run_id = false;
   uint64_t index = 0;
@@ -230,8 +233,7 @@ CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions
       info.collective = resolve_name(name, info);
     }
     if (!info.collective) {
-      OpCategory c =
-          instr ? categorize(instr->opcode, name, instr->op_name) : categorize({}, p.event_name(e));
+      OpCategory c = op_category(p, e);
       info.compute = c != OpCategory::kCollective && c != OpCategory::kMemcpy;
     }
     return info;
@@ -252,12 +254,14 @@ CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions
       const Line& line = p.lines[li];
       // A line is sorted by start: its compute intervals merge as they come.
       of_line.clear();
+      const LineMemoryOps memory_op(p, li);  // copies and fills hide no communication
+      const bool maybe_memory = !memory_op.never();
       for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
         if (!dev.counts(ev, e)) continue;
         const OpInfo& info = classify(e);
         if (info.collective) {
           coll.push_back(e);
-        } else if (info.compute) {
+        } else if (info.compute && !(maybe_memory && memory_op(e) != MemoryOp::kNone)) {
           append_merged(of_line, ev.start_ps[e], ev.end_ps(e));
         }
       }
@@ -280,15 +284,23 @@ CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions
       return it->second;
     };
     const StringId run_id_name[] = {p.strings.find("run_id")};
-    auto add = [&](uint32_t op, uint32_t first, int64_t begin, int64_t end) {
+    // From `first` (the start, or only, event) to `last` (its done): the duration on the device
+    // clock where both carry it, else the timeline's.
+    auto add = [&](uint32_t op, uint32_t first, uint32_t last, int64_t begin, int64_t end) {
       Exec x;
+      x.duration = end - begin;
+      if (p.on_device_clock(first) && p.on_device_clock(last))
+        x.duration = std::max(ev.device_start_ps[last] + ev.device_duration_ps[last],
+                              ev.device_start_ps[first] + ev.device_duration_ps[first]) -
+                     ev.device_start_ps[first];
       x.device = di;
       x.op = op;
       x.plane = dev.plane;
       x.event = first;
       x.begin = begin;
       x.end = end;
-      x.exposed = (end - begin) - covered(compute, begin, end);
+      // Exposure is placement on the timeline; never more than the duration it is part of.
+      x.exposed = std::min(x.duration, (end - begin) - covered(compute, begin, end));
       std::optional<StatValue> run_id[1];
       p.find_event_stats(dev.plane, first, run_id_name, run_id);
       if (const auto& v = run_id[0]) {
@@ -307,7 +319,7 @@ CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions
       uint32_t op = op_of(e, info);
       switch (info.phase) {
         case Phase::kSync:
-          add(op, e, ev.start_ps[e], ev.end_ps(e));
+          add(op, e, e, ev.start_ps[e], ev.end_ps(e));
           break;
         case Phase::kStart:
           open[op].push_back(e);
@@ -317,11 +329,11 @@ CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions
         case Phase::kDone: {
           std::deque<uint32_t>& q = open[op];
           if (q.empty()) {
-            add(op, e, ev.start_ps[e], ev.end_ps(e));  // its start is before the trace
+            add(op, e, e, ev.start_ps[e], ev.end_ps(e));  // its start is before the trace
           } else {
             uint32_t s = q.front();
             q.pop_front();
-            add(op, s, ev.start_ps[s], std::max(ev.end_ps(e), ev.end_ps(s)));
+            add(op, s, e, ev.start_ps[s], std::max(ev.end_ps(e), ev.end_ps(s)));
           }
           break;
         }
@@ -329,7 +341,7 @@ CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions
     }
     // Starts without a done: GPUs run the transfer as the start's kernel and record no done.
     for (auto& [op, q] : open)
-      for (uint32_t s : q) add(op, s, ev.start_ps[s], ev.end_ps(s));
+      for (uint32_t s : q) add(op, s, s, ev.start_ps[s], ev.end_ps(s));
   }
   std::sort(execs.begin(), execs.end(), [](const Exec& a, const Exec& b) {
     if (a.begin != b.begin) return a.begin < b.begin;
@@ -347,6 +359,7 @@ CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions
     const OpInfo& info = acc.info;
     CollectiveOp& out = result.ops.emplace_back();
     out.module = acc.module_name;
+    out.program_id = p.modules[acc.module].program_id;
     out.name = info.pair_name.starts_with("?") ? info.opcode : info.pair_name;
     out.opcode = info.opcode;
     out.async = info.async;
@@ -387,7 +400,7 @@ CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions
       x.index = counter[{x.device, run}]++;
       int64_t group = split ? group_of[device_number(devices[x.device].name)] : 0;
       instances[{run, x.index, group}].push_back(xi);
-      int64_t d = x.end - x.begin;
+      int64_t d = x.duration;
       ++out.count;
       out.total_ps += d;
       out.min_ps = std::min(out.min_ps, d);
@@ -416,7 +429,7 @@ CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions
         const Exec& x = execs[xi];
         first = std::min(first, x.begin);
         last = std::max(last, x.end);
-        fastest = std::min(fastest, x.end - x.begin);
+        fastest = std::min(fastest, x.duration);
         if (x.begin > latest_start) {
           latest_start = x.begin;
           late_dev = x.device;
