@@ -259,9 +259,12 @@ OpsResult compute_ops(const Profile& p, const OpsOptions& options) {
         uint32_t e = b + k;
         if (!dev.counts(ev, e)) continue;
         // Placement (the busy union, span) on the timeline; the op's own time on its clock.
-        int64_t s = ev.start_ps[e], en = ev.end_ps(e), d = ev.op_duration_ps(line, e);
+        int64_t s = ev.start_ps[e], en = ev.end_ps(e), d = ev.duration_ps[e];
         ++out.events;
-        out.device_clock_events += ev.on_device_clock(line, e);
+        if (line.device_clock && ev.device_duration_ps[e] != Events::kNoStat) {
+          d = ev.device_duration_ps[e];
+          ++out.device_clock_events;
+        }
         first = std::min(first, s);
         last = std::max(last, en);
         // Events on a line are sorted by start: merge the line's union on the fly.
