@@ -30,11 +30,17 @@ import importlib.util, sys
 sys.exit(0 if all(importlib.util.find_spec(m) for m in ("pytest", "google.protobuf", "jax", "numpy",
     "nanobind", "scikit_build_core", "pandas", "pyarrow")) else 1)
 PY
-  # XProf, the peer whose own op statistics tests/python/test_xprof_peer.py compares with (the
-  # test is skipped when it does not import): a wheel with its converters inside, ~15 s to install.
-  python3 -c 'import xprof.convert.raw_to_tool_data' 2>/dev/null ||
-    python3 -m pip install -q --disable-pip-version-check xprof ||
-    echo "setup: xprof did not install; the XProf comparison tests will be skipped" >&2
+  # jaxprof.distributed: Dask, fsspec and s3fs; moto's S3-compatible server for its tests.
+  python3 - <<'PY' || python3 -m pip install -q --disable-pip-version-check "dask[distributed]" \
+      fsspec s3fs "moto[server]"
+import importlib.util, sys
+sys.exit(0 if all(importlib.util.find_spec(m) for m in ("distributed", "fsspec", "s3fs", "moto",
+    "flask_cors")) else 1)
+PY
+  # XProf, a reference the roofline tests and tests/python/test_xprof_peer.py (op statistics on
+  # the device clock) compare with; they skip without it.
+  python3 -c 'import importlib.util, sys; sys.exit(0 if importlib.util.find_spec("xprof") else 1)' \
+    || python3 -m pip install -q --disable-pip-version-check xprof
 fi
 
 build_dir=${JAXPROF_BUILD_DIR:-build}

@@ -13,8 +13,13 @@ const HloInstruction* event_instruction(const Profile& p, uint32_t e) {
 }
 
 OpCategory op_category(const Profile& p, uint32_t e) {
-  if (const HloInstruction* instr = event_instruction(p, e))
-    return categorize(instr->opcode, p.str(p.events.hlo_op[e]), instr->op_name);
+  const Events& ev = p.events;
+  if (ev.hlo_op[e] != 0) {
+    const ModuleKey& mk = p.modules[ev.module[e]];
+    if (const HloModule* mod = p.hlo.find(hlo_program_key(mk.program_id), p.str(mk.name)))
+      if (const HloInstruction* instr = mod->find(p.str(ev.hlo_op[e])))
+        return categorize_instruction(*mod, *instr);
+  }
   return categorize({}, p.event_name(e));
 }
 

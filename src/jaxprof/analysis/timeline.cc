@@ -11,6 +11,7 @@
 #include "jaxprof/analysis/memory_op.h"
 #include "jaxprof/analysis/module_executions.h"
 #include "jaxprof/analysis/parallel_parts.h"
+#include "jaxprof/analysis/partial_build.h"
 
 namespace jaxprof {
 
@@ -150,9 +151,9 @@ constexpr uint64_t kEventsPerThread = 50000;
 
 }  // namespace
 
-TimelineResult compute_timeline(const Profile& p) {
-  TimelineResult result;
-  std::vector<DeviceLines> devices = op_devices(p);
+void extract_timelines(PartialBuild& b) {
+  const Profile& p = b.p;
+  const std::vector<DeviceLines>& devices = b.devices;
   const std::vector<DeviceExecutions>& executions =
       module_executions(p);  // decodes the device lines
   // Devices in parallel, each thread with its own category cache.
@@ -162,13 +163,29 @@ TimelineResult compute_timeline(const Profile& p) {
   const size_t threads = parts_for(total, kEventsPerThread);
   std::vector<CategoryCache> caches(threads, CategoryCache(p));
   std::vector<DeviceTimeline> timelines(devices.size());
-  Profile::ReadOnlyScope reading(p);
-  for_each_parallel(costs, threads, [&](size_t di, size_t thread) {
-    device_timeline(p, devices[di], executions[di], caches[thread], timelines[di]);
-  });
-  for (DeviceTimeline& t : timelines)
-    if (t.events > 0) result.devices.push_back(std::move(t));
+  {
+    Profile::ReadOnlyScope reading(p);
+    for_each_parallel(costs, threads, [&](size_t di, size_t thread) {
+      device_timeline(p, devices[di], executions[di], caches[thread], timelines[di]);
+    });
+  }
+  for (size_t di = 0; di < devices.size(); ++di) {
+    timelines[di].device.clear();
+    timelines[di].host.clear();
+    b.device(di).timeline = std::move(timelines[di]);
+  }
+}
 
+TimelineResult timeline_from_partials(const PartialSet& set) {
+  set.require(kPartTimeline, "timeline");
+  TimelineResult result;
+  for (const PartialSet::DeviceRef& ref : set.devices()) {
+    const PartialDevice& dev = set.device(ref);
+    if (dev.timeline.events == 0) continue;
+    DeviceTimeline& t = result.devices.emplace_back(dev.timeline);
+    t.device = dev.name;
+    t.host = set.hosts()[ref.host].host;
+  }
   if (!result.devices.empty()) {
     TimelineAverage& a = result.average;
     for (const DeviceTimeline& t : result.devices) {
@@ -190,6 +207,12 @@ TimelineResult compute_timeline(const Profile& p) {
       *v /= n;
   }
   return result;
+}
+
+TimelineResult compute_timeline(const Profile& p) {
+  PartialExtractOptions extract;
+  extract.parts = kPartTimeline;
+  return timeline_from_partials(PartialSet(extract_partials(p, extract)));
 }
 
 }  // namespace jaxprof

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "jaxprof/error.h"
+#include "jaxprof/model/op_lines.h"
 #include "jaxprof/wire/reader.h"
 
 namespace jaxprof {
@@ -61,6 +62,7 @@ struct Chunk {
   uint32_t count;        // events to decode
   uint32_t first_event;  // destination index in Profile::events
   int64_t line_base_ps;  // (line timestamp - host base) * 1000
+  bool device_clock;     // decode the device clock stats (op lines of planes that declare them)
 };
 
 // Per-plane lookups the workers need; read-only once built.
@@ -325,7 +327,7 @@ class XSpaceImporter : public EventSource {
       p_->lines[li].decoded = true;
       const PlaneLookup& lookup = lookups_[p_->lines[li].plane - first_plane_];
       p_->lines[li].kernel_ids = lookup.kernel_ids;
-      p_->lines[li].device_clock = lookup.device_clock;
+      p_->lines[li].device_clock = line_device_clock(li);
       p_->lines[li].memory_ops = lookup.memory_ops;
     }
     workers_.clear();
@@ -979,7 +981,8 @@ class XSpaceImporter : public EventSource {
             c + 1 < l.chunk_starts.size() ? l.chunk_starts[c + 1].second : l.events;
         line_chunks_[l.line - first_line_].push_back(static_cast<uint32_t>(chunks_.size()));
         chunks_.push_back(Chunk{plane, l.chunk_starts[c].first, l.end, end_index - begin_index,
-                                static_cast<uint32_t>(cursor[l.line] + begin_index), base_ps});
+                                static_cast<uint32_t>(cursor[l.line] + begin_index), base_ps,
+                                line_device_clock(l.line)});
       }
       cursor[l.line] += l.events;
     }
@@ -1053,9 +1056,9 @@ class XSpaceImporter : public EventSource {
                 own_int_stat(sq, q + slen, correlation);
               else if (lookup.kernel_ids && id == lookup.group_stat)
                 own_int_stat(sq, q + slen, group);
-              else if (lookup.device_clock && id == lookup.device_offset_stat)
+              else if (c.device_clock && id == lookup.device_offset_stat)
                 own_int_stat(sq, q + slen, device_offset);
-              else if (lookup.device_clock && id == lookup.device_duration_stat)
+              else if (c.device_clock && id == lookup.device_duration_stat)
                 own_int_stat(sq, q + slen, device_duration);
               else if (lookup.memory_ops && (id == lookup.memcpy_stat || id == lookup.memset_stat))
                 memory_op |= id == lookup.memcpy_stat ? Events::kMemcpyStat : Events::kMemsetStat;
@@ -1082,7 +1085,7 @@ class XSpaceImporter : public EventSource {
         ev.correlation_id[e] = correlation;
         ev.group_id[e] = group;
       }
-      if (lookup.device_clock) {
+      if (c.device_clock) {
         // Both stats as plain integers, the duration not negative: else the event keeps the
         // host-aligned timing alone.
         bool usable = device_offset >= 0 && device_duration >= 0;
@@ -1284,6 +1287,13 @@ class XSpaceImporter : public EventSource {
   }
 
   uint32_t first_plane() const { return first_plane_; }
+  // Whether line li's events get their device clock decoded: op lines of a plane whose events
+  // may carry it. Other lines (modules, steps, trace-mes) never need it, and a TPU profile has
+  // many of them.
+  bool line_device_clock(uint32_t li) const {
+    const Line& line = p_->lines[li];
+    return lookups_[line.plane - first_plane_].device_clock && is_op_line_name(p_->str(line.name));
+  }
 
   void decode_events(const std::vector<uint32_t>& chunks) {
     unsigned threads = thread_count(chunks.size());
@@ -1385,7 +1395,7 @@ class XSpaceImporter : public EventSource {
         permute(ev.correlation_id);
         permute(ev.group_id);
       }
-      if (lookup.device_clock) {
+      if (line_device_clock(li)) {
         permute(ev.device_start_ps);
         permute(ev.device_duration_ps);
       }
