@@ -66,8 +66,10 @@ std::string svg_memory_timeline(const AllocatorMemory& a, int64_t from_ps, int64
   }
   for (int i = 0; i <= 4; ++i) {
     int64_t t = from_ps + (to_ps - from_ps) * i / 4;
-    out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", x_of(t),
-                       kHeight - kBottom + 16, xml_escape(human_duration(static_cast<double>(t))));
+    const char* anchor = i == 0 ? "start" : i == 4 ? "end" : "middle";
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"{}\">{}</text>\n", x_of(t),
+                       kHeight - kBottom + 16, anchor,
+                       xml_escape(human_duration(static_cast<double>(t))));
   }
   out += fmt::format(
       "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">time since the profile start</text>\n",
@@ -98,6 +100,17 @@ std::string svg_memory_timeline(const AllocatorMemory& a, int64_t from_ps, int64
       "<path d=\"{}\" fill=\"none\" stroke=\"#4e79a7\" stroke-width=\"1.5\"><title>bytes in "
       "use</title></path>\n",
       path(false));
+  // Legend, top right.
+  int lx = kWidth - kRight;
+  auto legend = [&](const char* color, const char* text) {
+    lx -= static_cast<int>(6.2 * static_cast<double>(std::string_view(text).size())) + 26;
+    out += fmt::format(
+        "<line x1=\"{}\" x2=\"{}\" y1=\"10\" y2=\"10\" stroke=\"{}\" stroke-width=\"2\"/>"
+        "<text x=\"{}\" y=\"14\">{}</text>\n",
+        lx, lx + 16, color, lx + 20, text);
+  };
+  if (reserved) legend("#f28e2b", "in use + reserved");
+  legend("#4e79a7", "in use");
   if (a.lifetime_peak_bytes_in_use && a.peak_bytes_in_use &&
       *a.lifetime_peak_bytes_in_use > *a.peak_bytes_in_use) {
     double y = y_of(static_cast<double>(*a.lifetime_peak_bytes_in_use));
