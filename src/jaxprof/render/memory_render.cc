@@ -194,10 +194,10 @@ std::string table_timeline(const MemoryTimeline& t) {
     for (const AllocatorMemory* a : allocators) {
       if (a->peak_with_reserved && a->peak_bytes_in_use &&
           *a->peak_with_reserved != *a->peak_bytes_in_use)
-        out += fmt::format("{}: with the {} reserved for programs the peak is {} at {}\n",
-                           a->allocator, "bytes",
-                           human_bytes(static_cast<double>(*a->peak_with_reserved)),
-                           human_duration(static_cast<double>(a->peak_with_reserved_ps)));
+        out +=
+            fmt::format("{}: in use + reserved (bytes_reserved, XProf's peak) peaks at {} at {}\n",
+                        a->allocator, human_bytes(static_cast<double>(*a->peak_with_reserved)),
+                        human_duration(static_cast<double>(a->peak_with_reserved_ps)));
       for (const std::string& n : a->notes) out += fmt::format("note: {}: {}\n", a->allocator, n);
     }
     for (const AllocatorMemory* a : allocators) {
@@ -240,6 +240,8 @@ std::string table_programs(const MemoryResult& r) {
   std::vector<Ranked> ranked;
   for (const ProgramMemory& p : r.programs.programs)
     for (const MemorySpaceUsage& u : p.spaces) {
+      // Memory spaces the program allocates nothing in (TPU's VMEM often) say nothing here.
+      if (u.total_allocation_bytes == 0 && u.thread_local_bytes == 0) continue;
       table.add({p.module,
                  p.program_id == -1 ? kDash : std::to_string(static_cast<uint64_t>(p.program_id)),
                  u.label, u.peak_heap_bytes ? bytes_cell(*u.peak_heap_bytes) : kDash,
