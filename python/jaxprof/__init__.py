@@ -11,7 +11,7 @@ Autotuning: :mod:`jaxprof.autotune` (``time_candidates``, ``tune``, the cache, l
 from __future__ import annotations
 
 from ._profile import Events, Plane, Profile, load
-from ._results import FlameResult, InfoResult, OpsResult, Result, SummaryResult
+from ._results import FlameResult, InfoResult, MemoryResult, OpsResult, Result, SummaryResult
 from .errors import CorruptProfileError, InvalidOptionError, ProfileError, ProfileNotFoundError
 
 __version__ = "0.1.0"
