@@ -18,52 +18,67 @@ namespace {
 constexpr std::string_view kAllocationEvent = "MemoryAllocation";
 constexpr std::string_view kDeallocationEvent = "MemoryDeallocation";
 
-// The stats read from each allocator event (names as XLA's and TensorFlow's tracers write them).
-enum Stat : size_t {
+// The stats of an allocator event (names as XLA's and TensorFlow's tracers write them). Read with
+// every event: what the timeline, the peak and the pairing of frees need, at most eight names
+// (the stat reader's fast path: more would decode every stat of every event).
+enum EagerStat : size_t {
   kAllocatorName,
   kDeviceOrdinal,
   kIndexOnHost,
   kBytesAllocated,
   kBytesReserved,
-  kBytesAvailable,
   kPeakBytesInUse,
-  kFragmentation,
-  kRequestedBytes,
   kAllocationBytes,
   kAddress,
+  kEagerCount,
+};
+constexpr std::array<std::string_view, kEagerCount> kEagerNames = {
+    "allocator_name", "device_ordinal",    "index_on_host",    "bytes_allocated",
+    "bytes_reserved", "peak_bytes_in_use", "allocation_bytes", "addr"};
+// Read afterwards from the file, for the few events they describe: the peak event and the
+// allocations live at it.
+enum LazyStat : size_t {
+  kBytesAvailable,
+  kFragmentation,
+  kRequestedBytes,
   kTfOp,
   kShape,
   kDataType,
   kRegionType,
-  kStatCount,
+  kLazyCount,
 };
-constexpr std::array<std::string_view, kStatCount> kStatNames = {"allocator_name",
-                                                                 "device_ordinal",
-                                                                 "index_on_host",
-                                                                 "bytes_allocated",
-                                                                 "bytes_reserved",
-                                                                 "bytes_available",
-                                                                 "peak_bytes_in_use",
-                                                                 "fragmentation",
-                                                                 "requested_bytes",
-                                                                 "allocation_bytes",
-                                                                 "addr",
-                                                                 "tf_op",
-                                                                 "shape",
-                                                                 "data_type",
-                                                                 "region_type"};
+constexpr std::array<std::string_view, kLazyCount> kLazyNames = {
+    "bytes_available", "fragmentation", "requested_bytes", "tf_op",
+    "shape",           "data_type",     "region_type"};
+using LazyNames = std::array<StringId, kLazyCount>;
+using LazyStats = std::array<std::optional<StatValue>, kLazyCount>;
 
-// Events handed to the analysis per line; 100k allocator events are worth a thread.
+// Allocator events handed to the analysis per thread: 100k events' worth of lines.
 constexpr uint64_t kEventsPerPart = 100000;
 
+// One allocator event as read in the scan (compact: profiles hold hundreds of thousands).
 struct AllocatorEvent {
+  enum Flags : uint8_t {
+    kAllocation = 1,
+    kHasInUse = 2,
+    kHasReserved = 4,
+    kHasPeak = 8,
+    kHasBytes = 16,
+    kHasAddress = 32,
+  };
   int64_t time_ps = 0;
+  int64_t in_use = 0, reserved = 0, peak = 0, bytes = 0, address = 0;
   uint32_t line = 0;
-  uint32_t order = 0;  // in the line's file order
-  bool allocation = false;
-  std::optional<int64_t> in_use, reserved, available, peak, requested, bytes, address, dtype;
-  std::optional<double> fragmentation;
-  std::string_view op, shape, region;
+  uint32_t raw = 0;    // where its stats are, for the lazy ones
+  uint32_t event = 0;  // index into Profile::events when its line is decoded
+  uint32_t key = 0;    // the allocator: index into its line's keys, then the global one
+  uint8_t flags = 0;
+
+  bool has(Flags f) const { return (flags & f) != 0; }
+  bool allocation() const { return has(kAllocation); }
+  std::optional<int64_t> in_use_bytes() const {
+    return has(kHasInUse) ? std::optional(in_use) : std::nullopt;
+  }
 };
 
 // How the events name their allocator: XProf keys memory profiles the same way.
@@ -76,52 +91,69 @@ struct AllocatorKey {
 };
 
 struct LineEvents {
-  std::vector<AllocatorEvent> events;
-  std::vector<AllocatorKey> keys;  // one per event
+  std::vector<AllocatorEvent> events;  // in file order
+  std::vector<AllocatorKey> keys;      // distinct, indexed by AllocatorEvent::key
 };
 
-std::optional<int64_t> int_of(const std::optional<StatValue>& v) {
-  return v ? v->as_int() : std::nullopt;
+LazyStats read_lazy(const Profile& p, const LazyNames& names, const AllocatorEvent& e) {
+  LazyStats out;
+  ScannedEvent s;
+  s.start_ps = e.time_ps;
+  s.raw = e.raw;
+  s.event = e.event;
+  p.find_own_event_stats(p.lines[e.line].plane, s, names, out);
+  return out;
 }
 
 void read_line(const Profile& p, uint32_t li, std::span<const uint8_t> want,
                std::span<const StringId> names, const std::vector<uint8_t>& is_allocation,
                LineEvents& out) {
   const uint32_t host = p.plane_of_line(li).host;
-  uint32_t order = 0;
-  p.visit_line(li, want, names,
-               [&](const ScannedEvent& e, std::span<const std::optional<StatValue>> s) {
-                 AllocatorEvent& ev = out.events.emplace_back();
-                 ev.time_ps = e.start_ps;
-                 ev.line = li;
-                 ev.order = order++;
-                 ev.allocation = is_allocation[e.metadata] != 0;
-                 ev.in_use = int_of(s[kBytesAllocated]);
-                 ev.reserved = int_of(s[kBytesReserved]);
-                 ev.available = int_of(s[kBytesAvailable]);
-                 ev.peak = int_of(s[kPeakBytesInUse]);
-                 ev.requested = int_of(s[kRequestedBytes]);
-                 ev.bytes = int_of(s[kAllocationBytes]);
-                 ev.address = int_of(s[kAddress]);
-                 ev.dtype = int_of(s[kDataType]);
-                 if (s[kFragmentation]) ev.fragmentation = s[kFragmentation]->as_double();
-                 if (s[kTfOp] && s[kTfOp]->is_text()) ev.op = s[kTfOp]->str;
-                 if (s[kShape] && s[kShape]->is_text()) ev.shape = s[kShape]->str;
-                 if (s[kRegionType] && s[kRegionType]->is_text()) ev.region = s[kRegionType]->str;
-                 AllocatorKey& key = out.keys.emplace_back();
-                 key.host = host;
-                 key.kind = 3;
-                 if (s[kAllocatorName] && s[kAllocatorName]->is_text()) {
-                   key.kind = 0;
-                   key.name = s[kAllocatorName]->str;
-                 } else if (auto d = int_of(s[kDeviceOrdinal])) {
-                   key.kind = 1;
-                   key.number = *d;
-                 } else if (auto i = int_of(s[kIndexOnHost])) {
-                   key.kind = 2;
-                   key.number = *i;
-                 }
-               });
+  std::map<AllocatorKey, uint32_t> index;
+  AllocatorKey last{};
+  uint32_t last_index = UINT32_MAX;
+  p.visit_line(
+      li, want, names, [&](const ScannedEvent& e, std::span<const std::optional<StatValue>> s) {
+        AllocatorEvent& ev = out.events.emplace_back();
+        ev.time_ps = e.start_ps;
+        ev.line = li;
+        ev.raw = e.raw;
+        ev.event = e.event;
+        ev.flags = is_allocation[e.metadata] ? AllocatorEvent::kAllocation : 0;
+        auto take = [&](size_t stat, int64_t& to, AllocatorEvent::Flags flag) {
+          if (!s[stat]) return;
+          if (std::optional<int64_t> v = s[stat]->as_int()) {
+            to = *v;
+            ev.flags |= flag;
+          }
+        };
+        take(kBytesAllocated, ev.in_use, AllocatorEvent::kHasInUse);
+        take(kBytesReserved, ev.reserved, AllocatorEvent::kHasReserved);
+        take(kPeakBytesInUse, ev.peak, AllocatorEvent::kHasPeak);
+        take(kAllocationBytes, ev.bytes, AllocatorEvent::kHasBytes);
+        take(kAddress, ev.address, AllocatorEvent::kHasAddress);
+        AllocatorKey key;
+        key.host = host;
+        key.kind = 3;
+        if (s[kAllocatorName] && s[kAllocatorName]->is_text()) {
+          key.kind = 0;
+          key.name = s[kAllocatorName]->str;
+        } else if (auto d = s[kDeviceOrdinal] ? s[kDeviceOrdinal]->as_int() : std::nullopt) {
+          key.kind = 1;
+          key.number = *d;
+        } else if (auto i = s[kIndexOnHost] ? s[kIndexOnHost]->as_int() : std::nullopt) {
+          key.kind = 2;
+          key.number = *i;
+        }
+        // Consecutive events are mostly of one allocator.
+        if (last_index == UINT32_MAX || !(key == last)) {
+          auto [it, added] = index.emplace(key, static_cast<uint32_t>(out.keys.size()));
+          if (added) out.keys.push_back(key);
+          last = key;
+          last_index = it->second;
+        }
+        ev.key = last_index;
+      });
 }
 
 // The device kind ("GPU", "TPU") of a host's device planes when they are all of one kind.
@@ -206,49 +238,54 @@ std::vector<MemoryPoint> sample(const std::vector<MemoryPoint>& points, size_t m
 std::string human(int64_t bytes) { return fmt::format("{} bytes", bytes); }
 
 // The allocations made during the capture that are still live after event `upto` (inclusive),
-// grouped; matched to their frees by address, as the allocator hands addresses out.
-void live_at(const std::vector<AllocatorEvent>& events, size_t upto, const MemoryTimelineOptions& o,
-             AllocatorMemory& a) {
-  struct Live {
-    size_t event;
-  };
-  std::unordered_map<int64_t, Live> live;
+// grouped; matched to their frees by address, as the allocator hands addresses out. What they
+// were (op, shape, dtype, region, requested bytes) is read for them alone.
+void live_at(const Profile& p, const LazyNames& names, const std::vector<AllocatorEvent>& events,
+             size_t upto, const MemoryTimelineOptions& o, AllocatorMemory& a) {
+  std::unordered_map<int64_t, size_t> live;  // address -> event
   uint64_t without_address = 0, without_size = 0;
   for (size_t i = 0; i <= upto; ++i) {
     const AllocatorEvent& e = events[i];
-    if (!e.address) {
-      without_address += e.allocation;
+    if (!e.has(AllocatorEvent::kHasAddress)) {
+      without_address += e.allocation();
       continue;
     }
-    if (e.allocation) {
-      live[*e.address] = {i};
+    if (e.allocation()) {
+      live[e.address] = i;
     } else {
-      live.erase(*e.address);
+      live.erase(e.address);
     }
   }
-  std::map<std::tuple<std::string_view, std::string_view, int64_t, std::string_view>,
-           LiveAllocationGroup>
-      groups;
-  for (const auto& [address, l] : live) {
-    const AllocatorEvent& e = events[l.event];
-    if (!e.bytes || *e.bytes < 0) {
+  std::vector<size_t> live_events;
+  live_events.reserve(live.size());
+  for (const auto& [address, i] : live) live_events.push_back(i);
+  std::sort(live_events.begin(), live_events.end());  // the same groups in any hash order
+  std::map<std::tuple<std::string, std::string, int64_t, std::string>, LiveAllocationGroup> groups;
+  for (size_t i : live_events) {
+    const AllocatorEvent& e = events[i];
+    if (!e.has(AllocatorEvent::kHasBytes) || e.bytes < 0) {
       ++without_size;
       continue;
     }
-    LiveAllocationGroup& g = groups[{e.op, e.shape, e.dtype.value_or(0), e.region}];
+    LazyStats s = read_lazy(p, names, e);
+    auto text = [&](size_t k) {
+      return s[k] && s[k]->is_text() ? std::string(s[k]->str) : std::string();
+    };
+    const int64_t dtype = s[kDataType] ? s[kDataType]->as_int().value_or(0) : 0;
+    LiveAllocationGroup& g = groups[{text(kTfOp), text(kShape), dtype, text(kRegionType)}];
     if (g.count == 0) {
-      g.op = std::string(e.op);
-      g.shape = std::string(e.shape);
-      g.dtype = tf_dtype_name(e.dtype.value_or(0));
-      g.region = std::string(e.region);
+      g.op = text(kTfOp);
+      g.shape = text(kShape);
+      g.dtype = tf_dtype_name(dtype);
+      g.region = text(kRegionType);
       g.first_allocated_ps = e.time_ps;
     }
-    g.first_allocated_ps = std::min(g.first_allocated_ps, e.time_ps);
     ++g.count;
-    g.bytes += static_cast<uint64_t>(*e.bytes);
-    g.requested_bytes += static_cast<uint64_t>(std::max<int64_t>(e.requested.value_or(0), 0));
+    g.bytes += static_cast<uint64_t>(e.bytes);
+    const int64_t requested = s[kRequestedBytes] ? s[kRequestedBytes]->as_int().value_or(0) : 0;
+    g.requested_bytes += static_cast<uint64_t>(std::max<int64_t>(requested, 0));
     ++a.live_at_peak;
-    a.live_at_peak_bytes += static_cast<uint64_t>(*e.bytes);
+    a.live_at_peak_bytes += static_cast<uint64_t>(e.bytes);
   }
   if (without_address)
     a.notes.push_back(fmt::format(
@@ -281,12 +318,15 @@ void live_at(const std::vector<AllocatorEvent>& events, size_t upto, const Memor
   }
 }
 
-void summarize(std::vector<AllocatorEvent>& events, const MemoryTimelineOptions& o,
-               AllocatorMemory& a) {
-  std::sort(events.begin(), events.end(), [](const AllocatorEvent& x, const AllocatorEvent& y) {
-    if (x.time_ps != y.time_ps) return x.time_ps < y.time_ps;
-    return x.line != y.line ? x.line < y.line : x.order < y.order;
-  });
+// `events` in line order, each line's in file order: a stable sort by time gives the order of
+// (time, line, file position).
+void summarize(const Profile& p, const LazyNames& names, std::vector<AllocatorEvent>& events,
+               const MemoryTimelineOptions& o, AllocatorMemory& a) {
+  auto by_time = [](const AllocatorEvent& x, const AllocatorEvent& y) {
+    return x.time_ps < y.time_ps;
+  };
+  if (!std::is_sorted(events.begin(), events.end(), by_time))
+    std::stable_sort(events.begin(), events.end(), by_time);
   a.first_ps = events.front().time_ps;
   a.last_ps = events.back().time_ps;
   std::optional<size_t> peak_at;
@@ -294,40 +334,39 @@ void summarize(std::vector<AllocatorEvent>& events, const MemoryTimelineOptions&
   std::optional<int64_t> last_peak;
   std::string rise_note;
   std::vector<MemoryPoint> points;
+  points.reserve(events.size());
   for (size_t i = 0; i < events.size(); ++i) {
     const AllocatorEvent& e = events[i];
-    (e.allocation ? a.allocations : a.deallocations)++;
-    any_reserved |= e.reserved.has_value();
-    if (e.fragmentation)
-      a.max_fragmentation =
-          std::max(a.max_fragmentation.value_or(*e.fragmentation), *e.fragmentation);
-    if (e.peak) {
+    (e.allocation() ? a.allocations : a.deallocations)++;
+    any_reserved |= e.has(AllocatorEvent::kHasReserved);
+    const std::optional<int64_t> in_use = e.in_use_bytes();
+    if (e.has(AllocatorEvent::kHasPeak)) {
       // The allocator's running peak: where it rises, this event set it.
-      if (last_peak && *e.peak < *last_peak) peak_decreases = true;
-      if (last_peak && *e.peak > *last_peak && e.in_use && *e.in_use != *e.peak &&
-          rise_note.empty())
+      if (last_peak && e.peak < *last_peak) peak_decreases = true;
+      if (last_peak && e.peak > *last_peak && in_use && *in_use != e.peak && rise_note.empty())
         rise_note =
             fmt::format("peak_bytes_in_use rose to {} at an event whose bytes_allocated is {}",
-                        *e.peak, *e.in_use);
-      if (e.in_use && *e.in_use > *e.peak && rise_note.empty())
+                        e.peak, *in_use);
+      if (in_use && *in_use > e.peak && rise_note.empty())
         rise_note = fmt::format("bytes_allocated {} exceeds the allocator's peak_bytes_in_use {}",
-                                *e.in_use, *e.peak);
+                                *in_use, e.peak);
       a.lifetime_peak_bytes_in_use =
-          std::max(a.lifetime_peak_bytes_in_use.value_or(*e.peak), *e.peak);
+          std::max(a.lifetime_peak_bytes_in_use.value_or(e.peak), e.peak);
       last_peak = e.peak;
     }
-    if (!e.in_use) continue;
-    const int64_t with_reserved = *e.in_use + e.reserved.value_or(0);
-    points.push_back({e.time_ps, *e.in_use, e.reserved.value_or(0)});
-    if (!a.start_bytes_in_use) a.start_bytes_in_use = e.in_use;
-    a.end_bytes_in_use = e.in_use;
-    if (!a.peak_bytes_in_use || *e.in_use > *a.peak_bytes_in_use) {
-      a.peak_bytes_in_use = e.in_use;
+    if (!in_use) continue;
+    const int64_t reserved = e.has(AllocatorEvent::kHasReserved) ? e.reserved : 0;
+    const int64_t with_reserved = *in_use + reserved;
+    points.push_back({e.time_ps, *in_use, reserved});
+    if (!a.start_bytes_in_use) a.start_bytes_in_use = in_use;
+    a.end_bytes_in_use = in_use;
+    if (!a.peak_bytes_in_use || *in_use > *a.peak_bytes_in_use) {
+      a.peak_bytes_in_use = in_use;
       a.peak_ps = e.time_ps;
       peak_at = i;
       a.peak_events = 0;
     }
-    a.peak_events += *e.in_use == *a.peak_bytes_in_use;
+    a.peak_events += *in_use == *a.peak_bytes_in_use;
     if (!a.peak_with_reserved || with_reserved > *a.peak_with_reserved) {
       a.peak_with_reserved = with_reserved;
       a.peak_with_reserved_ps = e.time_ps;
@@ -347,8 +386,12 @@ void summarize(std::vector<AllocatorEvent>& events, const MemoryTimelineOptions&
     return;
   }
   const AllocatorEvent& peak = events[*peak_at];
-  if (peak.available) a.capacity_bytes = *peak.in_use + peak.reserved.value_or(0) + *peak.available;
-  a.fragmentation_at_peak = peak.fragmentation;
+  LazyStats at_peak = read_lazy(p, names, peak);
+  if (std::optional<int64_t> available =
+          at_peak[kBytesAvailable] ? at_peak[kBytesAvailable]->as_int() : std::nullopt)
+    a.capacity_bytes =
+        peak.in_use + (peak.has(AllocatorEvent::kHasReserved) ? peak.reserved : 0) + *available;
+  if (at_peak[kFragmentation]) a.fragmentation_at_peak = at_peak[kFragmentation]->as_double();
   if (!a.lifetime_peak_bytes_in_use) {
     a.notes.push_back("no event carries peak_bytes_in_use: the allocator's own peak is unknown");
   } else if (*a.lifetime_peak_bytes_in_use < *a.peak_bytes_in_use) {
@@ -358,7 +401,7 @@ void summarize(std::vector<AllocatorEvent>& events, const MemoryTimelineOptions&
   } else {
     a.peak_in_capture = *a.lifetime_peak_bytes_in_use == *a.peak_bytes_in_use;
   }
-  live_at(events, *peak_at, o, a);
+  live_at(p, names, events, *peak_at, o, a);
 }
 
 int device_number(std::string_view device) {
@@ -441,8 +484,10 @@ MemoryTimeline compute_memory_timeline(const Profile& p, const MemoryTimelineOpt
   for (uint32_t li : lines)
     if (!p.can_scan(li)) unscannable.push_back(li);
   p.require_lines(unscannable);
-  std::array<StringId, kStatCount> names;
-  for (size_t i = 0; i < kStatCount; ++i) names[i] = p.strings.find(kStatNames[i]);
+  std::array<StringId, kEagerCount> names;
+  for (size_t i = 0; i < kEagerCount; ++i) names[i] = p.strings.find(kEagerNames[i]);
+  LazyNames lazy;
+  for (size_t i = 0; i < kLazyCount; ++i) lazy[i] = p.strings.find(kLazyNames[i]);
   std::vector<LineEvents> per_line(lines.size());
   {
     Profile::ReadOnlyScope reading(p);
@@ -451,11 +496,22 @@ MemoryTimeline compute_memory_timeline(const Profile& p, const MemoryTimelineOpt
     });
   }
 
-  std::map<AllocatorKey, std::vector<AllocatorEvent>> by_allocator;
+  // The allocators of all lines, and each line's events under their global index.
+  std::map<AllocatorKey, uint32_t> allocator_index;
+  std::vector<AllocatorKey> keys;
+  std::vector<std::vector<AllocatorEvent>> by_allocator;
   for (LineEvents& l : per_line) {
     result.events += l.events.size();
-    for (size_t i = 0; i < l.events.size(); ++i)
-      by_allocator[l.keys[i]].push_back(std::move(l.events[i]));
+    std::vector<uint32_t> global(l.keys.size());
+    for (size_t k = 0; k < l.keys.size(); ++k) {
+      auto [it, added] = allocator_index.emplace(l.keys[k], static_cast<uint32_t>(keys.size()));
+      if (added) {
+        keys.push_back(l.keys[k]);
+        by_allocator.emplace_back();
+      }
+      global[k] = it->second;
+    }
+    for (AllocatorEvent& e : l.events) by_allocator[global[e.key]].push_back(e);
     l = LineEvents{};
   }
   if (result.events == 0) {
@@ -466,11 +522,11 @@ MemoryTimeline compute_memory_timeline(const Profile& p, const MemoryTimelineOpt
         "assignment is shown instead when the profile carries HLO protos.";
     return result;
   }
-  for (auto& [key, events] : by_allocator) {
+  for (const auto& [key, index] : allocator_index) {
     AllocatorMemory a;
     name_allocator(p, key, a);
     if (!matches(a, o.allocator)) continue;
-    summarize(events, o, a);
+    summarize(p, lazy, by_allocator[index], o, a);
     result.allocators.push_back(std::move(a));
   }
   std::stable_sort(

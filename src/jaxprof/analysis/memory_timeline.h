@@ -66,7 +66,6 @@ struct AllocatorMemory {
   std::optional<bool> peak_in_capture;
   std::optional<int64_t> capacity_bytes;  // in use + reserved + available, at the peak
   std::optional<double> fragmentation_at_peak;
-  std::optional<double> max_fragmentation;
   std::optional<int64_t> start_bytes_in_use, end_bytes_in_use;
 
   // What was live at the peak: allocations made during the capture and not freed by then,

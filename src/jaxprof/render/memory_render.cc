@@ -42,7 +42,7 @@ std::string json_allocator(const AllocatorMemory& a) {
       "\"first_ns\": {}, \"last_ns\": {}, \"peak_bytes_in_use\": {}, \"peak_time_ns\": {}, "
       "\"peak_events\": {}, \"peak_bytes_with_reserved\": {}, \"peak_with_reserved_time_ns\": {}, "
       "\"lifetime_peak_bytes_in_use\": {}, \"peak_in_capture\": {}, \"capacity_bytes\": {}, "
-      "\"fragmentation_at_peak\": {}, \"max_fragmentation\": {}, \"start_bytes_in_use\": {}, "
+      "\"fragmentation_at_peak\": {}, \"start_bytes_in_use\": {}, "
       "\"end_bytes_in_use\": {}, ",
       json_string(a.allocator), a.allocations + a.deallocations, a.allocations, a.deallocations,
       time_ns(a.first_ps), time_ns(a.last_ps), json_opt(a.peak_bytes_in_use),
@@ -50,8 +50,8 @@ std::string json_allocator(const AllocatorMemory& a) {
       json_opt(a.peak_with_reserved),
       a.peak_with_reserved ? time_ns(a.peak_with_reserved_ps) : "null",
       json_opt(a.lifetime_peak_bytes_in_use), json_opt(a.peak_in_capture),
-      json_opt(a.capacity_bytes), json_opt(a.fragmentation_at_peak), json_opt(a.max_fragmentation),
-      json_opt(a.start_bytes_in_use), json_opt(a.end_bytes_in_use));
+      json_opt(a.capacity_bytes), json_opt(a.fragmentation_at_peak), json_opt(a.start_bytes_in_use),
+      json_opt(a.end_bytes_in_use));
   out += fmt::format(
       "\"live_at_peak\": {{\"allocations\": {}, \"bytes\": {}, "
       "\"allocated_before_capture_bytes\": {}, \"groups\": {}, \"largest\": [",
