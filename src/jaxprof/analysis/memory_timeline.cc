@@ -496,23 +496,25 @@ MemoryTimeline compute_memory_timeline(const Profile& p, const MemoryTimelineOpt
     });
   }
 
-  // The allocators of all lines, and each line's events under their global index.
+  // The allocators of all lines, and each line's events under their global index (counted
+  // first, so that each allocator's events are copied once into room made for them).
   std::map<AllocatorKey, uint32_t> allocator_index;
-  std::vector<AllocatorKey> keys;
-  std::vector<std::vector<AllocatorEvent>> by_allocator;
-  for (LineEvents& l : per_line) {
-    result.events += l.events.size();
-    std::vector<uint32_t> global(l.keys.size());
-    for (size_t k = 0; k < l.keys.size(); ++k) {
-      auto [it, added] = allocator_index.emplace(l.keys[k], static_cast<uint32_t>(keys.size()));
-      if (added) {
-        keys.push_back(l.keys[k]);
-        by_allocator.emplace_back();
-      }
-      global[k] = it->second;
+  std::vector<std::vector<uint32_t>> global(per_line.size());
+  std::vector<size_t> counts;
+  for (size_t l = 0; l < per_line.size(); ++l) {
+    result.events += per_line[l].events.size();
+    for (const AllocatorKey& key : per_line[l].keys) {
+      auto [it, added] = allocator_index.emplace(key, static_cast<uint32_t>(counts.size()));
+      if (added) counts.push_back(0);
+      global[l].push_back(it->second);
     }
-    for (AllocatorEvent& e : l.events) by_allocator[global[e.key]].push_back(e);
-    l = LineEvents{};
+    for (const AllocatorEvent& e : per_line[l].events) ++counts[global[l][e.key]];
+  }
+  std::vector<std::vector<AllocatorEvent>> by_allocator(counts.size());
+  for (size_t a = 0; a < counts.size(); ++a) by_allocator[a].reserve(counts[a]);
+  for (size_t l = 0; l < per_line.size(); ++l) {
+    for (const AllocatorEvent& e : per_line[l].events) by_allocator[global[l][e.key]].push_back(e);
+    per_line[l] = LineEvents{};
   }
   if (result.events == 0) {
     result.no_events_reason =
