@@ -22,12 +22,6 @@ namespace {
 using testing::fixture;
 using testing::test_data;
 
-LoadedProfile load(const std::string& path) {
-  LoadedProfile out;
-  load_profile({path}, {}, out);
-  return out;
-}
-
 const AllocatorMemory& allocator(const MemoryTimeline& t, std::string_view name) {
   for (const AllocatorMemory& a : t.allocators)
     if (a.allocator == name) return a;
@@ -44,7 +38,8 @@ const MemorySpaceUsage& space(const StaticMemory& s, std::string_view module, in
 }
 
 TEST(MemoryTimeline, Mi300xConvPeaksAreTheAllocatorsOwn) {
-  LoadedProfile lp = load(fixture("xplane/mi300x_jax_conv.xplane.pb"));
+  LoadedProfile lp;
+  load_profile({fixture("xplane/mi300x_jax_conv.xplane.pb")}, {}, lp);
   MemoryTimeline t = compute_memory_timeline(lp.profile, {});
   EXPECT_EQ(t.events, 230u);
   ASSERT_EQ(t.allocators.size(), 8u);
@@ -72,7 +67,8 @@ TEST(MemoryTimeline, Mi300xConvPeaksAreTheAllocatorsOwn) {
 }
 
 TEST(MemoryTimeline, Mi300xGemmPeakBeforeTheCapture) {
-  LoadedProfile lp = load(fixture("xplane/mi300x_jax_gemm.xplane.pb"));
+  LoadedProfile lp;
+  load_profile({fixture("xplane/mi300x_jax_gemm.xplane.pb")}, {}, lp);
   MemoryTimeline t = compute_memory_timeline(lp.profile, {});
   const AllocatorMemory& gpu = allocator(t, "GPU_0_bfc");
   EXPECT_EQ(gpu.peak_bytes_in_use, 482345216);
@@ -90,7 +86,8 @@ TEST(MemoryTimeline, Mi300xGemmPeakBeforeTheCapture) {
 }
 
 TEST(MemoryTimeline, TpuReservedBytesAndDeviceOrdinals) {
-  LoadedProfile lp = load(fixture("xplane/tpu_4chip_inference.xplane.pb"));
+  LoadedProfile lp;
+  load_profile({fixture("xplane/tpu_4chip_inference.xplane.pb")}, {}, lp);
   MemoryTimeline t = compute_memory_timeline(lp.profile, {});
   ASSERT_EQ(t.allocators.size(), 4u);
   const AllocatorMemory& d0 = t.allocators[0];
@@ -108,7 +105,8 @@ TEST(MemoryTimeline, TpuReservedBytesAndDeviceOrdinals) {
 }
 
 TEST(MemoryTimeline, TensorflowOpsShapesAndDtypes) {
-  LoadedProfile lp = load(fixture("xplane/tf_v100_8gpu_training.xplane.pb"));
+  LoadedProfile lp;
+  load_profile({fixture("xplane/tf_v100_8gpu_training.xplane.pb")}, {}, lp);
   MemoryOptions o;
   o.timeline.top = 0;
   MemoryTimeline t = compute_memory_timeline(lp.profile, o.timeline);
@@ -135,7 +133,8 @@ TEST(MemoryTimeline, TensorflowOpsShapesAndDtypes) {
 }
 
 TEST(MemoryTimeline, SamplingKeepsThePeak) {
-  LoadedProfile lp = load(fixture("xplane/mi300x_jax_gemm.xplane.pb"));
+  LoadedProfile lp;
+  load_profile({fixture("xplane/mi300x_jax_gemm.xplane.pb")}, {}, lp);
   MemoryTimelineOptions o;
   o.max_points = 7;
   MemoryTimeline t = compute_memory_timeline(lp.profile, o);
@@ -150,7 +149,8 @@ TEST(MemoryTimeline, SamplingKeepsThePeak) {
 }
 
 TEST(MemoryTimeline, CpuBackendHasNoAllocatorEvents) {
-  LoadedProfile lp = load(test_data("jax_cpu_8dev/plugins/profile/session/vm.xplane.pb"));
+  LoadedProfile lp;
+  load_profile({test_data("jax_cpu_8dev/plugins/profile/session/vm.xplane.pb")}, {}, lp);
   MemoryTimeline t = compute_memory_timeline(lp.profile, {});
   EXPECT_EQ(t.events, 0u);
   EXPECT_TRUE(t.allocators.empty());
@@ -158,7 +158,8 @@ TEST(MemoryTimeline, CpuBackendHasNoAllocatorEvents) {
 }
 
 TEST(MemoryTimeline, SameResultForAnyNumberOfThreads) {
-  LoadedProfile lp = load(fixture("xplane/tf_v100_8gpu_training.xplane.pb"));
+  LoadedProfile lp;
+  load_profile({fixture("xplane/tf_v100_8gpu_training.xplane.pb")}, {}, lp);
   MemoryOptions o;
   const std::string one = [&] {
     analysis_threads.store({.threads = 1});
@@ -173,7 +174,8 @@ TEST(MemoryTimeline, SameResultForAnyNumberOfThreads) {
 // XProf's memory viewer on the conv fixture: peak heap 1104.4921875 MiB for jit_forward_3d_conv,
 // 97.50006103515625 MiB for jit__multi_slice, 48.7500114440918 MiB for jit__normal(9).
 TEST(StaticMemory, Mi300xConvMatchesXprofMemoryViewer) {
-  LoadedProfile lp = load(fixture("xplane/mi300x_jax_conv.xplane.pb"));
+  LoadedProfile lp;
+  load_profile({fixture("xplane/mi300x_jax_conv.xplane.pb")}, {}, lp);
   StaticMemory s = compute_static_memory(lp.profile.hlo, {});
   EXPECT_EQ(s.programs.size(), 8u);
   const MemorySpaceUsage& conv = space(s, "jit_forward_3d_conv", 15);
@@ -364,7 +366,8 @@ TEST(StaticMemory, CorruptAssignmentIsANote) {
 }
 
 TEST(MemoryRender, JsonHasOnePeakPerAllocatorAndChartsMarkIt) {
-  LoadedProfile lp = load(fixture("xplane/mi300x_jax_gemm.xplane.pb"));
+  LoadedProfile lp;
+  load_profile({fixture("xplane/mi300x_jax_gemm.xplane.pb")}, {}, lp);
   MemoryResult r = compute_memory(lp.profile, {});
   std::string json = render_memory(r, OutputFormat::kJson);
   EXPECT_NE(json.find("\"peak_bytes_in_use\": 482345216"), std::string::npos);
