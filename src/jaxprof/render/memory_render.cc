@@ -174,11 +174,14 @@ std::string fraction_cell(const std::optional<double>& f) { return f ? human_per
 
 std::string table_timeline(const MemoryTimeline& t) {
   if (!t.no_events_reason.empty()) return "Allocator timeline: " + t.no_events_reason + "\n";
+  if (t.allocators.empty()) return "Allocator timeline: no allocator matches --allocator\n";
   std::string out;
   std::map<std::string, std::vector<const AllocatorMemory*>> by_host;
   for (const AllocatorMemory& a : t.allocators) by_host[a.host].push_back(&a);
   for (const auto& [host, allocators] : by_host) {
-    out += fmt::format("Allocator timeline, host {} ({} events)\n", host, t.events);
+    uint64_t events = 0;
+    for (const AllocatorMemory* a : allocators) events += a->allocations + a->deallocations;
+    out += fmt::format("Allocator timeline, host {} ({} events)\n", host, events);
     Table table({"device", "allocator", "events", "peak in use", "at", "lifetime peak",
                  "in capture", "capacity", "frag. at peak"},
                 {false, false, true, true, true, true, false, true, true});
