@@ -260,7 +260,9 @@ void live_at(const Profile& p, const LazyNames& names, const std::vector<Allocat
   live_events.reserve(live.size());
   for (const auto& [address, i] : live) live_events.push_back(i);
   std::sort(live_events.begin(), live_events.end());  // the same groups in any hash order
-  std::map<std::tuple<std::string, std::string, int64_t, std::string>, LiveAllocationGroup> groups;
+  // Allocations whose producer recorded neither op nor shape (JAX on GPU) are told apart by size.
+  std::map<std::tuple<std::string, std::string, int64_t, std::string, int64_t>, LiveAllocationGroup>
+      groups;
   for (size_t i : live_events) {
     const AllocatorEvent& e = events[i];
     if (!e.has(AllocatorEvent::kHasBytes) || e.bytes < 0) {
@@ -272,7 +274,9 @@ void live_at(const Profile& p, const LazyNames& names, const std::vector<Allocat
       return s[k] && s[k]->is_text() ? std::string(s[k]->str) : std::string();
     };
     const int64_t dtype = s[kDataType] ? s[kDataType]->as_int().value_or(0) : 0;
-    LiveAllocationGroup& g = groups[{text(kTfOp), text(kShape), dtype, text(kRegionType)}];
+    const bool anonymous = text(kTfOp).empty() && text(kShape).empty();
+    LiveAllocationGroup& g =
+        groups[{text(kTfOp), text(kShape), dtype, text(kRegionType), anonymous ? e.bytes : -1}];
     if (g.count == 0) {
       g.op = text(kTfOp);
       g.shape = text(kShape);

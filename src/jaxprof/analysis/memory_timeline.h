@@ -23,7 +23,8 @@ struct MemoryTimelineOptions {
   std::string allocator;  // only allocators whose name or device contains this ("" = all)
 };
 
-// Live allocations at the peak that share op, shape, data type and region.
+// Live allocations at the peak that share op, shape, data type and region (and size, when the
+// producer recorded neither op nor shape).
 struct LiveAllocationGroup {
   std::string op;      // tf_op ("" when the producer did not record it)
   std::string shape;   // the shape stat, as written
