@@ -220,17 +220,23 @@ bool matches(const AllocatorMemory& a, const std::string& filter) {
          a.device.find(filter) != std::string::npos;
 }
 
-// Keeps at most `max_points` points: consecutive points in boxes, the highest of each box.
+// Keeps about `max_points` points: consecutive points in boxes, and of each box its highest in
+// use and its highest in use + reserved (one point when they coincide), in time order; so the
+// peaks always survive.
 std::vector<MemoryPoint> sample(const std::vector<MemoryPoint>& points, size_t max_points) {
   if (max_points == 0 || points.size() <= max_points) return points;
   std::vector<MemoryPoint> out;
-  out.reserve(max_points);
+  out.reserve(2 * max_points);
   for (size_t b = 0; b < max_points; ++b) {
     size_t from = points.size() * b / max_points, to = points.size() * (b + 1) / max_points;
-    const MemoryPoint* best = &points[from];
-    for (size_t i = from + 1; i < to; ++i)
-      if (points[i].in_use + points[i].reserved > best->in_use + best->reserved) best = &points[i];
-    out.push_back(*best);
+    size_t in_use = from, total = from;
+    for (size_t i = from + 1; i < to; ++i) {
+      if (points[i].in_use > points[in_use].in_use) in_use = i;
+      if (points[i].in_use + points[i].reserved > points[total].in_use + points[total].reserved)
+        total = i;
+    }
+    out.push_back(points[std::min(in_use, total)]);
+    if (in_use != total) out.push_back(points[std::max(in_use, total)]);
   }
   return out;
 }

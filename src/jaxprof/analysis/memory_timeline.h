@@ -18,7 +18,9 @@ namespace jaxprof {
 struct MemoryTimelineOptions {
   size_t top = 10;  // groups of live allocations listed at each allocator's peak (0 = all)
   // Points kept per allocator's timeline: longer runs of events are cut into this many boxes of
-  // consecutive events and each box keeps its highest point (the peak always survives); 0 = all.
+  // consecutive events and each box keeps its highest point (two where bytes reserved make the
+  // highest in use and the highest in use + reserved different points), so the peaks survive;
+  // 0 = all.
   size_t max_points = 1000;
   std::string allocator;  // only allocators whose name or device contains this ("" = all)
 };
