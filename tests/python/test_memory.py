@@ -341,3 +341,35 @@ def test_python_api(xplane_fixtures):
                                    for p in only.data["programs"])
     with pytest.raises(Exception):
         prof.memory(only="nothing")
+
+
+def test_chrome_trace_stats_as_strings(jaxprof_bin, tmp_path):
+    """Chrome traces carry the allocator stats as strings; the figures are the same."""
+    import gzip
+
+    def event(name, ts, **args):
+        return {"ph": "X", "pid": 1, "tid": 2, "ts": ts, "dur": 0, "name": name,
+                "args": {k: str(v) for k, v in args.items()}}
+
+    common = {"allocator_name": "GPU_0_bfc", "peak_bytes_in_use": 3072}
+    trace = {"traceEvents": [
+        {"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/host:CPU"}},
+        {"ph": "M", "pid": 1, "tid": 2, "name": "thread_name", "args": {"name": "python"}},
+        event("MemoryAllocation", 1.0, bytes_allocated=2048, allocation_bytes=1024, addr=64,
+              bytes_available=1000, fragmentation=0.25, **common),
+        event("MemoryAllocation", 2.0, bytes_allocated=3072, allocation_bytes=1024, addr=128,
+              bytes_available=0, fragmentation=0.5, **common),
+        event("MemoryDeallocation", 3.0, bytes_allocated=2048, allocation_bytes=1024, addr=64,
+              **common),
+    ]}
+    path = tmp_path / "mem.trace.json.gz"
+    with gzip.open(path, "wt") as f:
+        json.dump(trace, f)
+    got, _ = memory_json(jaxprof_bin, path, "--only", "allocators")
+    (a,) = got["devices"][0]["allocators"]
+    assert (a["peak_bytes_in_use"], a["peak_time_ns"], a["lifetime_peak_bytes_in_use"]) == \
+        (3072, 1000.0, 3072)
+    assert a["peak_in_capture"] is True
+    assert (a["capacity_bytes"], a["fragmentation_at_peak"]) == (3072, 0.5)
+    assert a["live_at_peak"]["bytes"] == 2048
+    assert a["live_at_peak"]["allocated_before_capture_bytes"] == 1024

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <map>
 #include <span>
 #include <unordered_map>
@@ -94,6 +95,16 @@ struct LineEvents {
   std::vector<AllocatorEvent> events;  // in file order
   std::vector<AllocatorKey> keys;      // distinct, indexed by AllocatorEvent::key
 };
+
+// A number stat, or its decimal text (Chrome traces carry stats as strings).
+std::optional<double> number_of(const StatValue& v) {
+  if (std::optional<double> d = v.as_double()) return d;
+  if (!v.is_text()) return std::nullopt;
+  double d = 0;
+  auto [end, error] = std::from_chars(v.str.data(), v.str.data() + v.str.size(), d);
+  if (error != std::errc() || end != v.str.data() + v.str.size()) return std::nullopt;
+  return d;
+}
 
 LazyStats read_lazy(const Profile& p, const LazyNames& names, const AllocatorEvent& e) {
   LazyStats out;
@@ -401,7 +412,7 @@ void summarize(const Profile& p, const LazyNames& names, std::vector<AllocatorEv
           at_peak[kBytesAvailable] ? at_peak[kBytesAvailable]->as_int() : std::nullopt)
     a.capacity_bytes =
         peak.in_use + (peak.has(AllocatorEvent::kHasReserved) ? peak.reserved : 0) + *available;
-  if (at_peak[kFragmentation]) a.fragmentation_at_peak = at_peak[kFragmentation]->as_double();
+  if (at_peak[kFragmentation]) a.fragmentation_at_peak = number_of(*at_peak[kFragmentation]);
   if (!a.lifetime_peak_bytes_in_use) {
     a.notes.push_back("no event carries peak_bytes_in_use: the allocator's own peak is unknown");
   } else if (*a.lifetime_peak_bytes_in_use < *a.peak_bytes_in_use) {
