@@ -539,10 +539,12 @@ MemoryTimeline compute_memory_timeline(const Profile& p, const MemoryTimelineOpt
   }
   if (result.events == 0) {
     result.no_events_reason =
-        "no allocator events (MemoryAllocation/MemoryDeallocation) in this profile. XLA's GPU and "
-        "TPU runtimes record them while the profiler runs (the host tracer, on by default); the "
-        "CPU backend does not record them. Static memory from the compiled programs' buffer "
-        "assignment is shown instead when the profile carries HLO protos.";
+        "no allocator events (MemoryAllocation/MemoryDeallocation) in this profile (the CPU "
+        "backend and nsys-jax record none). To get them, profile on GPU or TPU with the host "
+        "tracer at level "
+        "2 or more (jax.profiler's default; ProfileOptions.host_tracer_level). Static memory "
+        "from the compiled programs' buffer assignment is shown instead when the profile carries "
+        "HLO protos.";
     return result;
   }
   for (const auto& [key, index] : allocator_index) {
