@@ -332,7 +332,8 @@ TEST(StaticMemory, SharingFreedMemoryBringsItBack) {
                event(kAlloc, 2, "a"), event(kFree, 2, "a"), event(kFree, 4, "out")});
   HloIndex index;
   index.add(bytes, 1);
-  const MemorySpaceUsage& u = space(compute_static_memory(index, {}), "jit_toy", 1);
+  StaticMemory s = compute_static_memory(index, {});
+  const MemorySpaceUsage& u = space(s, "jit_toy", 1);
   EXPECT_EQ(u.heap_simulator_peak_bytes, 6144u);
   ASSERT_EQ(u.largest_at_peak.size(), 4u);
   EXPECT_EQ(u.largest_at_peak[1].instruction, "c");
