@@ -89,6 +89,86 @@ def test_peaks_are_the_allocators_own(jaxprof_bin, xplane_fixtures, name):
         assert [p[0] for p in points] == sorted(p[0] for p in points)
 
 
+def oracle_live_by_function(path, allocator):
+    """Bytes live at the allocator's peak per JAX function, from the events' own stats: the
+    allocations not freed (by addr) at the first event holding the most bytes_allocated, each
+    under the innermost PjitFunction(NAME) event around it on its thread."""
+    events = []  # (time, is_alloc, addr, bytes, in_use, function)
+    for plane in xo.load_xspace(str(path)).planes:
+        sm = {k: v.name for k, v in plane.stat_metadata.items()}
+        em = {k: v.name for k, v in plane.event_metadata.items()}
+        for line in plane.lines:
+            calls = [(line.timestamp_ns * 1000 + e.offset_ps, e.duration_ps,
+                      em[e.metadata_id][len("PjitFunction("):-1])
+                     for e in line.events if em.get(e.metadata_id, "").startswith("PjitFunction(")]
+            for e in line.events:
+                name = em.get(e.metadata_id)
+                if name not in ("MemoryAllocation", "MemoryDeallocation"):
+                    continue
+                st = {}
+                for s in e.stats:
+                    kind = s.WhichOneof("value")
+                    v = getattr(s, kind)
+                    st[sm[s.metadata_id]] = sm[v] if kind == "ref_value" else v
+                if st.get("allocator_name") != allocator:
+                    continue
+                t = line.timestamp_ns * 1000 + e.offset_ps
+                around = [c for c in calls if c[0] <= t <= c[0] + c[1]]
+                fn = max(around)[2] if around else None  # latest start: the innermost
+                events.append((t, name == "MemoryAllocation", st["addr"],
+                               st.get("allocation_bytes", 0), st["bytes_allocated"], fn))
+    events.sort(key=lambda e: e[0])
+    peak = max(e[4] for e in events)
+    live = {}
+    for e in events:
+        if e[1]:
+            live[e[2]] = e
+        else:
+            live.pop(e[2], None)
+        if e[4] == peak:
+            break
+    out = defaultdict(int)
+    for e in live.values():
+        out[e[5]] += e[3]
+    return dict(out)
+
+
+def test_live_at_peak_by_jax_function(jaxprof_bin, xplane_fixtures):
+    """JAX on GPU records no op for its allocations: they are told apart by the jitted function
+    the allocating thread was running."""
+    path = xplane_fixtures / "mi300x_jax_gemm.xplane.pb"
+    got, _ = memory_json(jaxprof_bin, path, "--only", "allocators", "--top", "0")
+    checked = 0
+    for dev, a in allocators(got).values():
+        if not a["live_at_peak"]["largest"]:
+            continue
+        ours = defaultdict(int)
+        for g in a["live_at_peak"]["largest"]:
+            assert g["op"] is None
+            ours[g["function"]] += g["bytes"]
+        assert dict(ours) == oracle_live_by_function(path, a["allocator"])
+        checked += 1
+    assert checked
+    assert any(g["function"] for _, a in allocators(got).values()
+               for g in a["live_at_peak"]["largest"])
+    table = subprocess.run([str(jaxprof_bin), "memory", str(path), "--only", "allocators"],
+                           capture_output=True, text=True)
+    assert table.returncode == 0 and " in " in table.stdout
+
+
+def test_partial_summaries_are_refused(jaxprof_bin, xplane_fixtures, tmp_path):
+    """Partials keep no allocator events nor buffer assignments: say so, exit 2."""
+    part = tmp_path / "gemm.partial"
+    made = subprocess.run([str(jaxprof_bin), "partial", str(xplane_fixtures / "mi300x_jax_gemm.xplane.pb"),
+                           "-o", str(part)], capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    for command in ("memory", "report"):
+        proc = subprocess.run([str(jaxprof_bin), command, str(part)], capture_output=True,
+                              text=True, cwd=tmp_path)
+        assert proc.returncode == 2, (command, proc.stdout, proc.stderr)
+        assert "partial" in proc.stderr and "give the profile" in proc.stderr
+
+
 def xprof_tool(tmp_path, profile, tool, options):
     """Runs an XProf tool on a copy of `profile` in its own directory (XProf writes beside it)."""
     raw = pytest.importorskip("xprof.convert.raw_to_tool_data",

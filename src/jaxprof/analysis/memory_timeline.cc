@@ -91,10 +91,26 @@ struct AllocatorKey {
   auto operator<=>(const AllocatorKey&) const = default;
 };
 
+// A call of a jitted JAX function on a host thread: JAX's dispatch wraps each in a
+// `PjitFunction(NAME)` event, around the transfers and the executions (whose output and temporary
+// buffers it allocates). Read in the same pass as the allocator events, on their lines only.
+struct JaxCall {
+  int64_t start_ps = 0, end_ps = 0;
+  uint32_t metadata = 0;
+};
+constexpr std::string_view kJaxCallPrefix = "PjitFunction(";
+
+// What each event metadata entry is to this analysis.
+enum class MemoryEventKind : uint8_t { kOther, kAllocation, kDeallocation, kJaxCall };
+
 struct LineEvents {
   std::vector<AllocatorEvent> events;  // in file order
   std::vector<AllocatorKey> keys;      // distinct, indexed by AllocatorEvent::key
+  std::vector<JaxCall> calls;          // in file order
 };
+
+// Per line holding allocator events, its JAX calls by start (longest first at one start).
+using JaxCallsByLine = std::unordered_map<uint32_t, std::vector<JaxCall>>;
 
 // A number stat, or its decimal text (Chrome traces carry stats as strings).
 std::optional<double> number_of(const StatValue& v) {
@@ -117,7 +133,7 @@ LazyStats read_lazy(const Profile& p, const LazyNames& names, const AllocatorEve
 }
 
 void read_line(const Profile& p, uint32_t li, std::span<const uint8_t> want,
-               std::span<const StringId> names, const std::vector<uint8_t>& is_allocation,
+               std::span<const StringId> names, const std::vector<MemoryEventKind>& kinds,
                LineEvents& out) {
   const uint32_t host = p.plane_of_line(li).host;
   std::map<AllocatorKey, uint32_t> index;
@@ -125,12 +141,16 @@ void read_line(const Profile& p, uint32_t li, std::span<const uint8_t> want,
   uint32_t last_index = UINT32_MAX;
   p.visit_line(
       li, want, names, [&](const ScannedEvent& e, std::span<const std::optional<StatValue>> s) {
+        if (kinds[e.metadata] == MemoryEventKind::kJaxCall) {
+          out.calls.push_back({e.start_ps, e.start_ps + e.duration_ps, e.metadata});
+          return;
+        }
         AllocatorEvent& ev = out.events.emplace_back();
         ev.time_ps = e.start_ps;
         ev.line = li;
         ev.raw = e.raw;
         ev.event = e.event;
-        ev.flags = is_allocation[e.metadata] ? AllocatorEvent::kAllocation : 0;
+        ev.flags = kinds[e.metadata] == MemoryEventKind::kAllocation ? AllocatorEvent::kAllocation : 0;
         auto take = [&](size_t stat, int64_t& to, AllocatorEvent::Flags flag) {
           if (!s[stat]) return;
           if (std::optional<int64_t> v = s[stat]->as_int()) {
@@ -254,11 +274,33 @@ std::vector<MemoryPoint> sample(const std::vector<MemoryPoint>& points, size_t m
 
 std::string human(int64_t bytes) { return fmt::format("{} bytes", bytes); }
 
+// NAME of the innermost `PjitFunction(NAME)` call around `time_ps` on `line`, "" when none: the
+// jitted JAX function the thread was running.
+std::string jax_function_at(const Profile& p, const JaxCallsByLine& calls, uint32_t line,
+                            int64_t time_ps) {
+  auto it = calls.find(line);
+  if (it == calls.end()) return {};
+  const std::vector<JaxCall>& v = it->second;
+  auto after = std::upper_bound(v.begin(), v.end(), time_ps,
+                                [](int64_t t, const JaxCall& c) { return t < c.start_ps; });
+  // The latest start before the time whose call still runs is the innermost around it.
+  for (auto c = after; c != v.begin();) {
+    --c;
+    if (c->end_ps >= time_ps) {
+      std::string_view name = p.str(p.event_metadata[c->metadata].name);
+      return std::string(
+          name.substr(kJaxCallPrefix.size(), name.size() - kJaxCallPrefix.size() - 1));
+    }
+  }
+  return {};
+}
+
 // The allocations made during the capture that are still live after event `upto` (inclusive),
 // grouped; matched to their frees by address, as the allocator hands addresses out. What they
 // were (op, shape, dtype, region, requested bytes) is read for them alone.
-void live_at(const Profile& p, const LazyNames& names, const std::vector<AllocatorEvent>& events,
-             size_t upto, const MemoryTimelineOptions& o, AllocatorMemory& a) {
+void live_at(const Profile& p, const LazyNames& names, const JaxCallsByLine& calls,
+             const std::vector<AllocatorEvent>& events, size_t upto,
+             const MemoryTimelineOptions& o, AllocatorMemory& a) {
   std::unordered_map<int64_t, size_t> live;  // address -> event
   uint64_t without_address = 0, without_size = 0;
   for (size_t i = 0; i <= upto; ++i) {
@@ -277,8 +319,10 @@ void live_at(const Profile& p, const LazyNames& names, const std::vector<Allocat
   live_events.reserve(live.size());
   for (const auto& [address, i] : live) live_events.push_back(i);
   std::sort(live_events.begin(), live_events.end());  // the same groups in any hash order
-  // Allocations whose producer recorded neither op nor shape (JAX on GPU) are told apart by size.
-  std::map<std::tuple<std::string, std::string, int64_t, std::string, int64_t>, LiveAllocationGroup>
+  // Allocations whose producer recorded neither op nor shape (JAX on GPU) are told apart by the
+  // JAX function that made them and by size.
+  std::map<std::tuple<std::string, std::string, int64_t, std::string, std::string, int64_t>,
+           LiveAllocationGroup>
       groups;
   for (size_t i : live_events) {
     const AllocatorEvent& e = events[i];
@@ -292,10 +336,13 @@ void live_at(const Profile& p, const LazyNames& names, const std::vector<Allocat
     };
     const int64_t dtype = s[kDataType] ? s[kDataType]->as_int().value_or(0) : 0;
     const bool anonymous = text(kTfOp).empty() && text(kShape).empty();
-    LiveAllocationGroup& g =
-        groups[{text(kTfOp), text(kShape), dtype, text(kRegionType), anonymous ? e.bytes : -1}];
+    std::string function =
+        anonymous ? jax_function_at(p, calls, e.line, e.time_ps) : std::string();
+    LiveAllocationGroup& g = groups[{text(kTfOp), text(kShape), dtype, text(kRegionType), function,
+                                     anonymous ? e.bytes : -1}];
     if (g.count == 0) {
       g.op = text(kTfOp);
+      g.function = std::move(function);
       g.shape = text(kShape);
       g.dtype = tf_dtype_name(dtype);
       g.region = text(kRegionType);
@@ -341,7 +388,8 @@ void live_at(const Profile& p, const LazyNames& names, const std::vector<Allocat
 
 // `events` in line order, each line's in file order: a stable sort by time gives the order of
 // (time, line, file position).
-void summarize(const Profile& p, const LazyNames& names, std::vector<AllocatorEvent>& events,
+void summarize(const Profile& p, const LazyNames& names, const JaxCallsByLine& calls,
+               std::vector<AllocatorEvent>& events,
                const MemoryTimelineOptions& o, AllocatorMemory& a) {
   auto by_time = [](const AllocatorEvent& x, const AllocatorEvent& y) {
     return x.time_ps < y.time_ps;
@@ -422,7 +470,7 @@ void summarize(const Profile& p, const LazyNames& names, std::vector<AllocatorEv
   } else {
     a.peak_in_capture = *a.lifetime_peak_bytes_in_use == *a.peak_bytes_in_use;
   }
-  live_at(p, names, events, *peak_at, o, a);
+  live_at(p, names, calls, events, *peak_at, o, a);
 }
 
 int device_number(std::string_view device) {
@@ -480,14 +528,20 @@ std::string tf_dtype_name(int64_t value) {
 
 MemoryTimeline compute_memory_timeline(const Profile& p, const MemoryTimelineOptions& o) {
   MemoryTimeline result;
-  std::vector<uint8_t> want(p.event_metadata.size(), 0), is_allocation(p.event_metadata.size(), 0);
+  std::vector<uint8_t> want(p.event_metadata.size(), 0);
+  std::vector<MemoryEventKind> kinds(p.event_metadata.size(), MemoryEventKind::kOther);
   LineFilter filter(p);
   bool any = false;
   for (uint32_t m = 0; m < p.event_metadata.size(); ++m) {
     std::string_view name = p.str(p.event_metadata[m].name);
+    if (name.starts_with(kJaxCallPrefix) && name.ends_with(')')) {
+      want[m] = 1;  // read on the lines the allocator events pick, never picking a line
+      kinds[m] = MemoryEventKind::kJaxCall;
+    }
     if (name != kAllocationEvent && name != kDeallocationEvent) continue;
     want[m] = 1;
-    is_allocation[m] = name == kAllocationEvent;
+    kinds[m] = name == kAllocationEvent ? MemoryEventKind::kAllocation
+                                        : MemoryEventKind::kDeallocation;
     filter.want(m);
     any = true;
   }
@@ -513,7 +567,7 @@ MemoryTimeline compute_memory_timeline(const Profile& p, const MemoryTimelineOpt
   {
     Profile::ReadOnlyScope reading(p);
     for_each_parallel(costs, parts_for(total, kEventsPerPart), [&](size_t k, size_t) {
-      read_line(p, lines[k], want, names, is_allocation, per_line[k]);
+      read_line(p, lines[k], want, names, kinds, per_line[k]);
     });
   }
 
@@ -532,9 +586,17 @@ MemoryTimeline compute_memory_timeline(const Profile& p, const MemoryTimelineOpt
     for (const AllocatorEvent& e : per_line[l].events) ++counts[global[l][e.key]];
   }
   std::vector<std::vector<AllocatorEvent>> by_allocator(counts.size());
+  JaxCallsByLine calls;
   for (size_t a = 0; a < counts.size(); ++a) by_allocator[a].reserve(counts[a]);
   for (size_t l = 0; l < per_line.size(); ++l) {
     for (const AllocatorEvent& e : per_line[l].events) by_allocator[global[l][e.key]].push_back(e);
+    std::vector<JaxCall>& line_calls = per_line[l].calls;
+    if (!line_calls.empty()) {
+      std::stable_sort(line_calls.begin(), line_calls.end(), [](const JaxCall& x, const JaxCall& y) {
+        return x.start_ps != y.start_ps ? x.start_ps < y.start_ps : x.end_ps > y.end_ps;
+      });
+      calls.emplace(lines[l], std::move(line_calls));
+    }
     per_line[l] = LineEvents{};
   }
   if (result.events == 0) {
@@ -551,7 +613,7 @@ MemoryTimeline compute_memory_timeline(const Profile& p, const MemoryTimelineOpt
     AllocatorMemory a;
     name_allocator(p, key, a);
     if (!matches(a, o.allocator)) continue;
-    summarize(p, lazy, by_allocator[index], o, a);
+    summarize(p, lazy, calls, by_allocator[index], o, a);
     result.allocators.push_back(std::move(a));
   }
   std::stable_sort(

@@ -25,10 +25,14 @@ struct MemoryTimelineOptions {
   std::string allocator;  // only allocators whose name or device contains this ("" = all)
 };
 
-// Live allocations at the peak that share op, shape, data type and region (and size, when the
-// producer recorded neither op nor shape).
+// Live allocations at the peak that share op, shape, data type and region (and, when the
+// producer recorded neither op nor shape, the JAX function that allocated them and their size).
 struct LiveAllocationGroup {
   std::string op;      // tf_op ("" when the producer did not record it)
+  // When op and shape are not recorded (JAX on GPU): the jitted JAX function the allocating host
+  // thread was running (the innermost `PjitFunction(NAME)` event around the allocation), "" when
+  // none was running.
+  std::string function;
   std::string shape;   // the shape stat, as written
   std::string dtype;   // data_type as a name ("" when absent or DT_INVALID)
   std::string region;  // region_type

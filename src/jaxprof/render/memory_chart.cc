@@ -3,28 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 
+#include "jaxprof/render/chart_axis.h"
 #include "jaxprof/render/flame_svg.h"
 #include "jaxprof/render/units.h"
 
 namespace jaxprof {
 namespace {
 
-constexpr int kWidth = 640, kHeight = 220, kLeft = 78, kRight = 16, kTop = 24, kBottom = 34;
-
-// A round step for about four y-axis ticks: 1, 2 or 5 times a power of ten of a binary unit
-// (B, KiB, MiB, ...), so that the labels read "200.00 MiB" rather than "190.73 MiB".
-double tick_step(double max) {
-  if (max <= 0) return 1;
-  const double raw = max / 4;
-  double unit = 1;
-  while (raw / unit >= 1024) unit *= 1024;
-  double p = std::pow(10.0, std::floor(std::log10(raw / unit)));
-  for (double m : {1.0, 2.0, 5.0})
-    if (m * p * unit >= raw) return m * p * unit;
-  return 10 * p * unit;
-}
+constexpr int kWidth = 640, kHeight = 220, kLeft = 64, kRight = 16, kTop = 24, kBottom = 34;
 
 }  // namespace
 
@@ -42,13 +29,13 @@ std::string svg_memory_timeline(const AllocatorMemory& a, int64_t from_ps, int64
   }
   if (a.lifetime_peak_bytes_in_use)
     ymax = std::max(ymax, static_cast<double>(*a.lifetime_peak_bytes_in_use));
-  const double step = tick_step(ymax);
-  ymax = std::ceil(ymax / step) * step;
+  // Round ticks in one unit, named in the axis titles (docs: render/chart_axis.h).
+  const Axis ya = linear_axis(0, ymax, AxisQuantity::kBytes, 4);
+  const Axis xa = linear_axis(static_cast<double>(from_ps), static_cast<double>(to_ps),
+                              AxisQuantity::kDuration, 5);
   const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
-  auto x_of = [&](int64_t t) {
-    return kLeft + plot_w * static_cast<double>(t - from_ps) / static_cast<double>(to_ps - from_ps);
-  };
-  auto y_of = [&](double b) { return kTop + plot_h * (1 - b / ymax); };
+  auto x_of = [&](int64_t t) { return kLeft + plot_w * xa.fraction(static_cast<double>(t)); };
+  auto y_of = [&](double b) { return kTop + plot_h * (1 - ya.fraction(b)); };
 
   std::string title = a.device.empty() ? a.allocator : a.device + "  " + a.allocator;
   std::string out = fmt::format(
@@ -57,23 +44,28 @@ std::string svg_memory_timeline(const AllocatorMemory& a, int64_t from_ps, int64
       "font-family=\"sans-serif\">\n<title>{2}: bytes in use over time</title>\n"
       "<text x=\"{3}\" y=\"14\" font-weight=\"bold\">{2}</text>\n",
       kWidth, kHeight, xml_escape(title), kLeft);
-  for (double v = 0; v <= ymax + step / 2; v += step) {
-    double y = y_of(v);
+  for (const AxisTick& t : ya.ticks) {
+    double y = y_of(t.value);
     out += fmt::format(
-        "<line x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>"
+        "<line x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#e6e6e6\"/>"
         "<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n",
-        kLeft, kWidth - kRight, y, y, kLeft - 4, y + 4, xml_escape(human_bytes(v)));
-  }
-  for (int i = 0; i <= 4; ++i) {
-    int64_t t = from_ps + (to_ps - from_ps) * i / 4;
-    const char* anchor = i == 0 ? "start" : i == 4 ? "end" : "middle";
-    out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"{}\">{}</text>\n", x_of(t),
-                       kHeight - kBottom + 16, anchor,
-                       xml_escape(human_duration(static_cast<double>(t))));
+        kLeft, kWidth - kRight, y, y, kLeft - 4, y + 4, xml_escape(t.label));
   }
   out += fmt::format(
-      "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">time since the profile start</text>\n",
-      kLeft + plot_w / 2, kHeight - 4);
+      "<text transform=\"translate(12,{:.1f}) rotate(-90)\" text-anchor=\"middle\">in use ({})"
+      "</text>\n",
+      kTop + plot_h / 2, xml_escape(ya.unit));
+  for (const AxisTick& t : xa.ticks)
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+                       kLeft + plot_w * xa.fraction(t.value), kHeight - kBottom + 16,
+                       xml_escape(t.label));
+  out += fmt::format(
+      "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2:.1f}\" stroke=\"#444\"/>"
+      "<line x1=\"{0}\" y1=\"{2:.1f}\" x2=\"{3}\" y2=\"{2:.1f}\" stroke=\"#444\"/>\n"
+      "<text x=\"{4:.1f}\" y=\"{5}\" text-anchor=\"middle\">time since the profile start ({6})"
+      "</text>\n",
+      kLeft, kTop, kTop + plot_h, kWidth - kRight, kLeft + plot_w / 2, kHeight - 4,
+      xml_escape(xa.unit));
 
   // Step paths: the state after each event holds until the next one.
   auto path = [&](bool with_reserved) {

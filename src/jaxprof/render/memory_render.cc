@@ -60,10 +60,10 @@ std::string json_allocator(const AllocatorMemory& a) {
   for (size_t i = 0; i < a.largest_at_peak.size(); ++i) {
     const LiveAllocationGroup& g = a.largest_at_peak[i];
     out += fmt::format(
-        "{}{{\"op\": {}, \"shape\": {}, \"dtype\": {}, \"region\": {}, \"count\": {}, "
-        "\"bytes\": {}, \"requested_bytes\": {}, \"first_allocated_ns\": {}}}",
-        i ? ", " : "", json_or_null(g.op), json_or_null(g.shape), json_or_null(g.dtype),
-        json_or_null(g.region), g.count, g.bytes, g.requested_bytes, time_ns(g.first_allocated_ps));
+        "{}{{\"op\": {}, \"function\": {}, \"shape\": {}, \"dtype\": {}, \"region\": {}, "
+        "\"count\": {}, \"bytes\": {}, \"requested_bytes\": {}, \"first_allocated_ns\": {}}}",
+        i ? ", " : "", json_or_null(g.op), json_or_null(g.function), json_or_null(g.shape),
+        json_or_null(g.dtype), json_or_null(g.region), g.count, g.bytes, g.requested_bytes, time_ns(g.first_allocated_ps));
   }
   out += fmt::format("]}}, \"timeline\": {{\"events\": {}, \"points\": [", a.timeline_events);
   for (size_t i = 0; i < a.timeline.size(); ++i) {
@@ -218,7 +218,7 @@ std::string table_timeline(const MemoryTimeline& t) {
                  {true, true, false, false, false, false});
       for (const LiveAllocationGroup& g : a->largest_at_peak)
         live.add({bytes_cell(g.bytes), std::to_string(g.count),
-                  g.op.empty() ? "(not recorded)" : g.op, g.shape.empty() ? kDash : g.shape,
+                  live_group_op(g), g.shape.empty() ? kDash : g.shape,
                   g.dtype.empty() ? kDash : g.dtype, g.region.empty() ? kDash : g.region});
       out += live.render(70);
       if (a->live_groups > a->largest_at_peak.size())
@@ -300,6 +300,12 @@ std::string table(const MemoryResult& r) {
 }
 
 }  // namespace
+
+std::string live_group_op(const LiveAllocationGroup& g) {
+  if (!g.op.empty()) return g.op;
+  if (!g.function.empty()) return "in " + g.function;
+  return "(not recorded)";
+}
 
 std::string render_memory(const MemoryResult& result, OutputFormat format) {
   return render_in(format, result, json, csv, table);
