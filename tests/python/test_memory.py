@@ -156,6 +156,29 @@ def test_live_at_peak_by_jax_function(jaxprof_bin, xplane_fixtures):
     assert table.returncode == 0 and " in " in table.stdout
 
 
+def test_live_allocation_takes_the_innermost_jax_call(jaxprof_bin, tmp_path):
+    space = SpaceBuilder()
+    host = space.plane("/host:CPU")
+    alloc = host.event_md("MemoryAllocation")
+    outer, inner = host.event_md("PjitFunction(step)"), host.event_md("PjitFunction(matmul)")
+    line = host.line(1, "python", timestamp_ns=1000)
+    host.event(line, outer, offset_ps=0, duration_ps=10_000)
+    host.event(line, inner, offset_ps=2_000, duration_ps=2_000)
+    in_use = 0
+    for at, size in ((1_000, 64), (3_000, 128), (3_500, 128), (20_000, 256)):
+        in_use += size
+        host.event(line, alloc, offset_ps=at, duration_ps=0,
+                   stats={"allocator_name": Ref("GPU_0_bfc"), "addr": at, "allocation_bytes": size,
+                          "bytes_allocated": in_use, "peak_bytes_in_use": in_use})
+    space.plane("/device:GPU:0")
+    path = tmp_path / "calls.xplane.pb"
+    space.write(path)
+    got, _ = memory_json(jaxprof_bin, path, "--only", "allocators")
+    (a,) = got["devices"][0]["allocators"]
+    groups = {(g["function"], g["bytes"], g["count"]) for g in a["live_at_peak"]["largest"]}
+    assert groups == {("step", 64, 1), ("matmul", 256, 2), (None, 256, 1)}
+
+
 def test_partial_summaries_are_refused(jaxprof_bin, xplane_fixtures, tmp_path):
     """Partials keep no allocator events nor buffer assignments: say so, exit 2."""
     part = tmp_path / "gemm.partial"
