@@ -323,8 +323,9 @@ nb::list string_list(const Profile& pr, size_t n, auto&& at) {
 
 std::string ops_json(PyProfile& self, const std::string& group_by, const std::string& device,
                      const std::string& prefix, const std::string& match, int64_t min_duration_ps,
-                     uint64_t max_events, size_t top) {
+                     uint64_t max_events, size_t top, bool by_program) {
   OpsOptions o;
+  o.by_program = by_program;
   if (!parse_group_by(group_by, o.group_by))
     throw InputError("", "group_by must be one of hlo-op, kernel, module, name, category; got '" +
                              group_by + "'");
@@ -653,6 +654,17 @@ NB_MODULE(_core, m) {
       .def("require_plane", &require_plane, "plane"_a)
       .def("start_ps", [](PyProfile& s) { return view(s, s.profile().events.start_ps); })
       .def("duration_ps", [](PyProfile& s) { return view(s, s.profile().events.duration_ps); })
+      .def("op_duration_ps",
+           [](PyProfile& s) {
+             // The ops' own durations: the device clock where events carry it (a copy).
+             const Profile& pr = s.profile();
+             std::vector<int64_t> out(pr.events.duration_ps.begin(), pr.events.duration_ps.end());
+             for (const Line& line : pr.lines)
+               if (line.decoded && line.device_clock)
+                 for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e)
+                   out[e] = pr.events.op_duration_ps(line, e);
+             return owned(std::move(out));
+           })
       .def("metadata", [](PyProfile& s) { return view(s, s.profile().events.metadata); })
       .def("hlo_op", [](PyProfile& s) { return view(s, s.profile().events.hlo_op); })
       .def("module", [](PyProfile& s) { return view(s, s.profile().events.module); })
@@ -677,7 +689,7 @@ NB_MODULE(_core, m) {
              return out;
            })
       .def("ops_json", &ops_json, "group_by"_a, "device"_a, "prefix"_a, "match"_a,
-           "min_duration_ps"_a, "max_events"_a, "top"_a)
+           "min_duration_ps"_a, "max_events"_a, "top"_a, "by_program"_a = false)
       .def("info_json", &info_json)
       .def("timeline_json", &timeline_json)
       .def("modules_json", &modules_json, "top_ops"_a)

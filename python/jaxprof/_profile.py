@@ -58,7 +58,9 @@ class Events:
     """Event columns of a profile or a device.
 
     Columns (``columns`` dict, also attributes): ``start_ps`` and ``duration_ps`` (int64,
-    picoseconds relative to the profile's ``base_ns``), ``metadata`` (uint32: index into
+    picoseconds relative to the profile's ``base_ns``: placement on the timeline, host-aligned),
+    ``op_duration_ps`` (int64: the op's own duration, on the device's clock where the event
+    carries one, as TPU ops do; else ``duration_ps``; see docs/clocks.md), ``metadata`` (uint32: index into
     ``names``), ``hlo_op`` (uint32: index into ``strings``, 0 = none), ``module`` (uint32: index
     into ``modules``, 0 = none) and ``line`` (uint32: index into ``Profile.lines()``).
 
@@ -108,6 +110,7 @@ class Events:
         data = {
             "start_ps": c["start_ps"],
             "duration_ps": c["duration_ps"],
+            "op_duration_ps": c["op_duration_ps"],
             "name": self._categorical(c["metadata"], self.names),
             "hlo_op": self._categorical(c["hlo_op"], self.strings),
             "module": self._categorical(c["module"], self.modules),
@@ -133,6 +136,7 @@ class Events:
         return pa.table({
             "start_ps": pa.array(c["start_ps"]),
             "duration_ps": pa.array(c["duration_ps"]),
+            "op_duration_ps": pa.array(c["op_duration_ps"]),
             "name": dictionary(c["metadata"], self.names),
             "hlo_op": dictionary(c["hlo_op"], self.strings),
             "module": dictionary(c["module"], self.modules),
@@ -140,7 +144,7 @@ class Events:
         })
 
 
-_COLUMNS = ("start_ps", "duration_ps", "metadata", "hlo_op", "module")
+_COLUMNS = ("start_ps", "duration_ps", "op_duration_ps", "metadata", "hlo_op", "module")
 
 
 class Profile:
@@ -227,14 +231,16 @@ class Profile:
     # ---- analyses --------------------------------------------------------------------------
     def ops(self, group_by: str = "hlo-op", *, device: Optional[str] = None,
             prefix: Optional[str] = None, match: Optional[str] = None,
-            min_duration_ns: float = 0.0, max_events: int = 0, top: int = 0) -> OpsResult:
+            min_duration_ns: float = 0.0, max_events: int = 0, top: int = 0,
+            by_program: bool = False) -> OpsResult:
         """Device time per HLO op, kernel, module, name or category (``jaxprof ops``).
 
-        Arguments mirror the CLI's options; ``data`` equals ``jaxprof ops --format json``.
+        Arguments mirror the CLI's options (``by_program`` is ``--by-program``); ``data``
+        equals ``jaxprof ops --format json``.
         """
         text = self._core.ops_json(group_by.replace("_", "-"), device or "", prefix or "",
                                    match or "", int(min_duration_ns * 1000.0 + 0.5),
-                                   int(max_events), int(top))
+                                   int(max_events), int(top), bool(by_program))
         return OpsResult(json.loads(text))
 
     def info(self) -> InfoResult:

@@ -4,12 +4,12 @@
 #include <map>
 #include <set>
 
+#include "jaxprof/model/op_lines.h"
+
 namespace jaxprof {
 
 bool is_op_line(const Profile& profile, const Line& line) {
-  std::string_view name = profile.str(line.name);
-  // "XLA Thunks": the thunk ranges of nsys-jax archives, projected onto the GPU.
-  return name.starts_with("Stream #") || name == "XLA Ops" || name == "XLA Thunks";
+  return is_op_line_name(profile.str(line.name));
 }
 
 std::vector<DeviceLines> op_devices(const Profile& profile) {

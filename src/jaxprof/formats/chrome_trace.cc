@@ -190,6 +190,8 @@ struct Record {
   StringId hlo_op;
   uint32_t module;
   uint32_t stats;  // index into spans_, or kNoStats
+  // The device's own clock (TPU ops' device_offset_ps / device_duration_ps args), or kNoStat.
+  int64_t device_start_ps, device_duration_ps;
 };
 
 // The fields of one trace event that the import needs; views live as long as the window.
@@ -198,6 +200,7 @@ struct Fields {
   bool has_ts = false, has_dur = false;
   std::string_view pid, tid, ts, dur, name;
   std::string_view hlo_op, hlo_module, long_name, program_id, arg_name;
+  std::string_view device_offset, device_duration;  // raw JSON tokens
   bool has_args = false;
 };
 
@@ -220,6 +223,14 @@ std::optional<int64_t> number_of(std::string_view key) {
 }
 
 // "program_id" as a string or number; XLA ids are unsigned 64-bit.
+// A non-negative picosecond count written as a JSON number or string ("194437036250").
+int64_t picoseconds_of(std::string_view text) {
+  if (text.size() >= 2 && text.front() == '"') text = text.substr(1, text.size() - 2);
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  return ec == std::errc() && p == text.data() + text.size() && v >= 0 ? v : Events::kNoStat;
+}
+
 ProgramId program_of(std::string_view text) {
   if (text.size() >= 2 && text.front() == '"') text = text.substr(1, text.size() - 2);
   uint64_t u = 0;
@@ -706,6 +717,10 @@ class ChromeTraceImporter : public EventSource {
             if ((code = arg_value.get_string().get(f.long_name))) return code;
           } else if (arg_key == "program_id") {
             f.program_id = trim(arg_value.raw_json_token());
+          } else if (arg_key == "device_offset_ps") {
+            f.device_offset = trim(arg_value.raw_json_token());
+          } else if (arg_key == "device_duration_ps") {
+            f.device_duration = trim(arg_value.raw_json_token());
           } else if (arg_key == "name") {
             // process_name / thread_name metadata; a non-string is not a name.
             std::string_view s;
@@ -816,6 +831,15 @@ class ChromeTraceImporter : public EventSource {
                     f.program_id.empty() ? kNoProgram : program_of(f.program_id)};
       r.module = p_->intern_module(key);
     }
+    r.device_start_ps = r.device_duration_ps = Events::kNoStat;
+    if (!f.device_offset.empty() && !f.device_duration.empty()) {
+      int64_t start = picoseconds_of(f.device_offset), dur = picoseconds_of(f.device_duration);
+      if (start != Events::kNoStat && dur != Events::kNoStat) {
+        r.device_start_ps = start;
+        r.device_duration_ps = dur;
+        any_device_clock_ = true;
+      }
+    }
     r.stats = kNoStats;
     if (f.has_args && f.ph != 'E') {
       if (length > std::numeric_limits<uint32_t>::max()) fail("event larger than 4 GiB", offset);
@@ -918,6 +942,8 @@ class ChromeTraceImporter : public EventSource {
         line.first_event = static_cast<uint32_t>(next_event);
         line.event_count = counts[t];
         line.decoded = counts[t] == 0;
+        // As the XSpace importer: device planes' lines keep the device clock columns.
+        line.device_clock = any_device_clock_ && is_device_plane(plane.kind);
         next_event += counts[t];
       }
     }
@@ -954,6 +980,10 @@ class ChromeTraceImporter : public EventSource {
       ev.raw[e] = r.stats;
       ev.hlo_op[e] = r.hlo_op;
       ev.module[e] = r.module;
+      if (p_->lines[threads_[r.thread].line].device_clock) {
+        ev.device_start_ps[e] = r.device_start_ps;
+        ev.device_duration_ps[e] = r.device_duration_ps;
+      }
     }
     records_.clear();
     records_.shrink_to_fit();
@@ -989,6 +1019,10 @@ class ChromeTraceImporter : public EventSource {
     permute(ev.raw);
     permute(ev.hlo_op);
     permute(ev.module);
+    if (line.device_clock) {
+      permute(ev.device_start_ps);
+      permute(ev.device_duration_ps);
+    }
   }
 
   // TPU op events name no module in the trace (the xplane has it as a program id on their
@@ -1055,6 +1089,7 @@ class ChromeTraceImporter : public EventSource {
   std::vector<char> scratch_;
   std::vector<Record> records_, paired_;
   std::vector<std::pair<size_t, uint32_t>> spans_;  // per event with args: its bytes in the file
+  bool any_device_clock_ = false;  // some event carried device_offset_ps and device_duration_ps
   std::vector<Process> processes_;
   std::vector<Thread> threads_;
   std::unordered_map<std::string, uint32_t> process_index_, thread_index_;

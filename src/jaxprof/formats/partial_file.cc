@@ -117,8 +117,10 @@ Writer device(const PartialDevice& d) {
     x.sint64(3, e.end_ps);
     x.int64(4, e.exposed_ps);
     if (e.run_id) x.int64(5, *e.run_id);
+    x.int64(6, e.duration_ps);
     w.message(13, x);
   }
+  w.varint(14, d.op_device_clock_events);
   return w;
 }
 
@@ -312,6 +314,9 @@ class FileReader {
         case 6:
           d.op_span_ps = f.as_int64();
           break;
+        case 14:
+          d.op_device_clock_events = f.value;
+          break;
         case 7: {
           PartialOpGroup& g = d.op_groups.emplace_back();
           each(f.bytes, [&](const wire::Field& x) {
@@ -447,6 +452,7 @@ class FileReader {
         }
         case 13: {
           PartialCollectiveExecution& e = d.collective_executions.emplace_back();
+          bool duration = false;
           each(f.bytes, [&](const wire::Field& x) {
             switch (x.number) {
               case 1:
@@ -464,8 +470,13 @@ class FileReader {
               case 5:
                 e.run_id = x.as_int64();
                 break;
+              case 6:
+                e.duration_ps = x.as_int64();
+                duration = true;
+                break;
             }
           });
+          if (!duration) e.duration_ps = e.end_ps - e.begin_ps;  // written without the field
           break;
         }
       }
@@ -650,9 +661,10 @@ class FileReader {
   }
 
   // Every index points inside its table, and every time, duration and count is within what a
-  // capture can hold (2^53 ps is 104 days), so that sums over many hosts cannot overflow.
+  // capture can hold (2^56 ps is 20 hours after the host's clock zero), so that sums over many
+  // hosts cannot overflow: a per-op total stays under 2^61 ps, leaving room for 4 such hosts.
   void validate(const HostPartial& h) const {
-    constexpr int64_t kTime = int64_t{1} << 53;
+    constexpr int64_t kTime = int64_t{1} << 56;
     auto time = [&](int64_t t) {
       if (t < -kTime || t > kTime) bad(fmt::format("a time out of range ({} ps)", t));
     };
@@ -665,12 +677,16 @@ class FileReader {
                         t.comm_exposed_ps, t.memcpy_ps, t.memcpy_exposed_ps, t.idle_ps,
                         t.idle_in_modules_ps, t.idle_between_modules_ps})
         time(v);
-      for (uint64_t n : {d.op_events, d.op_selected, t.events, t.executions}) count(n);
+      for (uint64_t n : {d.op_events, d.op_selected, d.op_device_clock_events, t.events,
+                         t.executions})
+        count(n);
+      if (d.op_device_clock_events > d.op_events)
+        bad("more op events on the device clock than op events");
       for (const PartialOpGroup& g : d.op_groups) {
         count(g.duration.count);
         count(g.first);
         for (int64_t v : {g.duration.min, g.duration.max, g.self_ps}) time(v);
-        if (g.duration.sum < -(kTime << 8) || g.duration.sum > (kTime << 8))
+        if (g.duration.sum < -(kTime << 5) || g.duration.sum > (kTime << 5))
           bad("an op group's total is out of range");
       }
       for (const PartialExecution& e : d.executions) {
@@ -683,6 +699,7 @@ class FileReader {
         time(e.begin_ps);
         time(e.end_ps);
         time(e.exposed_ps);
+        time(e.duration_ps);
         if (e.end_ps < e.begin_ps) bad("a collective execution ends before it starts");
       }
       for (const PartialCollectiveOp& op : d.collective_ops) count(op.message_bytes >> 20);
@@ -707,7 +724,8 @@ class FileReader {
       }
     }
     count(h.compile.unattributed);
-    if (h.base_ns < -kTime || h.base_ns > kTime * 1000)
+    // Clock zeros are nanoseconds since an epoch: bounded so that two hosts' difference fits.
+    if (h.base_ns < -(int64_t{1} << 61) || h.base_ns > (int64_t{1} << 62))
       bad("the host's clock zero is out of range");
     const size_t strings = h.strings.size(), modules = h.modules.size(), infos = h.op_infos.size();
     auto str = [&](uint32_t id) {

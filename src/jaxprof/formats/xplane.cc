@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "jaxprof/error.h"
+#include "jaxprof/model/op_lines.h"
 #include "jaxprof/wire/reader.h"
 
 namespace jaxprof {
@@ -61,6 +62,7 @@ struct Chunk {
   uint32_t count;        // events to decode
   uint32_t first_event;  // destination index in Profile::events
   int64_t line_base_ps;  // (line timestamp - host base) * 1000
+  bool device_clock;     // decode the device clock stats (op lines of planes that declare them)
 };
 
 // Per-plane lookups the workers need; read-only once built.
@@ -71,6 +73,12 @@ struct PlaneLookup {
   // Decoded into Events::correlation_id and group_id on device planes (-1: none; else the id).
   int64_t correlation_stat = -1, group_stat = -1;
   bool kernel_ids = false;  // a device plane that declares either
+  // Decoded into Events::device_start_ps and device_duration_ps on device planes that declare
+  // both (TPU op events), and into Events::memory_op on device planes declaring either copy stat.
+  int64_t device_offset_stat = -1, device_duration_stat = -1;
+  int64_t memcpy_stat = -1, memset_stat = -1;
+  bool device_clock = false;
+  bool memory_ops = false;
   // Stat metadata id -> name, for refs; ids are dense small integers in practice.
   std::vector<StringId> dense_stat_names;
   std::unordered_map<StringId, int64_t> stat_id_of_name;  // first id with each name
@@ -317,7 +325,10 @@ class XSpaceImporter : public EventSource {
     sort_lines(lines);
     for (uint32_t li : lines) {
       p_->lines[li].decoded = true;
-      p_->lines[li].kernel_ids = lookups_[p_->lines[li].plane - first_plane_].kernel_ids;
+      const PlaneLookup& lookup = lookups_[p_->lines[li].plane - first_plane_];
+      p_->lines[li].kernel_ids = lookup.kernel_ids;
+      p_->lines[li].device_clock = line_device_clock(li);
+      p_->lines[li].memory_ops = lookup.memory_ops;
     }
     workers_.clear();
     p_ = nullptr;
@@ -661,10 +672,20 @@ class XSpaceImporter : public EventSource {
       if (name == "program_id" && lookup.program_id_stat < 0) lookup.program_id_stat = key;
       if (name == "correlation_id" && lookup.correlation_stat < 0) lookup.correlation_stat = key;
       if (name == "group_id" && lookup.group_stat < 0) lookup.group_stat = key;
+      if (name == "device_offset_ps" && lookup.device_offset_stat < 0)
+        lookup.device_offset_stat = key;
+      if (name == "device_duration_ps" && lookup.device_duration_stat < 0)
+        lookup.device_duration_stat = key;
+      if (name == "memcpy_details" && lookup.memcpy_stat < 0) lookup.memcpy_stat = key;
+      if (name == "memset_details" && lookup.memset_stat < 0) lookup.memset_stat = key;
     }
     // Device planes whose events may carry the ids (GPU ones; TPU planes declare neither).
     lookup.kernel_ids =
         is_device_plane(plane.kind) && (lookup.correlation_stat >= 0 || lookup.group_stat >= 0);
+    lookup.device_clock = is_device_plane(plane.kind) && lookup.device_offset_stat >= 0 &&
+                          lookup.device_duration_stat >= 0;
+    lookup.memory_ops =
+        is_device_plane(plane.kind) && (lookup.memcpy_stat >= 0 || lookup.memset_stat >= 0);
     for (std::string_view s : stats)
       plane.stats.push_back(decode_stat(s, plane.stat_names, p_->strings, origin_));
     for (auto [id, name] : plane.stat_names) {
@@ -700,6 +721,9 @@ class XSpaceImporter : public EventSource {
             m.hlo_module = p_->strings.intern_view(s.value.str);
           if (sname == "program_id" && s.value.as_int())
             m.program_id = static_cast<ProgramId>(*s.value.as_int());
+          if (sname == "memcpy_details") m.memory_op |= Events::kMemcpyStat;
+          if (sname == "memset_details") m.memory_op |= Events::kMemsetStat;
+          plane.metadata_memory_ops |= m.memory_op != 0;
         }
       }
       if (m.hlo_op == 0) {
@@ -957,7 +981,8 @@ class XSpaceImporter : public EventSource {
             c + 1 < l.chunk_starts.size() ? l.chunk_starts[c + 1].second : l.events;
         line_chunks_[l.line - first_line_].push_back(static_cast<uint32_t>(chunks_.size()));
         chunks_.push_back(Chunk{plane, l.chunk_starts[c].first, l.end, end_index - begin_index,
-                                static_cast<uint32_t>(cursor[l.line] + begin_index), base_ps});
+                                static_cast<uint32_t>(cursor[l.line] + begin_index), base_ps,
+                                line_device_clock(l.line)});
       }
       cursor[l.line] += l.events;
     }
@@ -998,6 +1023,8 @@ class XSpaceImporter : public EventSource {
       StringId hlo_op = 0, hlo_module = 0;
       ProgramId program_id = kNoProgram;
       int64_t correlation = Events::kNoStat, group = Events::kNoStat;
+      int64_t device_offset = Events::kNoStat, device_duration = Events::kNoStat;
+      uint8_t memory_op = 0;
       while (q < event_end) {
         uint8_t tag = *q++;
         switch (tag) {
@@ -1029,6 +1056,12 @@ class XSpaceImporter : public EventSource {
                 own_int_stat(sq, q + slen, correlation);
               else if (lookup.kernel_ids && id == lookup.group_stat)
                 own_int_stat(sq, q + slen, group);
+              else if (c.device_clock && id == lookup.device_offset_stat)
+                own_int_stat(sq, q + slen, device_offset);
+              else if (c.device_clock && id == lookup.device_duration_stat)
+                own_int_stat(sq, q + slen, device_duration);
+              else if (lookup.memory_ops && (id == lookup.memcpy_stat || id == lookup.memset_stat))
+                memory_op |= id == lookup.memcpy_stat ? Events::kMemcpyStat : Events::kMemsetStat;
             }
             q += slen;
             break;
@@ -1052,6 +1085,14 @@ class XSpaceImporter : public EventSource {
         ev.correlation_id[e] = correlation;
         ev.group_id[e] = group;
       }
+      if (c.device_clock) {
+        // Both stats as plain integers, the duration not negative: else the event keeps the
+        // host-aligned timing alone.
+        bool usable = device_offset >= 0 && device_duration >= 0;
+        ev.device_start_ps[e] = usable ? device_offset : Events::kNoStat;
+        ev.device_duration_ps[e] = usable ? device_duration : Events::kNoStat;
+      }
+      if (lookup.memory_ops) ev.memory_op[e] = memory_op;
       ++e;
     }
     if (e != last) fail_at(p, "line ended before its events were read (corrupt file)");
@@ -1246,6 +1287,13 @@ class XSpaceImporter : public EventSource {
   }
 
   uint32_t first_plane() const { return first_plane_; }
+  // Whether line li's events get their device clock decoded: op lines of a plane whose events
+  // may carry it. Other lines (modules, steps, trace-mes) never need it, and a TPU profile has
+  // many of them.
+  bool line_device_clock(uint32_t li) const {
+    const Line& line = p_->lines[li];
+    return lookups_[line.plane - first_plane_].device_clock && is_op_line_name(p_->str(line.name));
+  }
 
   void decode_events(const std::vector<uint32_t>& chunks) {
     unsigned threads = thread_count(chunks.size());
@@ -1341,6 +1389,17 @@ class XSpaceImporter : public EventSource {
       permute(ev.raw);
       permute(ev.hlo_op);
       permute(ev.module);
+      // The columns of device stats the line has (set on the line once sorted).
+      const PlaneLookup& lookup = lookups_[line.plane - first_plane_];
+      if (lookup.kernel_ids) {
+        permute(ev.correlation_id);
+        permute(ev.group_id);
+      }
+      if (line_device_clock(li)) {
+        permute(ev.device_start_ps);
+        permute(ev.device_duration_ps);
+      }
+      if (lookup.memory_ops) permute(ev.memory_op);
     }
   }
 

@@ -1074,6 +1074,10 @@ const HloModule* HloIndex::find(int64_t program_id, std::string_view module_name
   if (module_name.empty()) return nullptr;
   auto [first, last] = by_name_.equal_range(module_name);
   if (first == last || std::next(first) != last) return nullptr;  // unknown or ambiguous
+  // A module indexed under another program id is another program of that name: its
+  // instructions must not describe this one's.
+  if (program_id != kUnknownProgramId && first->second->program_id != kUnknownProgramId)
+    return nullptr;
   return first->second;
 }
 

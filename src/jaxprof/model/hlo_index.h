@@ -162,7 +162,8 @@ class HloIndex {
   static std::unique_ptr<HloModule> parse(std::string_view serialized, bool bare_module = false);
   const HloModule& insert(std::unique_ptr<HloModule> module, int64_t program_id);
 
-  // By program id first (exact), else by module name when exactly one module has that name.
+  // By program id first (exact), else by module name when exactly one module has that name and
+  // it is not known as another program (a lookup never mixes two programs).
   const HloModule* find(int64_t program_id, std::string_view module_name) const;
   const std::vector<std::unique_ptr<HloModule>>& modules() const { return modules_; }
   bool empty() const { return modules_.empty(); }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "jaxprof/render/name_collisions.h"
 #include "jaxprof/render/units.h"
 
 namespace jaxprof {
@@ -23,14 +24,15 @@ std::string json(const CollectivesResult& r) {
     const CollectiveOp& o = r.ops[i];
     if (i) out += ", ";
     out += fmt::format(
-        "{{\"module\": {}, \"name\": {}, \"opcode\": {}, \"async\": {}, \"group_size\": {}, "
-        "\"group_size_from\": {}, \"message_bytes\": {}, \"operand_shapes\": {}, {}, "
+        "{{\"module\": {}, \"program_id\": {}, \"name\": {}, \"opcode\": {}, \"async\": {}, "
+        "\"group_size\": {}, \"group_size_from\": {}, \"message_bytes\": {}, \"operand_shapes\": {}, {}, "
         "\"count\": {}, \"devices\": {}, \"total_ns\": {}, \"mean_ns\": {}, \"min_ns\": {}, "
         "\"max_ns\": {}, \"exposed_ns\": {}, \"hidden_ns\": {}, \"algbw_gbps\": {}, "
         "\"busbw_gbps\": {}, \"instances\": {}, \"multi_device_instances\": {}, "
         "\"wait_total_ns\": {}, \"wait_max_ns\": {}, \"late_device\": {}, \"late_count\": {}}}",
-        json_string(o.module), json_string(o.name), json_string(o.opcode),
-        o.async ? "true" : "false", o.group_size,
+        json_string(o.module),
+        o.program_id == kNoProgram ? std::string("null") : std::to_string(o.program_id),
+        json_string(o.name), json_string(o.opcode), o.async ? "true" : "false", o.group_size,
         json_string(o.group_size_from_devices ? "devices" : "replica_groups"), o.message_bytes,
         json_string(o.operand_shapes), json_traits(o.traits), o.count, o.devices,
         ps_to_ns_exact(o.total_ps), ps_to_ns(o.mean_ps), ps_to_ns_exact(o.min_ps),
@@ -122,11 +124,21 @@ std::string table(const CollectivesResult& r) {
   Table t({"op", "opcode", "module", "N", "size", "count", "total", "mean", "exposed", "hidden",
            "algbw GB/s", "busbw GB/s", "wait", "late most"},
           {false, false, false, true, true, true, true, true, true, true, true, true, true, false});
+  // Ops of programs that share a module name read alike: such rows say which program they are.
+  std::vector<std::string> labels, tellers;
   for (const CollectiveOp& o : r.ops) {
+    labels.push_back(o.name + "\n" + o.module);
+    tellers.push_back(
+        program_teller(o.program_id == kNoProgram ? "" : std::to_string(o.program_id)));
+  }
+  const std::vector<std::string> apart = tell_apart(labels, tellers);
+  for (size_t oi = 0; oi < r.ops.size(); ++oi) {
+    const CollectiveOp& o = r.ops[oi];
     std::string late = o.late_device.empty() ? ""
                                              : fmt::format("{} ({}/{})", o.late_device,
                                                            o.late_count, o.multi_device_instances);
-    t.add({o.name, o.opcode + (o.async ? " (async)" : ""), o.module,
+    t.add({o.name + apart[oi].substr(labels[oi].size()), o.opcode + (o.async ? " (async)" : ""),
+           o.module,
            std::to_string(o.group_size) + (o.group_size_from_devices ? "*" : ""),
            human_bytes(o.message_bytes), std::to_string(o.count), dur(o.total_ps),
            human_duration(o.mean_ps), dur(o.exposed_ps), dur(o.hidden_ps),
