@@ -23,6 +23,7 @@
 #include "jaxprof/analysis/hosts.h"
 #include "jaxprof/analysis/info.h"
 #include "jaxprof/analysis/kernels.h"
+#include "jaxprof/analysis/memory.h"
 #include "jaxprof/analysis/modules.h"
 #include "jaxprof/analysis/ops.h"
 #include "jaxprof/analysis/plane_timing.h"
@@ -46,6 +47,8 @@
 #include "jaxprof/render/hosts_render.h"
 #include "jaxprof/render/info_render.h"
 #include "jaxprof/render/kernels_render.h"
+#include "jaxprof/render/memory_chart.h"
+#include "jaxprof/render/memory_render.h"
 #include "jaxprof/render/modules_render.h"
 #include "jaxprof/render/ops_render.h"
 #include "jaxprof/render/perfetto.h"
@@ -453,6 +456,27 @@ std::string collectives_json(PyProfile& self, const std::string& device, size_t 
   return render_collectives(compute_collectives(self.profile(), o), OutputFormat::kJson);
 }
 
+// `jaxprof memory --format json` and one SVG chart per allocator.
+std::tuple<std::string, std::vector<std::string>> memory(PyProfile& self, const std::string& only,
+                                                         const std::string& allocator,
+                                                         const std::string& module, size_t top,
+                                                         size_t points) {
+  if (!only.empty() && only != "allocators" && only != "programs")
+    throw InputError("", "unknown memory part '" + only + "' (allocators, programs)");
+  MemoryOptions o;
+  o.want_timeline = only != "programs";
+  o.want_programs = only != "allocators";
+  o.timeline.allocator = allocator;
+  o.timeline.top = top;
+  o.timeline.max_points = points;
+  o.programs.module = module;
+  o.programs.top = top;
+  nb::gil_scoped_release release;
+  std::lock_guard lock(self.mu);
+  MemoryResult r = compute_memory(self.profile(), o);
+  return {render_memory(r, OutputFormat::kJson), svg_memory_timelines(r.timeline)};
+}
+
 std::string compile_json(PyProfile& self, size_t top_steps) {
   CompileOptions o;
   o.top_steps = top_steps;
@@ -677,6 +701,7 @@ NB_MODULE(_core, m) {
            "max_events"_a, "threads"_a = 0)
       .def("flame", &flame, "by"_a, "device"_a, "idle"_a)
       .def("collectives_json", &collectives_json, "device"_a, "top"_a, "instances"_a)
+      .def("memory", &memory, "only"_a, "allocator"_a, "module"_a, "top"_a, "points"_a)
       .def("compile_json", &compile_json, "top_steps"_a)
       .def("summary", &summary_render, "top"_a, "observations"_a, "text"_a)
       .def("export_perfetto", &export_perfetto, "path"_a)

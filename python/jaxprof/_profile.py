@@ -10,8 +10,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 import numpy as np
 
 from . import _core
-from ._results import (FlameResult, InfoResult, OpsResult, Result, ResultJSON, RooflineResult,
-                       SummaryResult)
+from ._results import (FlameResult, InfoResult, MemoryResult, OpsResult, Result, ResultJSON,
+                       RooflineResult, SummaryResult)
 
 __all__ = ["load", "Profile", "Events", "Plane"]
 
@@ -326,6 +326,26 @@ class Profile:
         """
         text = self._core.collectives_json(device or "", int(top), bool(instances))
         return ResultJSON(json.loads(text), "ops")
+
+    def memory(self, *, only: Optional[str] = None, allocator: Optional[str] = None,
+               module: Optional[str] = None, top: int = 10, points: int = 1000) -> MemoryResult:
+        """Memory (``jaxprof memory``): bytes in use over time per allocator, the peak and what
+        was live at it, and each compiled program's static memory from XLA's buffer assignment.
+
+        Args:
+            only: ``"allocators"`` or ``"programs"`` for one part (``--only``).
+            allocator: only allocators whose name or device contains this (``--allocator``).
+            module: only programs whose module name contains this (``--module``).
+            top: groups of live allocations and buffers listed at each peak (0 = all).
+            points: timeline points kept per allocator (0 = every event).
+
+        ``data`` equals ``jaxprof memory --format json``; one row per allocator, ``programs()``
+        one per (program, memory space); in Jupyter it renders the in-use charts with the peaks
+        marked (``svgs``).
+        """
+        text, svgs = self._core.memory(only or "", allocator or "", module or "", int(top),
+                                       int(points))
+        return MemoryResult(json.loads(text), svgs)
 
     def compile(self, *, top_steps: int = 0) -> Result:
         """Compile time per compile, module and phase (``jaxprof compile``); one row per compile

@@ -121,6 +121,9 @@ struct HloModule {
   std::unordered_map<std::string_view, uint32_t> instruction_by_name;
   std::unordered_map<int64_t, uint32_t> instruction_by_id;
   std::unordered_map<int64_t, uint32_t> computation_by_id;
+  // The serialized xla.BufferAssignmentProto that came with the module (HloProto field 3), in
+  // the caller's buffer; empty when there was none (decode it with parse_buffer_assignment).
+  std::string_view buffer_assignment;
 
   const HloInstruction* find(std::string_view instruction_name) const;
   // "file:line" of the instruction's metadata, or "" when it has none.

@@ -35,4 +35,15 @@ std::string human_duration(double ps) {
 
 std::string human_percent(double fraction) { return fmt::format("{:.1f}%", fraction * 100.0); }
 
+std::string human_bytes(double bytes) {
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (std::fabs(bytes) < 1024) return fmt::format("{:.0f} B", bytes);
+  int u = -1;
+  while (std::fabs(bytes) >= 1024 && u < 5) {
+    bytes /= 1024;
+    ++u;
+  }
+  return fmt::format("{:.2f} {}", bytes, kUnits[u]);
+}
+
 }  // namespace jaxprof

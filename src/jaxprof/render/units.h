@@ -14,6 +14,8 @@ std::string ps_to_ns(double ps);
 // Human-readable duration for tables: "1.95 ms", "812 ns", "3.20 s".
 std::string human_duration(double ps);
 std::string human_percent(double fraction);
+// Binary-prefixed byte size for tables and charts: "812 B", "1.50 KiB", "144.00 GiB".
+std::string human_bytes(double bytes);
 // Shortest round-trip form of a double ("0.25", "1e-07").
 std::string number(double v);
 
