@@ -37,6 +37,10 @@ COMMANDS = [
     ["collectives", "--instances"],
     ["compile"],
     ["compile", "--passes-only", "--top-steps", "3"],
+    ["kernels"],
+    ["kernels", "--device", "GPU:1", "--top", "3"],
+    ["kernels", "--match", "^[a-mA-M_]"],
+    ["kernels", "--device", "TPU"],
 ]
 
 
@@ -135,8 +139,9 @@ def test_bad_partials(jaxprof_bin, tmp_path, cpu_run):
     # Commands that read events refuse partials with a message.
     proc = cli(jaxprof_bin, ["flame", str(good)], ok=False)
     assert proc.returncode == 2 and b"partial" in proc.stderr
-    proc = cli(jaxprof_bin, ["ops", str(good), "--min-duration", "5"], ok=False)
-    assert proc.returncode == 2 and b"--min-duration" in proc.stderr
+    for command in ("ops", "kernels"):
+        proc = cli(jaxprof_bin, [command, str(good), "--min-duration", "5"], ok=False)
+        assert proc.returncode == 2 and b"--min-duration" in proc.stderr
 
 
 def test_keep_going_skips_a_damaged_host(jaxprof_bin, tmp_path):
@@ -213,3 +218,4 @@ def test_one_profile_of_all_hosts_agrees(jaxprof_bin, mixed_run):
     assert profile.collectives(instances=True).data == cli_json(
         jaxprof_bin, ["collectives", run, "--instances"])
     assert profile.compile().data == cli_json(jaxprof_bin, ["compile", run])
+    assert profile.kernels().data == cli_json(jaxprof_bin, ["kernels", run])
