@@ -752,9 +752,11 @@ class FileReader {
   }
 
   // Every index points inside its table, and every time, duration and count is within what a
-  // capture can hold (2^53 ps is 104 days), so that sums over many hosts cannot overflow.
+  // capture can hold: times within 2^56 ps (20 hours from the host's zero; scaled benchmark
+  // profiles span several hours), totals within 2^61 ps, so that sums stay within int64.
   void validate(const HostPartial& h) const {
-    constexpr int64_t kTime = int64_t{1} << 53;
+    constexpr int64_t kTime = int64_t{1} << 56;
+    constexpr int64_t kTotal = int64_t{1} << 61;
     auto time = [&](int64_t t) {
       if (t < -kTime || t > kTime) bad(fmt::format("a time out of range ({} ps)", t));
     };
@@ -772,7 +774,7 @@ class FileReader {
         count(g.duration.count);
         count(g.first);
         for (int64_t v : {g.duration.min, g.duration.max, g.self_ps}) time(v);
-        if (g.duration.sum < -(kTime << 8) || g.duration.sum > (kTime << 8))
+        if (g.duration.sum < -kTotal || g.duration.sum > kTotal)
           bad("an op group's total is out of range");
       }
       for (const PartialExecution& e : d.executions) {
@@ -809,7 +811,7 @@ class FileReader {
       }
     }
     count(h.compile.unattributed);
-    if (h.base_ns < -kTime || h.base_ns > kTime * 1000)
+    if (h.base_ns < -(int64_t{1} << 53) || h.base_ns > (int64_t{1} << 53) * 1000)
       bad("the host's clock zero is out of range");
     const size_t strings = h.strings.size(), modules = h.modules.size(), infos = h.op_infos.size();
     auto str = [&](uint32_t id) {
@@ -859,11 +861,11 @@ class FileReader {
         count(k.count);
         if (k.count == 0) bad("a kernel without launches");
         for (int64_t v : {k.min_ps, k.max_ps}) time(v);
-        if (k.total_ps < 0 || k.total_ps > (kTime << 8)) bad("a kernel's total is out of range");
+        if (k.total_ps < 0 || k.total_ps > kTotal) bad("a kernel's total is out of range");
         for (const PartialKernelConfig& c : k.configs) {
           str(c.details);
           count(c.count);
-          if (c.total_ps < 0 || c.total_ps > (kTime << 8))
+          if (c.total_ps < 0 || c.total_ps > kTotal)
             bad("a kernel configuration's total is out of range");
         }
         for (const PartialKernelOp& op : k.ops) {
@@ -871,7 +873,7 @@ class FileReader {
           str(op.hlo_op);
           str(op.op_name);
           count(op.first);
-          if (op.total_ps < 0 || op.total_ps > (kTime << 8)) bad("a kernel op's total is out of range");
+          if (op.total_ps < 0 || op.total_ps > kTotal) bad("a kernel op's total is out of range");
         }
       }
     for (const PartialStep& s : h.steps.steps) str(s.name);
