@@ -31,18 +31,26 @@ def main():
     ap.add_argument("--batch", type=int, nargs="+", default=[0], help="0: the default")
     ap.add_argument("--jaxprof", default=os.path.join(os.path.dirname(__file__), "..", "build",
                                                       "jaxprof"))
+    ap.add_argument("--want", help="a file of `jaxprof summary --format json` of RUN_DIR to "
+                                   "compare with (made when missing)")
     args = ap.parse_args()
     from dask.distributed import Client, LocalCluster
     from jaxprof.distributed import summarize
 
-    t = time.monotonic()
-    proc = subprocess.Popen([args.jaxprof, "summary", args.run, "--format", "json"],
-                            stdout=subprocess.PIPE)
-    out, _ = proc.communicate()
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    want = json.loads(out)
-    print(f"one process (jaxprof summary): {time.monotonic() - t:.1f} s wall, "
-          f"{usage.ru_utime + usage.ru_stime:.1f} s CPU, peak RSS {usage.ru_maxrss / 1024:.0f} MB")
+    if args.want and os.path.exists(args.want):
+        want = json.load(open(args.want))
+    else:
+        t = time.monotonic()
+        proc = subprocess.Popen([args.jaxprof, "summary", args.run, "--format", "json"],
+                                stdout=subprocess.PIPE)
+        out, _ = proc.communicate()
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        want = json.loads(out)
+        if args.want:
+            open(args.want, "wb").write(out)
+        print(f"one process (jaxprof summary): {time.monotonic() - t:.1f} s wall, "
+              f"{usage.ru_utime + usage.ru_stime:.1f} s CPU, peak RSS "
+              f"{usage.ru_maxrss / 1024:.0f} MB", flush=True)
     base = {}
     for batch in args.batch:
         for n in args.workers:

@@ -235,12 +235,14 @@ def summarize(paths_or_logdir, client=None, format: str = "table", top: int = 5,
               observations: int = 3, session: Optional[str] = None,
               progress: Optional[Callable[[int, int, float], None]] = None,
               storage_options: Optional[dict] = None, keep_going: bool = False,
-              skipped: Optional[List[Tuple[str, str, str]]] = None):
+              skipped: Optional[List[Tuple[str, str, str]]] = None,
+              batch: Optional[int] = None):
     """``jaxprof summary`` of many hosts, computed on a Dask cluster: the text of the table or
-    CSV, or the JSON as a dict (``format="json"``). ``keep_going`` and ``skipped``: as in
-    :func:`partials`."""
+    CSV, or the JSON as a dict (``format="json"``). ``keep_going``, ``skipped``, ``batch``: as
+    in :func:`partials`."""
     merged = partials(paths_or_logdir, client=client, session=session, progress=progress,
-                      storage_options=storage_options, keep_going=keep_going, skipped=skipped)
+                      storage_options=storage_options, keep_going=keep_going, skipped=skipped,
+                      batch=batch)
     out = _core.render_partials([merged], "summary", format, top, observations)
     if format == "json":
         import json
@@ -253,10 +255,11 @@ def hosts(paths_or_logdir, client=None, format: str = "table", top: int = 20,
           session: Optional[str] = None,
           progress: Optional[Callable[[int, int, float], None]] = None,
           storage_options: Optional[dict] = None, keep_going: bool = False,
-          skipped: Optional[List[Tuple[str, str, str]]] = None):
+          skipped: Optional[List[Tuple[str, str, str]]] = None, batch: Optional[int] = None):
     """``jaxprof hosts`` (stragglers, step-time outliers, idle, clock offsets) on a Dask cluster."""
     merged = partials(paths_or_logdir, client=client, session=session, progress=progress,
-                      storage_options=storage_options, keep_going=keep_going, skipped=skipped)
+                      storage_options=storage_options, keep_going=keep_going, skipped=skipped,
+                      batch=batch)
     out = _core.render_partials([merged], "hosts", format, top, 0)
     if format == "json":
         import json
