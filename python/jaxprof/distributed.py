@@ -18,6 +18,7 @@ import os
 import posixpath
 import sys
 import time
+import uuid
 from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 from . import _core
@@ -196,8 +197,11 @@ def partials(paths_or_logdir, client=None, session: Optional[str] = None,
         start = time.monotonic()
         workers = sum(client.nthreads().values()) or 1
         batches = _batches(files, workers, batch)
+        # Keys unique to this call: a key the scheduler still holds (an earlier call's failed
+        # batch) would be handed back instead of run again.
+        run = uuid.uuid4().hex[:12]
         futures = {client.submit(_partials_of_hosts, b, parts, storage_options, keep_going,
-                                 key=f"jaxprof-partials-{i}", pure=False): len(b)
+                                 key=f"jaxprof-partials-{run}-{i}", pure=False): len(b)
                    for i, b in enumerate(batches)}
         level: List = []
         pending: List = []
