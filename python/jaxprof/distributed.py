@@ -18,6 +18,7 @@ import os
 import posixpath
 import sys
 import time
+import uuid
 from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 from . import _core
@@ -107,50 +108,83 @@ def _hosts_in_dir(path: str, session: Optional[str],
     return [join(p) for p in files(chosen)]
 
 
-def _partial_of(path: str, parts: str = "summary",
-                storage_options: Optional[dict] = None) -> bytes:
-    """One host's partial, computed where this runs. Local files are memory-mapped; URLs are read
-    through fsspec."""
-    if path.endswith(_PARTIAL_SUFFIXES):
-        if _is_url(path):
-            import fsspec
-
-            with fsspec.open(path, "rb", compression="infer", **(storage_options or {})) as f:
-                return f.read()
-        with open(path, "rb") as f:
-            data = f.read()
-        return data if not path.endswith(".gz") else _gunzip(data)
-    if not _is_url(path) or path.startswith("file://"):
-        local = path[len("file://"):] if path.startswith("file://") else path
-        data, skipped = _core.partials_of_paths([local], "", [], 1, False, parts)
-        return data
+def _partial_of_url(path: str, parts: str, storage_options: Optional[dict]) -> bytes:
+    """One host's partial from a URL, read through fsspec where this runs."""
     import fsspec
 
+    if path.endswith(_PARTIAL_SUFFIXES):
+        with fsspec.open(path, "rb", compression="infer", **(storage_options or {})) as f:
+            return f.read()
     with fsspec.open(path, "rb", **(storage_options or {})) as f:
         data = f.read()
     return _core.partial_of_bytes(data, _host_of(path), path, parts)
 
 
-def _gunzip(data: bytes) -> bytes:
-    import gzip
+def _partials_of_hosts(paths: List[str], parts: str = "summary",
+                       storage_options: Optional[dict] = None,
+                       keep_going: bool = False) -> Tuple[bytes, List[Tuple[str, str, str]]]:
+    """The partials of a batch of hosts, computed where this runs, as one partial file; and the
+    hosts skipped with ``keep_going`` as (host, path, reason). Local files go to the C++ loader
+    in one call (memory-mapped, host by host, one encoded partial kept per host); URLs are read
+    through fsspec one at a time."""
+    local = [p[len("file://"):] if p.startswith("file://") else p
+             for p in paths if not _is_url(p) or p.startswith("file://")]
+    urls = [p for p in paths if _is_url(p) and not p.startswith("file://")]
+    files: List[bytes] = []
+    skipped: List[Tuple[str, str, str]] = []
+    if local:
+        try:
+            data, local_skipped = _core.partials_of_paths(local, "", [], 1, keep_going, parts)
+            files.append(data)
+            skipped.extend(local_skipped)
+        except ProfileError:
+            if not keep_going:
+                raise
+            # No host of the batch could be read: each one's own reason.
+            for path in local:
+                try:
+                    files.append(_core.partials_of_paths([path], "", [], 1, False, parts)[0])
+                except ProfileError as e:
+                    skipped.append((_host_of(path), path, str(e)))
+    for url in urls:
+        try:
+            files.append(_partial_of_url(url, parts, storage_options))
+        except (OSError, ProfileError) as e:
+            if not keep_going:
+                raise
+            skipped.append((_host_of(url), url, str(e)))
+    return (files[0] if len(files) == 1 else _core.merge_partials(files)), skipped
 
-    return gzip.decompress(data)
+
+def _merge(*results: Tuple[bytes, list]) -> Tuple[bytes, list]:
+    """Batches' (partials, skipped hosts) as one."""
+    return (_core.merge_partials([r[0] for r in results]),
+            [s for r in results for s in r[1]])
 
 
-def _merge(*files: bytes) -> bytes:
-    return _core.merge_partials(list(files))
+def _batches(files: List[str], workers: int, batch: Optional[int]) -> List[List[str]]:
+    """Hosts per task: a task costs the scheduler and the worker a few round trips and the
+    merge tree one more partial, which on a loaded machine weighed more than a host's reading
+    (docs/multihost.md); a few batches per worker still balance the load and show progress."""
+    if batch is None:
+        batch = max(1, min(64, -(-len(files) // (8 * max(1, workers)))))
+    return [files[i:i + batch] for i in range(0, len(files), batch)]
 
 
 def partials(paths_or_logdir, client=None, session: Optional[str] = None,
              parts: str = "summary", fan_in: int = 8,
              progress: Optional[Callable[[int, int, float], None]] = None,
-             storage_options: Optional[dict] = None) -> bytes:
-    """The partials of every host, computed on the cluster's workers and merged in a tree of
-    ``fan_in`` partials per merge; one partial file's bytes (write them to ``*.partial`` for the
-    CLI). ``client``: a ``dask.distributed.Client`` (default: a LocalCluster sized to the
+             storage_options: Optional[dict] = None, keep_going: bool = False,
+             skipped: Optional[List[Tuple[str, str, str]]] = None,
+             batch: Optional[int] = None) -> bytes:
+    """The partials of every host, computed on the cluster's workers in batches of ``batch``
+    hosts (default: about eight batches per worker, at most 64 hosts each) and merged in a tree
+    of ``fan_in`` partials per merge; one partial file's bytes (write them to ``*.partial`` for
+    the CLI). ``client``: a ``dask.distributed.Client`` (default: a LocalCluster sized to the
     machine, closed afterwards). ``progress(done, total, seconds)`` is called as hosts finish.
     ``storage_options`` go to fsspec (e.g. ``{"endpoint_url": ...}`` for an S3-compatible
-    server)."""
+    server). ``keep_going``: a host that cannot be read is left out and appended to ``skipped``
+    as (host, path, reason) instead of failing the run."""
     from dask.distributed import Client, LocalCluster, as_completed
 
     files = list_hosts(paths_or_logdir, session, storage_options)
@@ -161,15 +195,20 @@ def partials(paths_or_logdir, client=None, session: Optional[str] = None,
         client = Client(cluster)
     try:
         start = time.monotonic()
-        futures = [client.submit(_partial_of, f, parts, storage_options,
-                                 key=f"jaxprof-partial-{i}", pure=False)
-                   for i, f in enumerate(files)]
+        workers = sum(client.nthreads().values()) or 1
+        batches = _batches(files, workers, batch)
+        # Keys unique to this call: a key the scheduler still holds (an earlier call's failed
+        # batch) would be handed back instead of run again.
+        run = uuid.uuid4().hex[:12]
+        futures = {client.submit(_partials_of_hosts, b, parts, storage_options, keep_going,
+                                 key=f"jaxprof-partials-{run}-{i}", pure=False): len(b)
+                   for i, b in enumerate(batches)}
         level: List = []
         pending: List = []
         done = 0
-        # Merge as hosts finish, fan_in at a time, on the workers; then the merges' merges.
+        # Merge as batches finish, fan_in at a time, on the workers; then the merges' merges.
         for future in as_completed(futures):
-            done += 1
+            done += futures[future]
             if progress is not None:
                 progress(done, len(files), time.monotonic() - start)
             pending.append(future)
@@ -181,8 +220,14 @@ def partials(paths_or_logdir, client=None, session: Optional[str] = None,
             level = [client.submit(_merge, *level[i:i + fan_in], pure=False) if
                      len(level[i:i + fan_in]) > 1 else level[i]
                      for i in range(0, len(level), fan_in)]
-        result = level[0].result()
-        # One host: its partial as it came; the same file as a merge of one.
+        result, result_skipped = level[0].result()
+        result_skipped.sort()
+        if skipped is not None:
+            skipped.extend(result_skipped)
+        if result_skipped and not _core.partial_hosts(result):
+            host, path, reason = result_skipped[0]
+            raise ProfileError(f"no host could be read; the first: {reason}", path)
+        # One batch: its partials as they came; the same file as a merge of one.
         return _core.merge_partials([result])
     finally:
         if own:
@@ -193,11 +238,15 @@ def partials(paths_or_logdir, client=None, session: Optional[str] = None,
 def summarize(paths_or_logdir, client=None, format: str = "table", top: int = 5,
               observations: int = 3, session: Optional[str] = None,
               progress: Optional[Callable[[int, int, float], None]] = None,
-              storage_options: Optional[dict] = None):
+              storage_options: Optional[dict] = None, keep_going: bool = False,
+              skipped: Optional[List[Tuple[str, str, str]]] = None,
+              batch: Optional[int] = None):
     """``jaxprof summary`` of many hosts, computed on a Dask cluster: the text of the table or
-    CSV, or the JSON as a dict (``format="json"``)."""
+    CSV, or the JSON as a dict (``format="json"``). ``keep_going``, ``skipped``, ``batch``: as
+    in :func:`partials`."""
     merged = partials(paths_or_logdir, client=client, session=session, progress=progress,
-                      storage_options=storage_options)
+                      storage_options=storage_options, keep_going=keep_going, skipped=skipped,
+                      batch=batch)
     out = _core.render_partials([merged], "summary", format, top, observations)
     if format == "json":
         import json
@@ -209,10 +258,12 @@ def summarize(paths_or_logdir, client=None, format: str = "table", top: int = 5,
 def hosts(paths_or_logdir, client=None, format: str = "table", top: int = 20,
           session: Optional[str] = None,
           progress: Optional[Callable[[int, int, float], None]] = None,
-          storage_options: Optional[dict] = None):
+          storage_options: Optional[dict] = None, keep_going: bool = False,
+          skipped: Optional[List[Tuple[str, str, str]]] = None, batch: Optional[int] = None):
     """``jaxprof hosts`` (stragglers, step-time outliers, idle, clock offsets) on a Dask cluster."""
     merged = partials(paths_or_logdir, client=client, session=session, progress=progress,
-                      storage_options=storage_options)
+                      storage_options=storage_options, keep_going=keep_going, skipped=skipped,
+                      batch=batch)
     out = _core.render_partials([merged], "hosts", format, top, 0)
     if format == "json":
         import json
@@ -251,6 +302,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--storage-option", action="append", default=[], metavar="KEY=VALUE",
                         help="an fsspec storage option for URLs (repeat), e.g. "
                              "endpoint_url=http://127.0.0.1:9000")
+    parser.add_argument("--keep-going", action="store_true",
+                        help="skip a host whose file cannot be read (reported on stderr) "
+                             "instead of stopping")
+    parser.add_argument("--batch", type=int, default=None, metavar="N",
+                        help="hosts per Dask task (default: about eight tasks per worker, at "
+                             "most 64 hosts each)")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     args = parser.parse_args(argv)
     storage = {}
@@ -264,12 +321,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except ImportError:
         sys.stderr.write("jaxprof-dask: needs Dask: pip install 'dask[distributed]'\n")
         return 2
+    if args.batch is not None and args.batch < 1:
+        parser.error("--batch must be at least 1")
     client = Client(args.scheduler) if args.scheduler else None
     try:
+        skipped: List[Tuple[str, str, str]] = []
         merged = partials(args.paths, client=client, session=args.session,
                           parts="all" if args.output_partial else "summary",
                           progress=None if args.quiet else _stderr_progress,
-                          storage_options=storage)
+                          storage_options=storage, keep_going=args.keep_going,
+                          skipped=skipped, batch=args.batch)
+        for host, path, reason in skipped:
+            sys.stderr.write(f"jaxprof-dask: skipped host {host}: {reason}\n")
+        if skipped:
+            read = len(_core.partial_hosts(merged))
+            sys.stderr.write(f"jaxprof-dask: read {read} hosts, skipped {len(skipped)}\n")
         if args.output_partial:
             with open(args.output_partial, "wb") as f:
                 f.write(merged)

@@ -60,6 +60,43 @@ def test_local_paths_equal_cli(jaxprof_bin, client, logdir):
                                                                       ["modules", str(logdir)])
 
 
+def test_batches_and_keep_going(jaxprof_bin, client, logdir, tmp_path):
+    """Any batching gives the same result; a damaged host stops the run, or with keep_going is
+    left out and reported, never silently."""
+    want = cli_json(jaxprof_bin, ["summary", str(logdir)])
+    for batch in (1, 2, 5):
+        assert jd.summarize(str(logdir), client=client, format="json", batch=batch) == want
+    run = logdir / "plugins" / "profile" / "run"
+    data = CPU.read_bytes()
+    (run / "w9.xplane.pb").write_bytes(data[: len(data) // 3])
+    with pytest.raises(jd.ProfileError, match="w9"):
+        jd.summarize(str(logdir), client=client, format="json")
+    for batch in (1, 3, None):  # the damaged host alone in its batch, or with others
+        skipped = []
+        got = jd.summarize(str(logdir), client=client, format="json", keep_going=True,
+                           skipped=skipped, batch=batch)
+        assert got == want
+        assert [s[0] for s in skipped] == ["w9"] and "w9.xplane.pb" in skipped[0][2]
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    proc = subprocess.run(
+        [sys.executable, "-m", "jaxprof.distributed", str(logdir), "--format", "json",
+         "--scheduler", client.scheduler.address, "--keep-going", "--quiet"],
+        capture_output=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
+    assert json.loads(proc.stdout) == want
+    assert b"skipped host w9" in proc.stderr and b"read 5 hosts, skipped 1" in proc.stderr
+    proc = subprocess.run(
+        [sys.executable, "-m", "jaxprof.distributed", str(logdir), "--scheduler",
+         client.scheduler.address, "--quiet"], capture_output=True, env=env, timeout=300)
+    assert proc.returncode == 2 and b"w9.xplane.pb" in proc.stderr
+    # Every host damaged: an error even with keep_going.
+    bad = tmp_path / "bad" / "plugins" / "profile" / "run"
+    bad.mkdir(parents=True)
+    (bad / "x.xplane.pb").write_bytes(data[: len(data) // 3])
+    with pytest.raises(jd.ProfileError, match="no host could be read"):
+        jd.summarize(str(tmp_path / "bad"), client=client, keep_going=True)
+
+
 @pytest.fixture()
 def s3_server():
     moto_server = pytest.importorskip("moto.server")
@@ -93,6 +130,17 @@ def test_s3_equals_local(jaxprof_bin, client, logdir, s3_server):
                        storage_options=options)
     assert got == cli_json(jaxprof_bin, ["summary", str(logdir)])
     assert got["hosts"][0] == "gpu" or not GEMM.is_file()
+    # A damaged object: skipped and named with keep_going (files named: no cached listing).
+    s3.put_object(Bucket="profiles", Key="logs/plugins/profile/run/zz.xplane.pb",
+                  Body=CPU.read_bytes()[:1000])
+    good = "s3://profiles/logs/plugins/profile/run/w0.xplane.pb"
+    bad = "s3://profiles/logs/plugins/profile/run/zz.xplane.pb"
+    skipped = []
+    assert jd.summarize([good, bad], client=client, format="json", storage_options=options,
+                        keep_going=True, skipped=skipped) == \
+        jd.summarize([good], client=client, format="json", storage_options=options)
+    assert [s[:2] for s in skipped] == [("zz", bad)]
+    s3.delete_object(Bucket="profiles", Key="logs/plugins/profile/run/zz.xplane.pb")
 
     # The command line, with the cluster's scheduler.
     env = dict(os.environ, PYTHONWARNINGS="ignore")

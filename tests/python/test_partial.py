@@ -37,6 +37,10 @@ COMMANDS = [
     ["collectives", "--instances"],
     ["compile"],
     ["compile", "--passes-only", "--top-steps", "3"],
+    ["kernels"],
+    ["kernels", "--device", "GPU:1", "--top", "3"],
+    ["kernels", "--match", "^[a-mA-M_]"],
+    ["kernels", "--device", "TPU"],
 ]
 
 
@@ -135,8 +139,9 @@ def test_bad_partials(jaxprof_bin, tmp_path, cpu_run):
     # Commands that read events refuse partials with a message.
     proc = cli(jaxprof_bin, ["flame", str(good)], ok=False)
     assert proc.returncode == 2 and b"partial" in proc.stderr
-    proc = cli(jaxprof_bin, ["ops", str(good), "--min-duration", "5"], ok=False)
-    assert proc.returncode == 2 and b"--min-duration" in proc.stderr
+    for command in ("ops", "kernels"):
+        proc = cli(jaxprof_bin, [command, str(good), "--min-duration", "5"], ok=False)
+        assert proc.returncode == 2 and b"--min-duration" in proc.stderr
 
 
 def test_keep_going_skips_a_damaged_host(jaxprof_bin, tmp_path):
@@ -213,6 +218,7 @@ def test_one_profile_of_all_hosts_agrees(jaxprof_bin, mixed_run):
     assert profile.collectives(instances=True).data == cli_json(
         jaxprof_bin, ["collectives", run, "--instances"])
     assert profile.compile().data == cli_json(jaxprof_bin, ["compile", run])
+    assert profile.kernels().data == cli_json(jaxprof_bin, ["kernels", run])
 
 
 # Synthetic profiles of the by-program and copy/fill tests, used here as fixtures.
@@ -262,3 +268,27 @@ def test_partials_carry_clocks_programs_and_copies(jaxprof_bin, tmp_path, two_pr
     timeline = cli_json(jaxprof_bin, ["timeline", str(merged)])
     (t,) = [d for d in timeline["devices"] if d["host"] == "c"]
     assert t["memcpy_ns"] == 17_000
+
+
+def test_a_capture_of_hours(jaxprof_bin, tmp_path):
+    """Times hours from the host's zero are valid in a partial (a 3-hour capture, 1.1e16 ps)."""
+    from xspace_builder import SpaceBuilder
+
+    sb = SpaceBuilder()
+    tpu = sb.plane("/device:TPU:0", plane_id=1)
+    module = tpu.event_md("jit_step(1)")
+    fus = tpu.event_md("%fusion.1 = f32[8] fusion(...)", display_name="fusion.1")
+    ml = tpu.line(2, "XLA Modules", 1_000)
+    xl = tpu.line(3, "XLA Ops", 1_000)
+    hour = 3600 * 10**12
+    for start in (0, 3 * hour):
+        tpu.event(ml, module, start, 200_000)
+        tpu.event(xl, fus, start + 1_000, 10_000)
+    run = tmp_path / "long" / "plugins" / "profile" / "run"
+    run.mkdir(parents=True)
+    sb.write(run / "h.xplane.pb")
+    got = cli_json(jaxprof_bin, ["summary", str(run)])
+    assert got["device"]["span_ns"] > 3 * 3600 * 1e9
+    parts = tmp_path / "h.partial"
+    cli(jaxprof_bin, ["partial", str(run), "-o", str(parts)])
+    assert cli_json(jaxprof_bin, ["summary", str(parts)]) == got

@@ -3,6 +3,7 @@
 
 #include "cli_common.h"
 #include "jaxprof/analysis/kernels.h"
+#include "jaxprof/error.h"
 #include "jaxprof/render/kernels_render.h"
 
 namespace jaxprof::cli {
@@ -23,9 +24,10 @@ RegisterCommand kernels_command(65, [](CLI::App& app) -> std::function<int()> {
   cmd->footer(
       "Per kernel name over all GPUs: count, total, mean, min, max, share of all kernel time, and\n"
       "each launch configuration from the kernel_details stat. Copies and fills on the streams\n"
-      "are left out. On TPU or CPU profiles it says there are no GPU kernels (exit 0). See\n"
-      "docs/kernels.md.");
+      "are left out. On TPU or CPU profiles it says there are no GPU kernels (exit 0). Reads\n"
+      "profiles host by host, or partial summaries (`jaxprof partial`). See docs/kernels.md.");
   add_common(cmd, o->common);
+  add_host_by_host(cmd, o->common);
   cmd->add_option("--device", o->device, "Only GPUs whose name contains this (or re:REGEX)");
   cmd->add_option("--prefix", o->prefix, "Only kernels whose name starts with this");
   cmd->add_option("--match", o->match, "Only kernels whose name matches this RE2 regex");
@@ -40,10 +42,16 @@ RegisterCommand kernels_command(65, [](CLI::App& app) -> std::function<int()> {
     k.filter.min_duration_ps = static_cast<int64_t>(o->min_duration_ns * 1000.0 + 0.5);
     k.top = o->top;
     EventFilter check(k.filter);  // reject a bad regex before loading anything
-    LoadedProfile loaded;
-    load(o->common, loaded);
-    KernelsResult r = compute_kernels(loaded.profile, k);
-    warn(loaded.profile.warnings);
+    if (names_partials(o->common.paths) && k.filter.min_duration_ps > 0)
+      throw InputError(o->common.paths.front(),
+                       "--min-duration needs the events, which a partial summary does not "
+                       "keep: give the profiles");
+    PartialExtractOptions extract;
+    extract.parts = kPartKernels;
+    extract.kernel_filter = k.filter;
+    LoadedPartials loaded;
+    load_set(o->common, extract, loaded);
+    KernelsResult r = kernels_from_partials(loaded.set, k);
     warn(r.warnings);
     // Tables say it on stdout; for JSON/CSV the message goes to stderr so stdout stays parseable.
     if (!r.no_gpu_reason.empty() && format_of(o->common) != OutputFormat::kTable)

@@ -55,4 +55,9 @@ struct KernelsResult {
 // Throws InputError for an invalid --device/--match regex.
 KernelsResult compute_kernels(const Profile& profile, const KernelsOptions& options);
 
+class PartialSet;
+// From hosts' partials (kPartKernels): the same as compute_kernels on the hosts' profiles. The
+// device and name filters apply here too; --min-duration only at extraction.
+KernelsResult kernels_from_partials(const PartialSet& set, const KernelsOptions& options);
+
 }  // namespace jaxprof

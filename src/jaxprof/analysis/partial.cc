@@ -205,6 +205,7 @@ std::vector<HostPartial> extract_partials(const Profile& p, const PartialExtract
   if (parts & kPartSteps) extract_steps(b);
   if (parts & kPartCollectives) extract_collectives(b, options.device);
   if (parts & (kPartCompile | kPartCompileTotals)) extract_compile(b, !(parts & kPartCompile));
+  if (parts & kPartKernels) extract_kernels(b, options.kernel_filter);
   return hosts;
 }
 

@@ -24,7 +24,8 @@ namespace jaxprof {
 
 // Raised when the format changes in a way an older reader would misread. 2: op durations and
 // self times on the device's own clock where events carry it; copies and fills by the events'
-// own stats and streams.
+// own stats and streams. Added parts keep it: Host.parts says what a file holds, and a command
+// names the part a file lacks.
 inline constexpr uint32_t kPartialVersion = 2;
 
 // What a partial holds (bits): a command extracts only what it needs from a profile; a partial
@@ -38,7 +39,10 @@ enum PartialPart : uint32_t {
   kPartCollectives = 1u << 5,    // collective executions per device
   kPartCompile = 1u << 6,        // compiles with phases and steps
   kPartCompileTotals = 1u << 7,  // compiles' wall time and module only (summary)
-  kPartAll = (1u << 7) - 1,      // everything but the totals-only compile
+  kPartKernels = 1u << 8,        // GPU kernels per device, by kernel name
+  // Everything but the totals-only compile.
+  kPartAll = kPartOps | kPartTimeline | kPartExecutions | kPartExecutionOps | kPartSteps |
+             kPartCollectives | kPartCompile | kPartKernels,
 };
 
 // Moments of a set of durations in exact integers: merging them in any order or grouping gives
@@ -141,6 +145,46 @@ struct PartialCollectiveExecution {
   std::optional<int64_t> run_id;
 };
 
+// One (module, HLO op) that launched a kernel on a device.
+struct PartialKernelOp {
+  uint32_t module = 0;  // index into HostPartial::modules
+  uint32_t hlo_op = 0;  // string; 0 = none
+  int64_t total_ps = 0;
+  uint64_t first = 0;    // position of its first launch among the device's kernel launches
+  uint32_t op_name = 0;  // string: JAX op path, from the HLO, else that launch's tf_op stat
+};
+
+// A launch configuration: a distinct kernel_details text.
+struct PartialKernelConfig {
+  uint32_t details = 0;  // string
+  uint64_t count = 0;
+  int64_t total_ps = 0;
+};
+
+// Launches of one kernel name (and display name) on one GPU.
+struct PartialKernel {
+  uint32_t name = 0;     // string: the event metadata name (the group)
+  uint32_t display = 0;  // string: its display name, else the name (what --prefix/--match test)
+  uint64_t count = 0;
+  int64_t total_ps = 0, min_ps = 0, max_ps = 0;
+  std::vector<PartialKernelConfig> configs;
+  std::vector<PartialKernelOp> ops;
+};
+
+// A GPU plane with events on its op lines (kernels.h).
+struct PartialKernelDevice {
+  std::string name;
+  std::vector<PartialKernel> kernels;  // in the order of their first launch
+};
+
+// What `kernels` needs of a host, and what it says when there are no kernels.
+struct PartialKernels {
+  bool gpu_events = false;                 // some GPU plane has events
+  bool host_cpu = false;                   // the host has a /host:CPU plane
+  std::vector<std::string> other_devices;  // TPU and other device planes with events, sorted
+  std::vector<PartialKernelDevice> devices;
+};
+
 struct PartialDevice {
   std::string name;
   uint32_t plane = 0;  // in its host's file: devices that share a plane share step windows
@@ -209,6 +253,7 @@ struct HostPartial {
   std::vector<PartialDevice> devices;  // op_devices() order
   PartialSteps steps;
   PartialCompile compile;
+  PartialKernels kernels;
   std::vector<std::string> warnings;  // the import's warnings about this host's file
   bool op_capped = false;             // extraction stopped at max_events (never in a file)
 
@@ -265,8 +310,9 @@ class PartialSet {
 // Event-level filters a profile's extraction applies (a partial file has none).
 struct PartialExtractOptions {
   uint32_t parts = kPartAll;
-  EventFilterSpec op_filter;  // ops: every filter applies at extraction
-  std::string device;         // collectives --device
+  EventFilterSpec op_filter;      // ops: every filter applies at extraction
+  std::string device;             // collectives --device
+  EventFilterSpec kernel_filter;  // kernels: every filter applies at extraction
 };
 
 // One partial per host of the profile, in the profile's host order.

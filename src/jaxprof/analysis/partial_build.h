@@ -54,5 +54,6 @@ void extract_executions(PartialBuild& b, bool ops);
 void extract_steps(PartialBuild& b);
 void extract_collectives(PartialBuild& b, const std::string& device_filter);
 void extract_compile(PartialBuild& b, bool totals_only);
+void extract_kernels(PartialBuild& b, const EventFilterSpec& filter);
 
 }  // namespace jaxprof

@@ -163,6 +163,45 @@ Writer compile(const PartialCompile& c) {
   return w;
 }
 
+Writer kernels(const PartialKernels& k) {
+  Writer w;
+  w.boolean(1, k.gpu_events);
+  w.boolean(2, k.host_cpu);
+  for (const std::string& d : k.other_devices) w.bytes(3, d);
+  for (const PartialKernelDevice& d : k.devices) {
+    Writer x;
+    x.bytes(1, d.name);
+    for (const PartialKernel& kn : d.kernels) {
+      Writer y;
+      y.varint(1, kn.name);
+      y.varint(2, kn.display);
+      y.varint(3, kn.count);
+      y.int64(4, kn.total_ps);
+      y.sint64(5, kn.min_ps);
+      y.sint64(6, kn.max_ps);
+      for (const PartialKernelConfig& c : kn.configs) {
+        Writer z;
+        z.varint(1, c.details);
+        z.varint(2, c.count);
+        z.int64(3, c.total_ps);
+        y.message(7, z);
+      }
+      for (const PartialKernelOp& op : kn.ops) {
+        Writer z;
+        z.varint(1, op.module);
+        z.varint(2, op.hlo_op);
+        z.int64(3, op.total_ps);
+        z.varint(4, op.first);
+        z.varint(5, op.op_name);
+        y.message(8, z);
+      }
+      x.message(2, y);
+    }
+    w.message(4, x);
+  }
+  return w;
+}
+
 Writer host(const HostPartial& h) {
   Writer w;
   w.varint(1, h.parts);
@@ -212,6 +251,7 @@ Writer host(const HostPartial& h) {
   }
   w.message(12, compile(h.compile));
   for (const std::string& s : h.warnings) w.bytes(13, s);
+  if (h.parts & kPartKernels) w.message(14, kernels(h.kernels));
   return w;
 }
 
@@ -553,6 +593,65 @@ class FileReader {
     return c;
   }
 
+  PartialKernels kernels(std::string_view msg) const {
+    PartialKernels k;
+    each(msg, [&](const wire::Field& f) {
+      if (f.number == 1) k.gpu_events = f.value != 0;
+      if (f.number == 2) k.host_cpu = f.value != 0;
+      if (f.number == 3) k.other_devices.emplace_back(f.bytes);
+      if (f.number != 4) return;
+      PartialKernelDevice& d = k.devices.emplace_back();
+      each(f.bytes, [&](const wire::Field& x) {
+        if (x.number == 1) d.name = std::string(x.bytes);
+        if (x.number != 2) return;
+        PartialKernel& kn = d.kernels.emplace_back();
+        each(x.bytes, [&](const wire::Field& y) {
+          switch (y.number) {
+            case 1:
+              kn.name = static_cast<uint32_t>(y.value);
+              break;
+            case 2:
+              kn.display = static_cast<uint32_t>(y.value);
+              break;
+            case 3:
+              kn.count = y.value;
+              break;
+            case 4:
+              kn.total_ps = y.as_int64();
+              break;
+            case 5:
+              kn.min_ps = wire::unzigzag(y.value);
+              break;
+            case 6:
+              kn.max_ps = wire::unzigzag(y.value);
+              break;
+            case 7: {
+              PartialKernelConfig& c = kn.configs.emplace_back();
+              each(y.bytes, [&](const wire::Field& z) {
+                if (z.number == 1) c.details = static_cast<uint32_t>(z.value);
+                if (z.number == 2) c.count = z.value;
+                if (z.number == 3) c.total_ps = z.as_int64();
+              });
+              break;
+            }
+            case 8: {
+              PartialKernelOp& op = kn.ops.emplace_back();
+              each(y.bytes, [&](const wire::Field& z) {
+                if (z.number == 1) op.module = static_cast<uint32_t>(z.value);
+                if (z.number == 2) op.hlo_op = static_cast<uint32_t>(z.value);
+                if (z.number == 3) op.total_ps = z.as_int64();
+                if (z.number == 4) op.first = z.value;
+                if (z.number == 5) op.op_name = static_cast<uint32_t>(z.value);
+              });
+              break;
+            }
+          }
+        });
+      });
+    });
+    return k;
+  }
+
   CompilePhase phase(uint64_t v) const {
     if (v >= static_cast<uint64_t>(kCompilePhaseCount)) bad("unknown compile phase");
     return static_cast<CompilePhase>(v);
@@ -651,6 +750,9 @@ class FileReader {
         case 13:
           h.warnings.emplace_back(f.bytes);
           break;
+        case 14:
+          h.kernels = kernels(f.bytes);
+          break;
       }
     });
     if (strings.empty() || !strings.front().empty())
@@ -662,10 +764,11 @@ class FileReader {
   }
 
   // Every index points inside its table, and every time, duration and count is within what a
-  // capture can hold (2^56 ps is 20 hours after the host's clock zero), so that sums over many
-  // hosts cannot overflow: a per-op total stays under 2^61 ps, leaving room for 4 such hosts.
+  // capture can hold: times within 2^56 ps (20 hours from the host's zero; scaled benchmark
+  // profiles span several hours), totals within 2^61 ps, so that sums stay within int64.
   void validate(const HostPartial& h) const {
     constexpr int64_t kTime = int64_t{1} << 56;
+    constexpr int64_t kTotal = int64_t{1} << 61;
     auto time = [&](int64_t t) {
       if (t < -kTime || t > kTime) bad(fmt::format("a time out of range ({} ps)", t));
     };
@@ -687,7 +790,7 @@ class FileReader {
         count(g.duration.count);
         count(g.first);
         for (int64_t v : {g.duration.min, g.duration.max, g.self_ps}) time(v);
-        if (g.duration.sum < -(kTime << 5) || g.duration.sum > (kTime << 5))
+        if (g.duration.sum < -kTotal || g.duration.sum > kTotal)
           bad("an op group's total is out of range");
       }
       for (const PartialExecution& e : d.executions) {
@@ -769,6 +872,28 @@ class FileReader {
       for (const PartialCollectiveExecution& e : d.collective_executions)
         if (e.op >= d.collective_ops.size()) bad("a collective execution of an unknown op");
     }
+    for (const PartialKernelDevice& d : h.kernels.devices)
+      for (const PartialKernel& k : d.kernels) {
+        str(k.name);
+        str(k.display);
+        count(k.count);
+        if (k.count == 0) bad("a kernel without launches");
+        for (int64_t v : {k.min_ps, k.max_ps}) time(v);
+        if (k.total_ps < 0 || k.total_ps > kTotal) bad("a kernel's total is out of range");
+        for (const PartialKernelConfig& c : k.configs) {
+          str(c.details);
+          count(c.count);
+          if (c.total_ps < 0 || c.total_ps > kTotal)
+            bad("a kernel configuration's total is out of range");
+        }
+        for (const PartialKernelOp& op : k.ops) {
+          module(op.module);
+          str(op.hlo_op);
+          str(op.op_name);
+          count(op.first);
+          if (op.total_ps < 0 || op.total_ps > kTotal) bad("a kernel op's total is out of range");
+        }
+      }
     for (const PartialStep& s : h.steps.steps) str(s.name);
     for (const PartialStepWindow& w : h.steps.windows)
       if (w.step >= h.steps.steps.size()) bad("a step window of an unknown step");
