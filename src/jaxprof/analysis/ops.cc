@@ -305,6 +305,7 @@ OpsResult compute_ops(const Profile& p, const OpsOptions& options) {
       if (a.name != b.name) return a.name < b.name;
       return a.module < b.module;
     });
+    out.groups_total = out.groups.size();
     if (options.top > 0 && out.groups.size() > options.top) out.groups.resize(options.top);
     result.devices.push_back(std::move(out));
   }

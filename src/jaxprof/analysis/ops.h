@@ -54,6 +54,7 @@ struct DeviceOps {
   uint64_t events = 0;    // op events on the device
   uint64_t selected = 0;  // events that passed the filters
   std::vector<OpGroup> groups;
+  size_t groups_total = 0;  // groups before --top kept the largest
 };
 
 struct OpsResult {

@@ -102,6 +102,7 @@ std::string ratio_text(const DiffRow& r) {
 }
 
 std::string p_text(const DiffRow& r) { return r.p_value ? fmt::format("{:.2g}", *r.p_value) : ""; }
+Cell p_cell(const DiffRow& r) { return r.p_value ? Cell(*r.p_value) : Cell::unknown(); }
 
 std::string table(const DiffResult& r, size_t top) {
   if (r.modules.empty())
@@ -112,32 +113,51 @@ std::string table(const DiffResult& r, size_t top) {
       human_duration(r.new_total_ps), signed_duration(r.delta_ps),
       r.base_total_ps > 0 ? fmt::format(", {:+.1f}%", (r.delta_ps / r.base_total_ps) * 100) : "");
   out += "step: " + step_text(r) + "\n\n";
-  Table m({"module", "runs", "base mean", "new mean", "delta", "change", "p", "verdict"},
-          {false, true, true, true, true, true, true, false});
+  Table m({{"module"},
+           {"runs", Measure::kLabel},
+           {"base mean", Measure::kDuration},
+           {"new mean", Measure::kDuration},
+           {"delta", Measure::kDuration, true},
+           {"change", Measure::kLabel},
+           {"p", Measure::kNumber},
+           {"verdict"}});
   for (const DiffRow& x : r.modules)
-    m.add({x.name, fmt::format("{}/{}", x.base_executions, x.new_executions),
-           human_duration(x.base_mean_ps), human_duration(x.new_mean_ps),
-           signed_duration(x.delta_ps), ratio_text(x), p_text(x), change_name(x.change)});
+    m.add({x.name, fmt::format("{}/{}", x.base_executions, x.new_executions), x.base_mean_ps,
+           x.new_mean_ps, x.delta_ps, ratio_text(x), p_cell(x), change_name(x.change)});
   out += m.render(40) + "\n";
-  Table t({"op", "module", "category", "base/run", "new/run", "delta", "change", "p", "verdict",
-           "cum. share"},
-          {false, false, false, true, true, true, true, true, false, true});
+  Table t({{"op"},
+           {"module"},
+           {"category"},
+           {"base/run", Measure::kDuration},
+           {"new/run", Measure::kDuration},
+           {"delta", Measure::kDuration, true},
+           {"change", Measure::kLabel},
+           {"p", Measure::kNumber},
+           {"verdict"},
+           {"cum. share", Measure::kShare}});
   size_t shown = 0;
   for (const DiffRow& x : r.ops) {
     if (top && shown++ >= top) break;
     std::string name = x.new_name.empty() ? x.name : x.name + " -> " + x.new_name;
-    t.add({name, x.module, x.category, human_duration(x.base_mean_ps),
-           human_duration(x.new_mean_ps), signed_duration(x.delta_ps), ratio_text(x), p_text(x),
-           change_name(x.change), r.explained_share ? human_percent(x.cumulative_share) : ""});
+    t.add({name, x.module, x.category, x.base_mean_ps, x.new_mean_ps, x.delta_ps, ratio_text(x),
+           p_cell(x), change_name(x.change),
+           r.explained_share ? Cell(x.cumulative_share) : Cell::unknown()});
   }
   out += t.render(48);
-  if (top && r.ops.size() > top) out += fmt::format("({} more ops)\n", r.ops.size() - top);
+  if (top && r.ops.size() > top)
+    out += more_rows_line(top, r.ops.size(), "ops", "--rows 0 shows all");
   out += "\n";
-  Table c({"category", "module", "base/run", "new/run", "delta", "change", "p", "verdict"},
-          {false, false, true, true, true, true, true, false});
+  Table c({{"category"},
+           {"module"},
+           {"base/run", Measure::kDuration},
+           {"new/run", Measure::kDuration},
+           {"delta", Measure::kDuration, true},
+           {"change", Measure::kLabel},
+           {"p", Measure::kNumber},
+           {"verdict"}});
   for (const DiffRow& x : r.categories)
-    c.add({x.name, x.module, human_duration(x.base_mean_ps), human_duration(x.new_mean_ps),
-           signed_duration(x.delta_ps), ratio_text(x), p_text(x), change_name(x.change)});
+    c.add({x.name, x.module, x.base_mean_ps, x.new_mean_ps, x.delta_ps, ratio_text(x), p_cell(x),
+           change_name(x.change)});
   out += c.render(40);
   if (r.explained_share)
     out += fmt::format("\nthe top {} op differences explain {} of the total change\n",

@@ -14,15 +14,7 @@ namespace {
 constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759",
                                     "#76b7b2", "#edc948", "#b07aa1", "#9c755f"};
 
-std::string byte_label(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (bytes >= 1024 && u < 4) {
-    bytes /= 1024;
-    ++u;
-  }
-  return fmt::format("{:g} {}", std::round(bytes * 10) / 10, units[u]);
-}
+std::string byte_label(double bytes) { return human_bytes(bytes); }
 
 }  // namespace
 
