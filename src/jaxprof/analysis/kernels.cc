@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "jaxprof/analysis/device_events.h"
+#include "jaxprof/analysis/natural_order.h"
 
 namespace jaxprof {
 
@@ -135,6 +136,8 @@ KernelsResult compute_kernels(const Profile& p, const KernelsOptions& options) {
     if (any) result.devices.push_back(std::string(p.str(plane.name)));
   }
 
+  std::stable_sort(result.devices.begin(), result.devices.end(),
+                   [](const std::string& a, const std::string& b) { return natural_less(a, b); });
   for (auto& [name, a] : groups) {
     KernelGroup& g = result.kernels.emplace_back();
     g.name = std::string(p.str(name));
@@ -173,6 +176,7 @@ KernelsResult compute_kernels(const Profile& p, const KernelsOptions& options) {
               if (x.total_ps != y.total_ps) return x.total_ps > y.total_ps;
               return x.name < y.name;
             });
+  result.kernels_total = result.kernels.size();
   if (options.top > 0 && result.kernels.size() > options.top) result.kernels.resize(options.top);
 
   if (result.kernel_events == 0) {
@@ -188,7 +192,10 @@ KernelsResult compute_kernels(const Profile& p, const KernelsOptions& options) {
         }
     } else if (planes.empty()) {
       std::string list;
-      for (const std::string& d : other_devices) list += (list.empty() ? "" : ", ") + d;
+      std::vector<std::string> others(other_devices.begin(), other_devices.end());
+      std::sort(others.begin(), others.end(),
+                [](const std::string& a, const std::string& b) { return natural_less(a, b); });
+      for (const std::string& d : others) list += (list.empty() ? "" : ", ") + d;
       result.no_gpu_reason = "no GPU kernels: the profile's devices are " + list +
                              " (use `jaxprof ops` for their op times)";
     } else {
