@@ -205,13 +205,31 @@ nb::list string_list(const Profile& pr, size_t n, auto&& at) {
   return out;
 }
 
+// "json" (what Python parses) or "table" (what a result prints, as the CLI does).
+OutputFormat py_format(const std::string& format) {
+  OutputFormat f = OutputFormat::kJson;
+  if (!parse_output_format(format, f) || f == OutputFormat::kCsv)
+    throw InputError("", "format='" + format + "': expected 'json' or 'table'");
+  return f;
+}
+
+// Filters named as the Python caller writes them.
+EventFilterSpec py_filter() {
+  EventFilterSpec f;
+  f.names = {.match = "match=", .device = "device=", .min_duration = "min_duration_ns="};
+  return f;
+}
+
 std::string ops_json(PyProfile& self, const std::string& group_by, const std::string& device,
                      const std::string& prefix, const std::string& match, int64_t min_duration_ps,
-                     uint64_t max_events, size_t top) {
+                     uint64_t max_events, size_t top, const std::string& format) {
   OpsOptions o;
+  o.filter = py_filter();
   if (!parse_group_by(group_by, o.group_by))
-    throw InputError("", "group_by must be one of hlo-op, kernel, module, name, category; got '" +
-                             group_by + "'");
+    throw InputError("", "group_by='" + group_by +
+                             "': expected one of 'hlo-op', 'kernel', 'module', 'name', "
+                             "'category', 'opcode'");
+  OutputFormat f = py_format(format);
   o.filter.device = device;
   o.filter.prefix = prefix;
   o.filter.match = match;
@@ -221,32 +239,38 @@ std::string ops_json(PyProfile& self, const std::string& group_by, const std::st
   nb::gil_scoped_release release;
   EventFilter check(o.filter);  // a bad regex fails before any work
   std::lock_guard lock(self.mu);
-  return render_ops(compute_ops(self.profile(), o), OutputFormat::kJson);
+  return render_ops(compute_ops(self.profile(), o), f);
 }
 
-std::string info_json(PyProfile& self) {
+std::string info_json(PyProfile& self, const std::string& format) {
+  OutputFormat f = py_format(format);
   nb::gil_scoped_release release;
   std::lock_guard lock(self.mu);
-  return render_info(compute_info(self.profile()), OutputFormat::kJson, true);
+  return render_info(compute_info(self.profile()), f, f == OutputFormat::kJson);
 }
 
-std::string timeline_json(PyProfile& self) {
+std::string timeline_json(PyProfile& self, const std::string& format) {
+  OutputFormat f = py_format(format);
   nb::gil_scoped_release release;
   std::lock_guard lock(self.mu);
-  return render_timeline(compute_timeline(self.profile()), OutputFormat::kJson);
+  return render_timeline(compute_timeline(self.profile()), f);
 }
 
-std::string modules_json(PyProfile& self, size_t top_ops) {
+std::string modules_json(PyProfile& self, size_t top_ops, const std::string& format) {
+  OutputFormat f = py_format(format);
   nb::gil_scoped_release release;
   std::lock_guard lock(self.mu);
   ModulesOptions o;
   o.top_ops = top_ops;
-  return render_modules(compute_modules(self.profile(), o), OutputFormat::kJson);
+  return render_modules(compute_modules(self.profile(), o), f);
 }
 
 std::string kernels_json(PyProfile& self, const std::string& device, const std::string& prefix,
-                         const std::string& match, int64_t min_duration_ps, size_t top) {
+                         const std::string& match, int64_t min_duration_ps, size_t top,
+                         const std::string& format) {
+  OutputFormat f = py_format(format);
   KernelsOptions o;
+  o.filter = py_filter();
   o.filter.device = device;
   o.filter.prefix = prefix;
   o.filter.match = match;
@@ -255,7 +279,7 @@ std::string kernels_json(PyProfile& self, const std::string& device, const std::
   nb::gil_scoped_release release;
   EventFilter check(o.filter);
   std::lock_guard lock(self.mu);
-  return render_kernels(compute_kernels(self.profile(), o), OutputFormat::kJson);
+  return render_kernels(compute_kernels(self.profile(), o), f);
 }
 
 // A computed flame tree: rendered on demand (JSON, SVG, folded stacks, speedscope), so that the
@@ -266,6 +290,10 @@ struct PyFlame {
   std::string json() const {
     nb::gil_scoped_release release;
     return render_flame(tree, OutputFormat::kJson, 0);
+  }
+  std::string table(size_t top) const {
+    nb::gil_scoped_release release;
+    return render_flame(tree, OutputFormat::kTable, top);
   }
   std::string svg(const std::string& title, int width, double min_fraction) const {
     FlameSvgOptions o;
@@ -289,7 +317,7 @@ std::unique_ptr<PyFlame> flame(PyProfile& self, const std::string& by, const std
                                bool idle) {
   FlameOptions o;
   if (!parse_flame_by(by, o.by))
-    throw InputError("", "unknown flame grouping '" + by + "' (source, op-name, module)");
+    throw InputError("", "by='" + by + "': expected one of 'source', 'op-name', 'module'");
   o.device = device;
   o.idle = idle;
   auto out = std::make_unique<PyFlame>();
@@ -299,24 +327,28 @@ std::unique_ptr<PyFlame> flame(PyProfile& self, const std::string& by, const std
   return out;
 }
 
-std::string collectives_json(PyProfile& self, const std::string& device, size_t top,
-                             bool instances) {
+std::string collectives_json(PyProfile& self, const std::string& device, size_t top, bool instances,
+                             const std::string& format) {
+  OutputFormat f = py_format(format);
   CollectivesOptions o;
+  o.filter = py_filter();
   o.filter.device = device;
   o.top = top;
   o.instances = instances;
   nb::gil_scoped_release release;
   EventFilter check(o.filter);
   std::lock_guard lock(self.mu);
-  return render_collectives(compute_collectives(self.profile(), o), OutputFormat::kJson);
+  return render_collectives(compute_collectives(self.profile(), o), f);
 }
 
-std::string compile_json(PyProfile& self, size_t top_steps) {
+// `top`: what the table lists (render_compile); JSON is always complete.
+std::string compile_json(PyProfile& self, size_t top_steps, const std::string& format, size_t top) {
+  OutputFormat f = py_format(format);
   CompileOptions o;
   o.top_steps = top_steps;
   nb::gil_scoped_release release;
   std::lock_guard lock(self.mu);
-  return render_compile(compute_compile(self.profile(), o), OutputFormat::kJson);
+  return render_compile(compute_compile(self.profile(), o), f, top);
 }
 
 std::string summary_render(PyProfile& self, size_t top, size_t observations, bool text) {
@@ -468,6 +500,8 @@ NB_MODULE(_core, m) {
   using namespace jaxprof;
   m.doc() = "jaxprof C++ core (use the jaxprof package, not this module)";
   nb::register_exception_translator(translate);
+  // Tables printed from Python say how to see all rows in Python terms (top=0, .rows).
+  set_table_layout({.wide = false, .line_width = 0, .python = true});
 
   nb::class_<PyProfile>(m, "Profile")
       .def_prop_ro("num_events", [](const PyProfile& s) { return s.profile().events.size(); })
@@ -512,17 +546,18 @@ NB_MODULE(_core, m) {
              return out;
            })
       .def("ops_json", &ops_json, "group_by"_a, "device"_a, "prefix"_a, "match"_a,
-           "min_duration_ps"_a, "max_events"_a, "top"_a)
-      .def("info_json", &info_json)
-      .def("timeline_json", &timeline_json)
-      .def("modules_json", &modules_json, "top_ops"_a)
+           "min_duration_ps"_a, "max_events"_a, "top"_a, "format"_a = "json")
+      .def("info_json", &info_json, "format"_a = "json")
+      .def("timeline_json", &timeline_json, "format"_a = "json")
+      .def("modules_json", &modules_json, "top_ops"_a, "format"_a = "json")
       .def("kernels_json", &kernels_json, "device"_a, "prefix"_a, "match"_a, "min_duration_ps"_a,
-           "top"_a)
+           "top"_a, "format"_a = "json")
       .def("plane_timing", &plane_timing, "plane"_a, "prefix"_a, "regex"_a, "min_duration_ps"_a,
            "max_events"_a, "threads"_a = 0)
       .def("flame", &flame, "by"_a, "device"_a, "idle"_a)
-      .def("collectives_json", &collectives_json, "device"_a, "top"_a, "instances"_a)
-      .def("compile_json", &compile_json, "top_steps"_a)
+      .def("collectives_json", &collectives_json, "device"_a, "top"_a, "instances"_a,
+           "format"_a = "json")
+      .def("compile_json", &compile_json, "top_steps"_a, "format"_a = "json", "top"_a = 0)
       .def("summary", &summary_render, "top"_a, "observations"_a, "text"_a)
       .def("export_perfetto", &export_perfetto, "path"_a)
       .def("autotune_report_json", &autotune_report_json, "pattern"_a, "include_warmup"_a,
@@ -530,6 +565,7 @@ NB_MODULE(_core, m) {
 
   nb::class_<PyFlame>(m, "Flame")
       .def("json", &PyFlame::json)
+      .def("table", &PyFlame::table, "top"_a)
       .def("svg", &PyFlame::svg, "title"_a, "width"_a, "min_fraction"_a)
       .def("folded", &PyFlame::folded)
       .def("speedscope", &PyFlame::speedscope);
