@@ -3,7 +3,7 @@
 # and UndefinedBehaviorSanitizer), then installs the Python package and runs the Python suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-JAXPROF_WITH_PYTHON_DEPS=1 scripts/setup.sh
+JAXPROF_WITH_PYTHON_DEPS=1 JAXPROF_BUILD_TARGETS=all scripts/setup.sh
 
 echo "== C++ tests (release)"
 ctest --test-dir build --output-on-failure -j2
