@@ -1,5 +1,6 @@
 #include "cli_common.h"
 
+#include <fmt/format.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -98,7 +99,54 @@ size_t top_for(const CLI::Option* top_option, size_t given, OutputFormat format,
   return format == OutputFormat::kTable && stdout_is_terminal() ? terminal_default : given;
 }
 
+void add_host_by_host(CLI::App* cmd, CommonOptions& o) {
+  cmd->add_flag("--keep-going", o.keep_going,
+                "Skip a host whose file cannot be read (reported on stderr) instead of stopping");
+}
+
+void load_set(const CommonOptions& o, const PartialExtractOptions& extract, LoadedPartials& out) {
+  PartialLoadOptions lo;
+  lo.session = o.session;
+  lo.hosts = o.hosts;
+  lo.extract = extract;
+  lo.import.threads = o.threads;
+  lo.keep_going = o.keep_going;
+  analysis_threads.store({.threads = o.threads});
+  const bool tty = isatty(fileno(stderr));
+  bool shown = false;
+  if (tty)
+    lo.progress = [&shown](const PartialLoadProgress& p) {
+      if (p.total < 2) return;
+      std::fprintf(stderr, "\rjaxprof: %zu/%zu hosts, %.0f MB/s ", p.done, p.total,
+                   p.seconds > 0 ? static_cast<double>(p.bytes) / 1e6 / p.seconds : 0.0);
+      shown = true;
+    };
+  load_partials(o.paths, lo, out);
+  if (shown) std::fprintf(stderr, "\r\033[K");
+  for (const HostPartial& h : out.set.hosts()) warn(h.warnings);
+  for (const SkippedHost& s : out.skipped)
+    std::fprintf(stderr, "jaxprof: skipped host %s: %s\n", s.host.c_str(), s.reason.c_str());
+  if (!out.skipped.empty())
+    std::fprintf(stderr, "jaxprof: read %zu hosts, skipped %zu\n", out.hosts_read,
+                 out.skipped.size());
+}
+
+void load_set(const CommonOptions& o, uint32_t parts, LoadedPartials& out) {
+  PartialExtractOptions extract;
+  extract.parts = parts;
+  load_set(o, extract, out);
+}
+
+void refuse_partials(const CommonOptions& o, std::string_view command) {
+  for (const std::string& p : o.paths)
+    if (names_partials({p}))
+      throw InputError(p, fmt::format("{} reads the events, which a partial summary does not "
+                                      "keep: give the profile",
+                                      command));
+}
+
 void load(const CommonOptions& o, LoadedProfile& out, bool release_counted) {
+  refuse_partials(o, "this command");
   LoadOptions lo;
   lo.session = o.session;
   lo.hosts = o.hosts;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "jaxprof/formats/load.h"
+#include "jaxprof/formats/load_partials.h"
 #include "jaxprof/render/text.h"
 
 namespace jaxprof::cli {
@@ -23,6 +24,7 @@ struct CommonOptions {
   std::vector<std::string> hosts;
   std::string format = "table";
   unsigned threads = 0;
+  bool keep_going = false;  // commands that read host by host (add_host_by_host)
 };
 
 // The formats a command prints: --format accepts exactly these (the first is the default), and
@@ -33,6 +35,14 @@ void add_common(CLI::App* cmd, CommonOptions& o,
 // --wide: table cells are never cut (also set on every command that prints tables by
 // add_common).
 void add_wide_option(CLI::App* cmd);
+// For commands that read host by host (load_set): --keep-going, and partials as paths.
+void add_host_by_host(CLI::App* cmd, CommonOptions& o);
+// Reads the hosts one by one into partials holding `extract.parts` (load_partials.h), with a
+// progress line on a terminal; prints the hosts' warnings and those skipped.
+void load_set(const CommonOptions& o, const PartialExtractOptions& extract, LoadedPartials& out);
+void load_set(const CommonOptions& o, uint32_t parts, LoadedPartials& out);
+// The profile itself, for commands that read events: refuses partial files with a message.
+void refuse_partials(const CommonOptions& o, std::string_view command);
 // --threads: the decoder and analysis threads (also caps analysis_threads when loading).
 void add_threads_option(CLI::App* cmd, unsigned& threads);
 // `release_counted`: see ImportOptions (for commands that read device lines only).

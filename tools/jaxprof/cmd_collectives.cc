@@ -25,6 +25,7 @@ RegisterCommand collectives_command(60, [](CLI::App& app) -> std::function<int()
       "collective's interval minus the compute ops running on the same device. See\n"
       "docs/collectives.md.");
   add_common(cmd, o->common);
+  add_host_by_host(cmd, o->common);
   cmd->add_option("--device", o->device, "Only devices whose name contains this (or re:REGEX)");
   auto* top =
       cmd->add_option("--top", o->top,
@@ -38,10 +39,12 @@ RegisterCommand collectives_command(60, [](CLI::App& app) -> std::function<int()
     c.top = top_for(top, o->top, format_of(o->common));
     c.instances = o->instances;
     EventFilter check(c.filter);
-    LoadedProfile loaded;
-    load(o->common, loaded);
-    CollectivesResult r = compute_collectives(loaded.profile, c);
-    warn(loaded.profile.warnings);
+    PartialExtractOptions extract;
+    extract.parts = kPartCollectives;
+    extract.device = c.filter.device;
+    LoadedPartials loaded;
+    load_set(o->common, extract, loaded);
+    CollectivesResult r = collectives_from_partials(loaded.set, c);
     warn(r.warnings);
     write(render_collectives(r, format_of(o->common)));
     return 0;

@@ -19,13 +19,15 @@ RegisterCommand modules_command(24, [](CLI::App& app) -> std::function<int()> {
       "CPU ops of one run_id, GPU kernels of one host ExecuteThunks call). The first run of\n"
       "each program on each device is warm-up and is kept out of mean/std. See docs/modules.md.");
   add_common(cmd, o->common);
+  add_host_by_host(cmd, o->common);
   cmd->add_option("--top-ops", o->top_ops, "Most varying ops shown per module")
       ->capture_default_str();
   return [o]() {
-    LoadedProfile loaded;
-    load(o->common, loaded);
-    ModulesResult r = compute_modules(loaded.profile, {o->top_ops});
-    warn(loaded.profile.warnings);
+    LoadedPartials loaded;
+    load_set(o->common,
+             kPartExecutions | kPartSteps | (o->top_ops > 0 ? uint32_t{kPartExecutionOps} : 0u),
+             loaded);
+    ModulesResult r = modules_from_partials(loaded.set, {o->top_ops});
     write(render_modules(r, format_of(o->common)));
     return 0;
   };

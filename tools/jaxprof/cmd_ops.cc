@@ -1,6 +1,7 @@
 // jaxprof ops: which ops take the time.
 #include "cli_common.h"
 #include "jaxprof/analysis/ops.h"
+#include "jaxprof/error.h"
 #include "jaxprof/render/ops_render.h"
 
 namespace jaxprof::cli {
@@ -23,6 +24,7 @@ RegisterCommand ops_command(20, [](CLI::App& app) -> std::function<int()> {
       "events, TPU 'XLA Ops' events, or on the CPU backend the host-thread events that carry an\n"
       "hlo_op stat (one device per device_ordinal). See docs/cli.md.");
   add_common(cmd, o->common);
+  add_host_by_host(cmd, o->common);
   cmd->add_option("--group-by", o->group_by, "Group events by")
       ->check(CLI::IsMember({"hlo-op", "kernel", "module", "name", "category", "opcode"}))
       ->capture_default_str();
@@ -47,11 +49,26 @@ RegisterCommand ops_command(20, [](CLI::App& app) -> std::function<int()> {
     ops.filter.max_events = o->max_events;
     ops.top = top_for(top, o->top, format_of(o->common));
     EventFilter check(ops.filter);  // reject a bad regex before loading anything
-    LoadedProfile loaded;
-    // Ops decode the device lines and read nothing else: the file need not stay resident.
-    load(o->common, loaded, /*release_counted=*/true);
-    OpsResult r = compute_ops(loaded.profile, ops);
-    warn(loaded.profile.warnings);
+    OpsResult r;
+    if (o->max_events > 0) {
+      // The cap counts events across hosts in order: one profile of every host.
+      LoadedProfile loaded;
+      load(o->common, loaded, /*release_counted=*/true);
+      r = compute_ops(loaded.profile, ops);
+      warn(loaded.profile.warnings);
+    } else {
+      PartialExtractOptions extract;
+      extract.parts = kPartOps;
+      extract.op_filter = ops.filter;
+      if (names_partials(o->common.paths) && ops.filter.min_duration_ps > 0)
+        throw InputError(o->common.paths.front(),
+                         "--min-duration needs the events, which a partial summary does not "
+                         "keep: give the profiles");
+      // Ops decode the device lines and read nothing else: the files need not stay resident.
+      LoadedPartials loaded;
+      load_set(o->common, extract, loaded);
+      r = ops_from_partials(loaded.set, ops);
+    }
     warn(r.warnings);
     write(render_ops(r, format_of(o->common)));
     return 0;

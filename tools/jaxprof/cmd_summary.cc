@@ -20,16 +20,16 @@ RegisterCommand summary_command(5, [](CLI::App& app) -> std::function<int()> {
   cmd->footer("See docs/summary.md for the sections and the observation rules.");
   // One screen has no single table shape: JSON carries every section.
   add_common(cmd, o->common, {"table", "json"});
+  add_host_by_host(cmd, o->common);
   cmd->add_option("--top", o->top, "Rows per section")->capture_default_str();
   cmd->add_option("--observations", o->observations, "Observations shown")->capture_default_str();
   return [o]() {
-    LoadedProfile loaded;
-    load(o->common, loaded);
+    LoadedPartials loaded;
+    load_set(o->common, summary_parts(), loaded);
     SummaryOptions options;
     options.top = o->top;
     options.observations = o->observations;
-    SummaryResult r = compute_summary(loaded.profile, options);
-    warn(loaded.profile.warnings);
+    SummaryResult r = summary_from_partials(loaded.set, options);
     warn(r.warnings);
     write(render_summary(r, format_of(o->common)));
     return 0;

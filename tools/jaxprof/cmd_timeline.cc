@@ -18,11 +18,11 @@ RegisterCommand timeline_command(26, [](CLI::App& app) -> std::function<int()> {
       "to the span exactly. Categories come from the HLO opcode, else the kernel name.\n"
       "See docs/timeline.md.");
   add_common(cmd, *o);
+  add_host_by_host(cmd, *o);
   return [o]() {
-    LoadedProfile loaded;
-    load(*o, loaded);
-    TimelineResult r = compute_timeline(loaded.profile);
-    warn(loaded.profile.warnings);
+    LoadedPartials loaded;
+    load_set(*o, kPartTimeline, loaded);
+    TimelineResult r = timeline_from_partials(loaded.set);
     write(render_timeline(r, format_of(*o)));
     return 0;
   };

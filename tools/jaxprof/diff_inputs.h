@@ -55,16 +55,15 @@ inline std::vector<std::string> side_paths(const std::string& arg,
 inline ProfileSamples load_side(const TwoProfiles& o, bool base_side) {
   std::vector<std::string> paths = base_side ? side_paths(o.base_arg, o.base, "BASE", "--base")
                                              : side_paths(o.new_arg, o.now, "NEW", "--new");
-  LoadOptions lo;
-  lo.hosts = o.hosts;
-  lo.import.threads = o.threads;
-  analysis_threads.store({.threads = o.threads});
+  CommonOptions common;
+  common.hosts = o.hosts;
+  common.threads = o.threads;
   std::vector<ProfileSamples> captures;
   for (const std::string& path : paths) {
-    LoadedProfile loaded;
-    load_profile({path}, lo, loaded);
-    warn(loaded.profile.warnings);
-    captures.push_back(collect_samples(loaded.profile));
+    common.paths = {path};
+    LoadedPartials loaded;
+    load_set(common, kPartExecutions | kPartExecutionOps | kPartSteps, loaded);
+    captures.push_back(samples_from_partials(loaded.set));
   }
   return pool_samples(std::move(captures));
 }

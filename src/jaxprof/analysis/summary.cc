@@ -8,11 +8,9 @@
 
 #include "jaxprof/analysis/collectives.h"
 #include "jaxprof/analysis/compile.h"
-#include "jaxprof/analysis/device_events.h"
-#include "jaxprof/analysis/module_executions.h"
 #include "jaxprof/analysis/modules.h"
 #include "jaxprof/analysis/ops.h"
-#include "jaxprof/analysis/parallel_parts.h"
+#include "jaxprof/analysis/partial.h"
 #include "jaxprof/analysis/timeline.h"
 #include "jaxprof/render/units.h"
 
@@ -128,49 +126,19 @@ void observe(SummaryResult& r, const CollectivesResult& coll) {
 
 }  // namespace
 
-SummaryResult compute_summary(const Profile& p, const SummaryOptions& options) {
-  SummaryResult r;
-  for (const Host& h : p.hosts) r.hosts.push_back(h.name);
+uint32_t summary_parts() {
+  return kPartOps | kPartTimeline | kPartExecutions | kPartCollectives | kPartCompileTotals;
+}
 
-  // The lines the analyses read are decoded first, in one pass (the devices' op lines, the
-  // threads that launch compiles), and module executions are found; then the analyses only read
-  // the profile and run side by side.
-  std::vector<uint32_t> lines = compile_totals_lines(p);
-  for (const DeviceLines& d : op_devices(p))
-    lines.insert(lines.end(), d.lines.begin(), d.lines.end());
-  p.require_lines(lines);
-  module_executions(p);
-  TimelineResult tl;
-  ModulesResult mods;
-  OpsResult ops;
-  CollectivesResult coll;
-  const CompileOptions compile_options{.top_steps = 1, .totals_only = true};
-  std::optional<CompileResult> compiled;
-  {
-    Profile::ReadOnlyScope reading(p);
-    // Relative costs, so that the longest start first.
-    const std::vector<uint64_t> costs = {3, 1, 3, 2, 2};
-    for_each_parallel(costs, parts_for(costs.size(), 1), [&](size_t k, size_t) {
-      switch (k) {
-        case 0:
-          tl = compute_timeline(p);
-          break;
-        case 1:
-          mods = compute_modules(p, {.top_ops = 0, .steps = false});
-          break;
-        case 2:
-          ops = compute_ops(p, {});
-          break;
-        case 3:
-          coll = compute_collectives(p, {});
-          break;
-        default:
-          compiled = compile_totals_from_decoded(p, compile_options);
-      }
-    });
-  }
-  // Compiles whose module only other threads name: those lines are decoded now.
-  CompileResult comp = compiled ? std::move(*compiled) : compute_compile(p, compile_options);
+SummaryResult summary_from_partials(const PartialSet& set, const SummaryOptions& options) {
+  set.require(summary_parts() & ~kPartCompileTotals, "summary");
+  SummaryResult r;
+  for (const HostPartial& h : set.hosts()) r.hosts.push_back(h.host);
+  TimelineResult tl = timeline_from_partials(set);
+  ModulesResult mods = modules_from_partials(set, {.top_ops = 0, .steps = false});
+  OpsResult ops = ops_from_partials(set, {});
+  CollectivesResult coll = collectives_from_partials(set, {});
+  CompileResult comp = compile_from_partials(set, {.top_steps = 1, .totals_only = true});
 
   for (const DeviceTimeline& d : tl.devices) {
     SummaryDeviceTime& s = r.device;
@@ -259,6 +227,12 @@ SummaryResult compute_summary(const Profile& p, const SummaryOptions& options) {
   observe(r, coll);
   if (r.observations.size() > options.observations) r.observations.resize(options.observations);
   return r;
+}
+
+SummaryResult compute_summary(const Profile& p, const SummaryOptions& options) {
+  PartialExtractOptions extract;
+  extract.parts = summary_parts();
+  return summary_from_partials(PartialSet(extract_partials(p, extract)), options);
 }
 
 }  // namespace jaxprof

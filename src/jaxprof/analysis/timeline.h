@@ -47,4 +47,7 @@ struct TimelineResult {
 // compute + comm_exposed + memcpy_exposed + idle == span on every device, in exact integers.
 TimelineResult compute_timeline(const Profile& profile);
 
+class PartialSet;
+TimelineResult timeline_from_partials(const PartialSet& set);
+
 }  // namespace jaxprof
