@@ -16,12 +16,13 @@ from __future__ import annotations
 import argparse
 import os
 import posixpath
+import shutil
 import sys
 import time
 from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 from . import _core
-from .errors import ProfileError
+from .errors import InvalidOptionError, ProfileError
 
 __all__ = ["summarize", "hosts", "partials", "list_hosts", "main"]
 
@@ -195,7 +196,10 @@ def summarize(paths_or_logdir, client=None, format: str = "table", top: int = 5,
               progress: Optional[Callable[[int, int, float], None]] = None,
               storage_options: Optional[dict] = None):
     """``jaxprof summary`` of many hosts, computed on a Dask cluster: the text of the table or
-    CSV, or the JSON as a dict (``format="json"``)."""
+    the JSON as a dict (``format="json"``); one screen has no single table shape for CSV."""
+    if format not in ("table", "json"):
+        raise InvalidOptionError(f"format={format!r}: expected 'table' or 'json'", None,
+                                 "expected 'table' or 'json'")
     merged = partials(paths_or_logdir, client=client, session=session, progress=progress,
                       storage_options=storage_options)
     out = _core.render_partials([merged], "summary", format, top, observations)
@@ -210,7 +214,11 @@ def hosts(paths_or_logdir, client=None, format: str = "table", top: int = 20,
           session: Optional[str] = None,
           progress: Optional[Callable[[int, int, float], None]] = None,
           storage_options: Optional[dict] = None):
-    """``jaxprof hosts`` (stragglers, step-time outliers, idle, clock offsets) on a Dask cluster."""
+    """``jaxprof hosts`` (stragglers, step-time outliers, idle, clock offsets) on a Dask cluster:
+    the text of the table or CSV, or the JSON as a dict (``format="json"``)."""
+    if format not in ("table", "json", "csv"):
+        raise InvalidOptionError(f"format={format!r}: expected 'table', 'json' or 'csv'", None,
+                                 "expected 'table', 'json' or 'csv'")
     merged = partials(paths_or_logdir, client=client, session=session, progress=progress,
                       storage_options=storage_options)
     out = _core.render_partials([merged], "hosts", format, top, 0)
@@ -240,9 +248,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--scheduler", help="Dask scheduler address (default: a LocalCluster "
                                             "sized to this machine)")
     parser.add_argument("--command", choices=["summary", "hosts"], default="summary")
-    parser.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    parser.add_argument("--format", choices=["table", "json", "csv"], default="table",
+                        help="table or json; hosts also csv (summary has no single table shape)")
     parser.add_argument("--top", type=int, default=None,
-                        help="rows per section (summary: 5; hosts: 20)")
+                        help="summary: rows per section (default 5); hosts: hosts in the table "
+                             "(0 = all; default: all, or 20 on a terminal)")
+    parser.add_argument("--wide", action="store_true", help="never cut table cells")
     parser.add_argument("--observations", type=int, default=3)
     parser.add_argument("--session", help="session to read from a log directory (default: "
                                           "newest)")
@@ -253,6 +264,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                              "endpoint_url=http://127.0.0.1:9000")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     args = parser.parse_args(argv)
+    if args.command == "summary" and args.format == "csv":
+        parser.error("argument --format: summary prints table or json (csv: use --command hosts)")
+    terminal = sys.stdout.isatty()
+    _core.set_table_layout(wide=args.wide,
+                           line_width=shutil.get_terminal_size().columns if terminal else 0,
+                           python=False)
     storage = {}
     for item in args.storage_option:
         key, sep, value = item.partition("=")
@@ -273,7 +290,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.output_partial:
             with open(args.output_partial, "wb") as f:
                 f.write(merged)
-        top = args.top if args.top is not None else (5 if args.command == "summary" else 20)
+            sys.stderr.write(f"jaxprof-dask: wrote {args.output_partial} "
+                             f"({_core.format_bytes(len(merged))}): merged partial summary\n")
+        if args.top is not None:
+            top = args.top
+        elif args.command == "summary":
+            top = 5
+        else:
+            top = 20 if terminal and args.format == "table" else 0
         sys.stdout.write(_core.render_partials([merged], args.command, args.format, top,
                                                args.observations))
     except (FileNotFoundError, ValueError, ProfileError) as e:

@@ -31,8 +31,10 @@ FORMATS = {
     "collectives": ["table", "json", "csv"],
     "kernels": ["table", "json", "csv"],
     "autotune-report": ["table", "json", "csv"],
+    "roofline": ["table", "json", "csv"],
+    "hosts": ["table", "json", "csv"],
 }
-NO_FORMAT = ["report", "export", "view"]  # they write a file
+NO_FORMAT = ["report", "export", "view", "partial"]  # they write a file
 
 
 def run(binary: Path, *args, cwd=None) -> subprocess.CompletedProcess:
@@ -111,7 +113,7 @@ def table_outputs(binary: Path, shared: Path) -> List[str]:
         if not p.exists():
             continue
         for command in ("summary", "ops", "kernels", "collectives", "timeline", "modules",
-                        "compile", "flame"):
+                        "compile", "flame", "roofline", "hosts"):
             r = run(binary, command, p)
             assert r.returncode == 0, (command, p, r.stderr)
             out.append(r.stdout)
@@ -166,7 +168,7 @@ def test_default_top_on_a_terminal(jaxprof_bin, shared_fixtures):
     assert f"5 of {total} hlo-op groups shown" in tty5
     code, all_rows = run_on_terminal(jaxprof_bin, "ops", archive, "--top", "0", "--wide")
     assert len(all_rows.splitlines()) > total and "shown;" not in all_rows
-    for command in ("kernels", "compile"):
+    for command in ("kernels", "compile", "roofline"):
         code, out = run_on_terminal(jaxprof_bin, command, archive)
         assert code == 0 and " shown; --top 0 shows all" in out, (command, out)
         assert len(out.splitlines()) < 120, command
@@ -195,6 +197,10 @@ def test_every_written_file_is_announced(jaxprof_bin, tmp_path):
         (["report", EXAMPLE, "-o", tmp_path / "r.html"], tmp_path / "r.html"),
         (["export", EXAMPLE, "--perfetto", tmp_path / "t.json.gz"], tmp_path / "t.json.gz"),
         (["diff", MATMUL, MATMUL, "-o", tmp_path / "d.html"], tmp_path / "d.html"),
+        (["roofline", MATMUL, "--svg", tmp_path / "r.svg"], tmp_path / "r.svg"),
+        (["partial", EXAMPLE, "-o", tmp_path / "e.partial"], tmp_path / "e.partial"),
+        (["partial", EXAMPLE, "-o", f"{tmp_path / 'per_host'}/"],
+         tmp_path / "per_host" / "vm.partial"),
     ]
     for args, path in cases:
         r = run(jaxprof_bin, *args)

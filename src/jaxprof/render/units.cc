@@ -51,7 +51,26 @@ std::span<const UnitScale> units_of(Measure m) {
       {Measure::kBandwidth, "GB/s", 1, 2},
       {Measure::kBandwidth, "TB/s", 1e3, 2},
   }};
+  static constexpr std::array<UnitScale, 6> kFlops = {{
+      {Measure::kFlops, "", 1, 0},
+      {Measure::kFlops, "k", 1e3, 2},
+      {Measure::kFlops, "M", 1e6, 2},
+      {Measure::kFlops, "G", 1e9, 2},
+      {Measure::kFlops, "T", 1e12, 2},
+      {Measure::kFlops, "P", 1e15, 2},
+  }};
+  static constexpr std::array<UnitScale, 5> kFlopRate = {{
+      {Measure::kFlopRate, "FLOP/s", 1, 0},
+      {Measure::kFlopRate, "MFLOP/s", 1e6, 2},
+      {Measure::kFlopRate, "GFLOP/s", 1e9, 2},
+      {Measure::kFlopRate, "TFLOP/s", 1e12, 2},
+      {Measure::kFlopRate, "PFLOP/s", 1e15, 2},
+  }};
   switch (m) {
+    case Measure::kFlops:
+      return kFlops;
+    case Measure::kFlopRate:
+      return kFlopRate;
     case Measure::kDuration:
       return kDuration;
     case Measure::kBytes:

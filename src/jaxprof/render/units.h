@@ -38,6 +38,8 @@ enum class Measure {
   kShare,      // a fraction in; "12.3%" out
   kPercent,    // already in percent (occupancy): "37.5%" out
   kNumber,     // a plain quantity (ratios, coefficients): four significant digits, no exponent
+  kFlops,      // floating-point operations; k, M, G, T, P (10^3 steps)
+  kFlopRate,   // FLOP/s in; MFLOP/s, GFLOP/s, TFLOP/s, PFLOP/s out
 };
 
 // A unit of one measure: value / divisor, printed with `decimals` digits after the point.
