@@ -76,6 +76,17 @@ TEST(Units, AColumnReadsInOneUnit) {
   EXPECT_EQ(column_scale(Measure::kBandwidth, bw).unit, "B/s");
 }
 
+TEST(Units, FlopsAndFlopRatesUseDecimalPrefixes) {
+  EXPECT_EQ(format_value(Measure::kFlops, 2.68e9), "2.68 G");
+  EXPECT_EQ(format_value(Measure::kFlops, 512.0), "512");
+  EXPECT_EQ(format_value(Measure::kFlopRate, 8.737e10), "87.37 GFLOP/s");
+  std::vector<double> rates = {989e12, 3e12};
+  UnitScale s = column_scale(Measure::kFlopRate, rates);
+  EXPECT_EQ(s.unit, "TFLOP/s");
+  EXPECT_EQ(format_in(3e12, s, false), "3.00");
+  EXPECT_EQ(format_in(std::nullopt, s, false), "\u2014");
+}
+
 TEST(Table, MeasuredColumnsNameTheirUnitAndShowUnknown) {
   Table t({{"op"},
            {"count", Measure::kCount},
