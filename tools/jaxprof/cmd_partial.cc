@@ -64,8 +64,8 @@ RegisterCommand partial_command(97, [](CLI::App& app) -> std::function<int()> {
       std::vector<const HostPartial*> all;
       for (const HostPartial& h : hosts) all.push_back(&h);
       save_partial_file(out, write_partial_file(all));
-      announce_written(out, fmt::format("partial summary of {} host{}", all.size(),
-                                        all.size() == 1 ? "" : "s"));
+      announce_written(
+          out, fmt::format("partial summary of {} host{}", all.size(), all.size() == 1 ? "" : "s"));
     }
     return 0;
   };

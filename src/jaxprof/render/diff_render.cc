@@ -123,25 +123,28 @@ std::string interval_text(const DiffRow& r) {
   return r.ratio ? change_interval(r.ratio_low, r.ratio_high) : "";
 }
 
-std::string p_text(const DiffRow& r) { return r.p_value ? fmt::format("{:.2g}", *r.p_value) : ""; }
+std::string p_text(const DiffRow& r) {
+  return r.p_value ? format_value(Measure::kNumber, *r.p_value) : "";
+}
 Cell p_cell(const DiffRow& r) { return r.p_value ? Cell(*r.p_value) : Cell::unknown(); }
 
 // The columns every compared row shows: medians, the tested change and its interval, p, verdict.
 std::vector<Cell> tested_cells(const DiffRow& x) {
-  return {x.base_median_ps, x.new_median_ps,   change_percent(x.ratio),
-          interval_text(x), p_cell(x),         change_name(x.change)};
+  return {x.base_median_ps, x.new_median_ps, change_percent(x.ratio),
+          interval_text(x), p_cell(x),       change_name(x.change)};
 }
 
 // The columns of tested_cells, after `leading`; then the contribution.
 std::vector<TableColumn> tested_columns(std::vector<TableColumn> leading, const char* base,
                                         const char* fresh) {
-  for (TableColumn c : std::initializer_list<TableColumn>{{base, Measure::kDuration},
-                                                          {fresh, Measure::kDuration},
-                                                          {"change", Measure::kLabel},
-                                                          {"interval", Measure::kLabel},
-                                                          {"p", Measure::kNumber},
-                                                          {"verdict"},
-                                                          {"contribution", Measure::kDuration, true}})
+  for (TableColumn c :
+       std::initializer_list<TableColumn>{{base, Measure::kDuration},
+                                          {fresh, Measure::kDuration},
+                                          {"change", Measure::kLabel},
+                                          {"interval", Measure::kLabel},
+                                          {"p", Measure::kNumber},
+                                          {"verdict"},
+                                          {"contribution", Measure::kDuration, true}})
     leading.push_back(std::move(c));
   return leading;
 }

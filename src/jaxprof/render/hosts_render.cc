@@ -90,8 +90,7 @@ std::string table(const HostsResult& r, size_t top) {
       r.hosts.size(), r.step_source, human_duration(r.median_step_ps),
       human_duration(r.mad_step_ps), r.instances);
   out += t.render(40);
-  if (top > 0 && r.hosts.size() > top)
-    out += more_rows_line(top, r.hosts.size(), "hosts");
+  if (top > 0 && r.hosts.size() > top) out += more_rows_line(top, r.hosts.size(), "hosts");
   for (const std::string& n : r.notes) out += "note: " + n + "\n";
   return out;
 }

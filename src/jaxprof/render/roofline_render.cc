@@ -182,10 +182,11 @@ std::string peaks_line(const DevicePeaks& p) {
   for (ComputeType t : {ComputeType::kBf16, ComputeType::kFp32}) {
     const double v = p.flops_for(t, used);
     if (v > 0 && used == t)
-      out += fmt::format(", {} {:.4g} TFLOP/s", compute_type_name(t), v / 1e12);
+      out += fmt::format(", {} {}", compute_type_name(t), format_value(Measure::kFlopRate, v));
   }
-  out += p.bytes_per_s > 0 ? fmt::format(", memory {:.4g} TB/s", p.bytes_per_s / 1e12)
-                           : std::string(", memory —");
+  out += ", memory " + format_value(Measure::kBandwidth,
+                                    p.bytes_per_s > 0 ? std::optional<double>(p.bytes_per_s / 1e9)
+                                                      : std::nullopt);
   out += "\n";
   // Where each figure came from, grouped.
   std::vector<std::pair<std::string, std::string>> by_source;  // source -> what
