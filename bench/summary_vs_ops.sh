@@ -6,8 +6,10 @@
 # `perf stat`'s task-clock, or GNU time's without perf), both commands with --format json.
 #
 #   bench/summary_vs_ops.sh [JAXPROF]
+#   VS=memory bench/summary_vs_ops.sh     # another command against ops (memory, roofline, ...)
 #
-# Environment: BENCH_DIR (default /tmp/jaxprof-bench), RUNS (default 10), WARMUP (default 2).
+# Environment: BENCH_DIR (default /tmp/jaxprof-bench), RUNS (default 10), WARMUP (default 2),
+# VS (default summary).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -15,6 +17,7 @@ JAXPROF=${1:-$ROOT/build/jaxprof}
 BENCH_DIR=${BENCH_DIR:-/tmp/jaxprof-bench}
 RUNS=${RUNS:-10}
 WARMUP=${WARMUP:-2}
+VS=${VS:-summary}
 [[ -x "$JAXPROF" ]] || { echo "no $JAXPROF: build it first" >&2; exit 1; }
 command -v hyperfine >/dev/null || { echo "hyperfine is not installed" >&2; exit 1; }
 
@@ -26,7 +29,7 @@ cpu_ms() {  # one run's user + sys CPU time in ms
   fi
 }
 
-printf '| profile | command | wall mean ± σ | CPU min | CPU median | summary / ops (wall, CPU median) |\n'
+printf '| profile | command | wall mean ± σ | CPU min | CPU median | %s / ops (wall, CPU median) |\n' "$VS"
 printf '| --- | --- | --- | --- | --- | --- |\n'
 keys=(big_conv big_tpu)
 [[ -s $BENCH_DIR/big_conv_ids.xplane.pb ]] && keys+=(big_conv_ids)
@@ -34,7 +37,7 @@ for key in "${keys[@]}"; do
   f=$BENCH_DIR/$key.xplane.pb
   [[ -s "$f" ]] || { echo "no $f: run bench/run.sh once to make it" >&2; exit 1; }
   declare -A wall=() cpu=()
-  for c in ops summary; do
+  for c in ops "$VS"; do
     json=$(mktemp)
     hyperfine -N --style none --warmup "$WARMUP" --runs "$RUNS" --export-json "$json" \
       "$JAXPROF $c $f --format json" >/dev/null 2>&1
@@ -45,7 +48,7 @@ for key in "${keys[@]}"; do
     med=$(sed -n "$(((RUNS + 1) / 2))p" <<<"$times")
     wall[$c]=$mean cpu[$c]=$med
     ratio=""
-    [[ $c == summary ]] && ratio=$(python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.2f}×, {float(sys.argv[3])/float(sys.argv[4]):.2f}×')" "${wall[summary]}" "${wall[ops]}" "${cpu[summary]}" "${cpu[ops]}")
+    [[ $c == "$VS" ]] && ratio=$(python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.2f}×, {float(sys.argv[3])/float(sys.argv[4]):.2f}×')" "${wall[$VS]}" "${wall[ops]}" "${cpu[$VS]}" "${cpu[ops]}")
     printf '| %s | jaxprof %s --format json | %.1f ms ± %.1f ms | %.1f ms | %.1f ms | %s |\n' \
       "$key" "$c" "$mean" "$sd" "$min" "$med" "$ratio"
   done

@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 
 debian_packages=(cmake ninja-build g++ pkg-config ccache libre2-dev libfmt-dev libcli11-dev
                  libgtest-dev libgmock-dev zlib1g-dev liblzma-dev libzstd-dev libsnappy-dev libzip-dev
-                 libsimdjson-dev libsqlite3-dev libprotobuf-dev protobuf-compiler libbenchmark-dev time)
+                 libsimdjson-dev libsqlite3-dev libprotobuf-dev protobuf-compiler libbenchmark-dev time
+                 clang libclang-rt-14-dev)  # clang: the second compiler, the sanitizers and libFuzzer
 missing=()
 for p in "${debian_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -25,12 +26,12 @@ if [ "${JAXPROF_WITH_PYTHON_DEPS:-0}" = 1 ]; then
   # Test-only Python packages: pytest runs the suite, protobuf is the independent reference
   # decoder, jax captures fresh profiles; nanobind and scikit-build-core build the Python package
   # (installed beforehand so `pip install --no-build-isolation .` needs no network), pandas and
-  # pyarrow are its optional DataFrame outputs.
+  # pyarrow are its optional DataFrame outputs; xprof is the reference for the memory peaks.
   python3 - <<'PY' || python3 -m pip install -q --disable-pip-version-check pytest protobuf jax numpy \
-      "nanobind>=2.2" "scikit-build-core>=0.10" pandas pyarrow
+      "nanobind>=2.2" "scikit-build-core>=0.10" pandas pyarrow xprof
 import importlib.util, sys
 sys.exit(0 if all(importlib.util.find_spec(m) for m in ("pytest", "google.protobuf", "jax", "numpy",
-    "nanobind", "scikit_build_core", "pandas", "pyarrow")) else 1)
+    "nanobind", "scikit_build_core", "pandas", "pyarrow", "xprof")) else 1)
 PY
   # jaxprof.distributed: Dask, fsspec and s3fs; moto's S3-compatible server for its tests.
   python3 - <<'PY' || python3 -m pip install -q --disable-pip-version-check "dask[distributed]" \
@@ -39,7 +40,8 @@ import importlib.util, sys
 sys.exit(0 if all(importlib.util.find_spec(m) for m in ("distributed", "fsspec", "s3fs", "moto",
     "flask_cors")) else 1)
 PY
-  # XProf, a reference the roofline tests compare with (they skip without it).
+  # XProf, a reference the roofline tests and tests/python/test_xprof_peer.py (op statistics on
+  # the device clock) compare with; they skip without it.
   python3 -c 'import importlib.util, sys; sys.exit(0 if importlib.util.find_spec("xprof") else 1)' \
     || python3 -m pip install -q --disable-pip-version-check xprof
 fi

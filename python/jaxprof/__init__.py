@@ -11,14 +11,15 @@ Autotuning: :mod:`jaxprof.autotune` (``time_candidates``, ``tune``, the cache, l
 from __future__ import annotations
 
 from ._profile import Events, Plane, Profile, load
-from ._results import FlameResult, InfoResult, OpsResult, Result, RooflineResult, SummaryResult
+from ._results import (FlameResult, InfoResult, MemoryResult, OpsResult, Result, RooflineResult,
+                       SummaryResult)
 from .errors import CorruptProfileError, InvalidOptionError, ProfileError, ProfileNotFoundError
 
 __version__ = "0.1.0"
 
 __all__ = [
     "load", "Profile", "Events", "Plane", "Result", "OpsResult", "InfoResult", "FlameResult",
-    "SummaryResult", "RooflineResult", "view", "Viewer",
+    "SummaryResult", "MemoryResult", "RooflineResult", "view", "Viewer",
     "ProfileError", "ProfileNotFoundError", "CorruptProfileError", "InvalidOptionError",
     "trace", "annotate", "trace_function", "step", "StepProfiler", "latest", "summarize",
     "wait_for_device",

@@ -23,6 +23,7 @@
 #include "jaxprof/analysis/hosts.h"
 #include "jaxprof/analysis/info.h"
 #include "jaxprof/analysis/kernels.h"
+#include "jaxprof/analysis/memory.h"
 #include "jaxprof/analysis/modules.h"
 #include "jaxprof/analysis/ops.h"
 #include "jaxprof/analysis/plane_timing.h"
@@ -46,6 +47,8 @@
 #include "jaxprof/render/hosts_render.h"
 #include "jaxprof/render/info_render.h"
 #include "jaxprof/render/kernels_render.h"
+#include "jaxprof/render/memory_chart.h"
+#include "jaxprof/render/memory_render.h"
 #include "jaxprof/render/modules_render.h"
 #include "jaxprof/render/ops_render.h"
 #include "jaxprof/render/perfetto.h"
@@ -335,9 +338,11 @@ EventFilterSpec py_filter() {
 
 std::string ops_json(PyProfile& self, const std::string& group_by, const std::string& device,
                      const std::string& prefix, const std::string& match, int64_t min_duration_ps,
-                     uint64_t max_events, size_t top, const std::string& format) {
+                     uint64_t max_events, size_t top, const std::string& format,
+                     bool by_program) {
   OpsOptions o;
   o.filter = py_filter();
+  o.by_program = by_program;
   if (!parse_group_by(group_by, o.group_by))
     throw InputError("", "group_by='" + group_by +
                              "': expected one of 'hlo-op', 'kernel', 'module', 'name', "
@@ -482,6 +487,27 @@ std::string collectives_json(PyProfile& self, const std::string& device, size_t 
   EventFilter check(o.filter);
   std::lock_guard lock(self.mu);
   return render_collectives(compute_collectives(self.profile(), o), f);
+}
+
+// `jaxprof memory --format json` and one SVG chart per allocator.
+std::tuple<std::string, std::vector<std::string>> memory(PyProfile& self, const std::string& only,
+                                                         const std::string& allocator,
+                                                         const std::string& module, size_t top,
+                                                         size_t points) {
+  if (!only.empty() && only != "allocators" && only != "programs")
+    throw InputError("", "unknown memory part '" + only + "' (allocators, programs)");
+  MemoryOptions o;
+  o.want_timeline = only != "programs";
+  o.want_programs = only != "allocators";
+  o.timeline.allocator = allocator;
+  o.timeline.top = top;
+  o.timeline.max_points = points;
+  o.programs.module = module;
+  o.programs.top = top;
+  nb::gil_scoped_release release;
+  std::lock_guard lock(self.mu);
+  MemoryResult r = compute_memory(self.profile(), o);
+  return {render_memory(r, OutputFormat::kJson), svg_memory_timelines(r.timeline)};
 }
 
 // `top`: what the table lists (render_compile); JSON is always complete.
@@ -665,6 +691,17 @@ NB_MODULE(_core, m) {
       .def("require_plane", &require_plane, "plane"_a)
       .def("start_ps", [](PyProfile& s) { return view(s, s.profile().events.start_ps); })
       .def("duration_ps", [](PyProfile& s) { return view(s, s.profile().events.duration_ps); })
+      .def("op_duration_ps",
+           [](PyProfile& s) {
+             // The ops' own durations: the device clock where events carry it (a copy).
+             const Profile& pr = s.profile();
+             std::vector<int64_t> out(pr.events.duration_ps.begin(), pr.events.duration_ps.end());
+             for (const Line& line : pr.lines)
+               if (line.decoded && line.device_clock)
+                 for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e)
+                   out[e] = pr.events.op_duration_ps(line, e);
+             return owned(std::move(out));
+           })
       .def("metadata", [](PyProfile& s) { return view(s, s.profile().events.metadata); })
       .def("hlo_op", [](PyProfile& s) { return view(s, s.profile().events.hlo_op); })
       .def("module", [](PyProfile& s) { return view(s, s.profile().events.module); })
@@ -689,7 +726,8 @@ NB_MODULE(_core, m) {
              return out;
            })
       .def("ops_json", &ops_json, "group_by"_a, "device"_a, "prefix"_a, "match"_a,
-           "min_duration_ps"_a, "max_events"_a, "top"_a, "format"_a = "json")
+           "min_duration_ps"_a, "max_events"_a, "top"_a, "format"_a = "json",
+           "by_program"_a = false)
       .def("info_json", &info_json, "format"_a = "json")
       .def("timeline_json", &timeline_json, "format"_a = "json")
       .def("modules_json", &modules_json, "top_ops"_a, "format"_a = "json")
@@ -702,6 +740,7 @@ NB_MODULE(_core, m) {
       .def("flame", &flame, "by"_a, "device"_a, "idle"_a)
       .def("collectives_json", &collectives_json, "device"_a, "top"_a, "instances"_a,
            "format"_a = "json")
+      .def("memory", &memory, "only"_a, "allocator"_a, "module"_a, "top"_a, "points"_a)
       .def("compile_json", &compile_json, "top_steps"_a, "format"_a = "json", "top"_a = 0)
       .def("summary", &summary_render, "top"_a, "observations"_a, "text"_a)
       .def("export_perfetto", &export_perfetto, "path"_a)

@@ -11,8 +11,8 @@ import numpy as np
 
 from . import _core
 from ._optional import require
-from ._results import (FlameResult, InfoResult, OpsResult, Result, ResultJSON, RooflineResult,
-                       SummaryResult)
+from ._results import (FlameResult, InfoResult, MemoryResult, OpsResult, Result, ResultJSON,
+                       RooflineResult, SummaryResult)
 from .errors import InvalidOptionError
 
 __all__ = ["load", "Profile", "Events", "Plane"]
@@ -60,7 +60,9 @@ class Events:
     """Event columns of a profile or a device.
 
     Columns (``columns`` dict, also attributes): ``start_ps`` and ``duration_ps`` (int64,
-    picoseconds relative to the profile's ``base_ns``), ``metadata`` (uint32: index into
+    picoseconds relative to the profile's ``base_ns``: placement on the timeline, host-aligned),
+    ``op_duration_ps`` (int64: the op's own duration, on the device's clock where the event
+    carries one, as TPU ops do; else ``duration_ps``; see docs/clocks.md), ``metadata`` (uint32: index into
     ``names``), ``hlo_op`` (uint32: index into ``strings``, 0 = none), ``module`` (uint32: index
     into ``modules``, 0 = none) and ``line`` (uint32: index into ``Profile.lines()``).
 
@@ -109,6 +111,7 @@ class Events:
         data = {
             "start_ps": c["start_ps"],
             "duration_ps": c["duration_ps"],
+            "op_duration_ps": c["op_duration_ps"],
             "name": self._categorical(c["metadata"], self.names),
             "hlo_op": self._categorical(c["hlo_op"], self.strings),
             "module": self._categorical(c["module"], self.modules),
@@ -134,6 +137,7 @@ class Events:
         return pa.table({
             "start_ps": pa.array(c["start_ps"]),
             "duration_ps": pa.array(c["duration_ps"]),
+            "op_duration_ps": pa.array(c["op_duration_ps"]),
             "name": dictionary(c["metadata"], self.names),
             "hlo_op": dictionary(c["hlo_op"], self.strings),
             "module": dictionary(c["module"], self.modules),
@@ -141,7 +145,7 @@ class Events:
         })
 
 
-_COLUMNS = ("start_ps", "duration_ps", "metadata", "hlo_op", "module")
+_COLUMNS = ("start_ps", "duration_ps", "op_duration_ps", "metadata", "hlo_op", "module")
 
 
 class Profile:
@@ -229,21 +233,23 @@ class Profile:
     def ops(self, group_by: str = "hlo-op", *, device: Optional[str] = None,
             prefix: Optional[str] = None, match: Optional[str] = None,
             min_duration_ns: float = 0.0, max_events: int = 0,
-            top: Optional[int] = None) -> OpsResult:
+            top: Optional[int] = None, by_program: bool = False) -> OpsResult:
         """Device time per HLO op, kernel, module, name, category or opcode (``jaxprof ops``).
 
         Arguments mirror the CLI's options (``group_by`` is one of ``GROUP_BY``; underscores
         may replace dashes); ``data`` equals ``jaxprof ops --format json``. ``top=None`` keeps
         every group in ``data`` and prints the largest 20 per device, as the CLI does on a
-        terminal; ``top=N`` keeps N (0 = all).
+        terminal; ``top=N`` keeps N (0 = all). ``by_program`` is ``--by-program``.
         """
         group = _choice("group_by", group_by, GROUP_BY)
         ns = _min_duration_ps(min_duration_ns)
         keep, shown = _top("top", top), _shown(top)
         events = _count("max_events", max_events)
         args = (group, device or "", prefix or "", match or "", ns, events)
-        data = json.loads(self._core.ops_json(*args, keep))
-        return OpsResult(data, lambda: self._core.ops_json(*args, shown, format="table"))
+        split = bool(by_program)
+        data = json.loads(self._core.ops_json(*args, keep, by_program=split))
+        return OpsResult(data, lambda: self._core.ops_json(*args, shown, format="table",
+                                                           by_program=split))
 
     def info(self) -> InfoResult:
         """Hosts, planes, lines, modules (``jaxprof info --all-lines``)."""
@@ -342,6 +348,26 @@ class Profile:
         data = json.loads(self._core.collectives_json(device or "", keep, bool(instances)))
         return ResultJSON(data, "ops", lambda: self._core.collectives_json(
             device or "", shown, False, format="table"))
+
+    def memory(self, *, only: Optional[str] = None, allocator: Optional[str] = None,
+               module: Optional[str] = None, top: int = 10, points: int = 1000) -> MemoryResult:
+        """Memory (``jaxprof memory``): bytes in use over time per allocator, the peak and what
+        was live at it, and each compiled program's static memory from XLA's buffer assignment.
+
+        Args:
+            only: ``"allocators"`` or ``"programs"`` for one part (``--only``).
+            allocator: only allocators whose name or device contains this (``--allocator``).
+            module: only programs whose module name contains this (``--module``).
+            top: groups of live allocations and buffers listed at each peak (0 = all).
+            points: timeline points kept per allocator (0 = every event).
+
+        ``data`` equals ``jaxprof memory --format json``; one row per allocator, ``programs()``
+        one per (program, memory space); in Jupyter it renders the in-use charts with the peaks
+        marked (``svgs``).
+        """
+        text, svgs = self._core.memory(only or "", allocator or "", module or "", int(top),
+                                       int(points))
+        return MemoryResult(json.loads(text), svgs)
 
     def compile(self, *, top_steps: int = 0) -> Result:
         """Compile time per compile, module and phase (``jaxprof compile``); one row per compile

@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Unio
 from ._optional import require
 
 __all__ = ["Result", "OpsResult", "InfoResult", "ResultJSON", "FlameResult", "SummaryResult",
-           "RooflineResult"]
+           "MemoryResult", "RooflineResult"]
 
 
 class Result:
@@ -268,6 +268,96 @@ class SummaryResult(Result):
         if isinstance(comp, dict) and comp:
             flat = {k: v for k, v in comp.items() if not isinstance(v, (list, dict))}
             out.append("<p><b>Compile</b></p>" + _html_table([flat], max_rows))
+        out.append("</div>")
+        return "".join(out)
+
+
+class MemoryResult(Result):
+    """``Profile.memory()``: ``data`` = ``jaxprof memory --format json``.
+
+    One row per allocator (``host``, ``device``, ``allocator``, ``peak_bytes_in_use``,
+    ``peak_time_ns``, ``lifetime_peak_bytes_in_use``, ``peak_in_capture``, ...);
+    ``programs()`` gives one row per (program, memory space) of static memory, ``live()`` the
+    groups of allocations live at each allocator's peak, ``buffers()`` the largest buffers at
+    each program's peak heap, ``timeline(allocator)`` the in-use points. ``svgs`` holds one
+    chart per allocator (bytes in use over time, peak marked); Jupyter shows them.
+    """
+
+    _lead = ("host", "device", "allocator", "peak_bytes_in_use", "peak_time_ns",
+             "lifetime_peak_bytes_in_use", "peak_in_capture")
+
+    def __init__(self, data: Dict[str, Any], svgs: List[str]) -> None:
+        self.svgs = list(svgs)
+        super().__init__(data)
+
+    def _allocators(self) -> Iterator[tuple]:
+        for dev in self.data.get("devices", []):
+            for a in dev["allocators"]:
+                yield dev, a
+
+    def _make_rows(self, data: Dict[str, Any]) -> List[Dict[str, Any]]:
+        rows = []
+        for dev, a in self._allocators():
+            row = {"host": dev["host"], "device": dev["device"],
+                   "memory_space": dev["memory_space"]}
+            row.update({k: v for k, v in a.items() if not isinstance(v, (list, dict))})
+            live = a["live_at_peak"]
+            row["live_at_peak_bytes"] = live["bytes"]
+            row["allocated_before_capture_bytes"] = live["allocated_before_capture_bytes"]
+            row["notes"] = "; ".join(a["notes"])
+            rows.append(row)
+        return rows
+
+    @property
+    def message(self) -> Optional[str]:
+        """Why there is no allocator timeline (no allocator events), else None."""
+        return self.data.get("message")
+
+    def programs(self) -> List[Dict[str, Any]]:
+        """One row per (program, memory space): peak heap, arguments, outputs, temporaries..."""
+        rows = []
+        for p in self.data.get("programs", []):
+            for s in p["memory_spaces"]:
+                row = {"module": p["module"], "program_id": p["program_id"]}
+                row.update({k: v for k, v in s.items() if not isinstance(v, (list, dict))})
+                row["notes"] = "; ".join(p["notes"])
+                rows.append(row)
+        return rows
+
+    def live(self) -> List[Dict[str, Any]]:
+        """The groups of allocations live at each allocator's peak, largest first."""
+        return [{"device": dev["device"], "allocator": a["allocator"], **g}
+                for dev, a in self._allocators() for g in a["live_at_peak"]["largest"]]
+
+    def buffers(self) -> List[Dict[str, Any]]:
+        """The largest buffers at each program's peak heap, with instruction, op and source."""
+        return [{"module": p["module"], "program_id": p["program_id"],
+                 "memory_space": s["memory_space"], **b}
+                for p in self.data.get("programs", []) for s in p["memory_spaces"]
+                for b in s["largest_at_peak"]]
+
+    def timeline(self, allocator: str) -> List[Dict[str, Any]]:
+        """The (sampled) timeline of the allocator named ``allocator``: ``time_ns``,
+        ``bytes_in_use``, ``bytes_reserved`` per point."""
+        for _dev, a in self._allocators():
+            if a["allocator"] == allocator:
+                return [{"time_ns": t, "bytes_in_use": b, "bytes_reserved": r}
+                        for t, b, r in a["timeline"]["points"]]
+        raise KeyError(allocator)
+
+    def _repr_html_(self, max_rows: int = 50) -> str:
+        out = ["<div>"]
+        if self.message:
+            out.append(f"<p>{html.escape(self.message)}</p>")
+        out += self.svgs
+        if self.rows:
+            out.append(super()._repr_html_(max_rows))
+        progs = self.programs()
+        if progs:
+            out.append("<p><b>Programs</b> (static memory from the buffer assignment)</p>")
+            out.append(_html_table(progs, max_rows))
+        elif self.data.get("programs_message"):
+            out.append(f"<p>{html.escape(self.data['programs_message'])}</p>")
         out.append("</div>")
         return "".join(out)
 

@@ -43,7 +43,9 @@ class Profiler:
     ``max_events_per_profile`` remaining events of the plane (line by line) are read. For every
     key starting with ``prefix_filter``: without ``event_filter_regex`` its time is the union of
     its events' intervals; with it, the union of the intervals of the events nested inside them
-    (fully contained, any line of the plane, another key) whose key matches the regex.
+    (fully contained, any line of the plane, another key) whose key matches the regex. An event
+    sits where the timeline places it, for the length its own clock measured: the device's clock
+    where the event carries one (TPU ops' ``device_duration_ps``; docs/clocks.md).
     """
 
     def __init__(self, *, prefix_filter: str = "jit_", event_filter_regex: Optional[str] = None,

@@ -23,4 +23,16 @@ std::string InputError::format(const std::string& file, const std::string& reaso
   return out;
 }
 
+InputError truncated_input(const std::string& file, const std::string& what, int64_t offset,
+                           uint64_t size, bool decompressed) {
+  std::string reason = decompressed ? "the decompressed data ends early (truncated after "
+                                    : "the file ends early (truncated after ";
+  reason += std::to_string(size);
+  reason += " bytes): ";
+  reason += what;
+  reason +=
+      "; the capture may have been cut off (stopped or copied before it was completely written)";
+  return InputError(file, std::move(reason), offset);
+}
+
 }  // namespace jaxprof

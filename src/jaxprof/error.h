@@ -27,4 +27,11 @@ class InputError : public std::runtime_error {
   int64_t offset_;
 };
 
+// The error for input that stops before its own structure says it ends: what a capture cut off
+// while it was being written (or copied) looks like, as opposed to damaged bytes. `what` says what
+// runs past the end, `offset` where it starts and `size` how many bytes there are: those of the
+// file, or of its decompressed data when `decompressed`.
+InputError truncated_input(const std::string& file, const std::string& what, int64_t offset,
+                           uint64_t size, bool decompressed = false);
+
 }  // namespace jaxprof

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -207,6 +208,71 @@ inline std::string make_parquet(const std::vector<TestColumn>& columns, int64_t 
   put32(out, static_cast<uint32_t>(w.out.size()));
   out += "PAR1";
   return out;
+}
+
+// One column of `values` PLAIN-encoded (`body`) in one v1 data page, of physical type `type`;
+// `repetition` 0 required, 1 optional (then `body` starts with the definition levels).
+inline TestColumn plain_column(const std::string& name, int type, int repetition, size_t values,
+                               const std::string& body) {
+  auto n = static_cast<int32_t>(values);
+  auto size = static_cast<int32_t>(body.size());
+  return TestColumn{name, type, repetition, false, n, page_header(0, size, size, n, 0) + body};
+}
+inline TestColumn int64_column(const std::string& name, const std::vector<int64_t>& values) {
+  std::string body;
+  for (int64_t v : values) put64(body, static_cast<uint64_t>(v));
+  return plain_column(name, 2, 0, values.size(), body);
+}
+inline TestColumn string_column(const std::string& name, const std::vector<std::string>& values) {
+  std::string body;
+  for (const std::string& v : values) {
+    put32(body, static_cast<uint32_t>(v.size()));
+    body += v;
+  }
+  return plain_column(name, 6, 0, values.size(), body);
+}
+// std::nullopt for a null.
+inline TestColumn optional_double_column(const std::string& name,
+                                         const std::vector<std::optional<double>>& values) {
+  std::string levels, body;
+  // Definition levels: one RLE run per value (bit width 1).
+  for (const auto& v : values) levels += rle_run(1, v ? 1 : 0);
+  for (const auto& v : values) {
+    if (!v) continue;
+    uint64_t bits;
+    std::memcpy(&bits, &*v, 8);
+    put64(body, bits);
+  }
+  return plain_column(name, 5, 1, values.size(), with_length(levels) + body);
+}
+
+// One NVTX range of an nsys-jax projected trace (the older layout: "TSL:" names, durations).
+struct TraceRow {
+  std::string name;
+  int64_t start_ns, duration_ns;
+  double range_id;
+  std::optional<double> parent_id;
+};
+
+// `nvtx_gpu_proj_trace/trace.parquet` holding `rows`, all on one thread of one process.
+inline std::string nsys_trace_parquet(const std::vector<TraceRow>& rows) {
+  std::vector<std::string> names;
+  std::vector<int64_t> starts, durations, pids;
+  std::vector<std::optional<double>> ids, parents;
+  for (const TraceRow& r : rows) {
+    names.push_back(r.name);
+    starts.push_back(r.start_ns);
+    durations.push_back(r.duration_ns);
+    ids.push_back(r.range_id);
+    parents.push_back(r.parent_id);
+    pids.push_back(7);
+  }
+  return make_parquet(
+      {string_column("Name", names), int64_column("Projected Start", starts),
+       int64_column("Projected Duration", durations), optional_double_column("RangeId", ids),
+       optional_double_column("ParentId", parents), int64_column("PID", pids),
+       int64_column("TID", pids)},
+      static_cast<int64_t>(rows.size()));
 }
 
 }  // namespace jaxprof::testing

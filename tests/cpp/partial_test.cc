@@ -75,6 +75,26 @@ TEST(PartialFile, ReadsBackByteForByte) {
   }
 }
 
+TEST(PartialFile, LongCapturesAndHostsDaysApartReadBack) {
+  // A capture of three hours, and a second host whose clock zero is two days later.
+  constexpr int64_t kThreeHoursPs = int64_t{3} * 3600 * 1'000'000'000'000;
+  std::vector<HostPartial> hosts = partials_of(test_data("jax_cpu_8dev"), "a");
+  ASSERT_FALSE(hosts.front().devices.empty());
+  ASSERT_FALSE(hosts.front().devices.front().executions.empty());
+  hosts.front().devices.front().executions.back().end_ps = kThreeHoursPs;
+  std::vector<HostPartial> later = partials_of(test_data("jax_cpu_8dev"), "b");
+  later.front().base_ns += int64_t{2} * 86'400'000'000'000;
+  PartialSet set;
+  EXPECT_NO_THROW(set.add(read_partial_file(write_partial_file({&hosts.front()}), "a.partial")));
+  EXPECT_NO_THROW(set.add(read_partial_file(write_partial_file({&later.front()}), "b.partial")));
+  // Ninety days apart is not one capture.
+  later.front().base_ns += int64_t{88} * 86'400'000'000'000;
+  PartialSet far;
+  far.add(read_partial_file(write_partial_file({&hosts.front()}), "a.partial"));
+  EXPECT_THROW(far.add(read_partial_file(write_partial_file({&later.front()}), "c.partial")),
+               InputError);
+}
+
 TEST(PartialSet, MergesInAnyOrderAndGrouping) {
   std::vector<std::vector<HostPartial>> hosts;
   hosts.push_back(partials_of(test_data("jax_cpu_8dev"), "a"));

@@ -77,3 +77,49 @@ TEST(SelfTime, NeverNegative) {
 
 }  // namespace
 }  // namespace jaxprof
+
+namespace jaxprof {
+namespace {
+
+// A line of events whose device clock orders and nests them differently from the timeline.
+TEST(SelfTime, OpSelfTimesUseTheDeviceClock) {
+  Events ev;
+  ev.resize(3);
+  // Timeline: a [0,10), c [10,20), b [10,10) clipped to nothing (sorted: a, c, b).
+  const int64_t start[] = {0, 10, 10}, dur[] = {10, 10, 0};
+  // Device clock: a [100,110), c [118,128), b [110,118): one after another, none nested.
+  const int64_t dstart[] = {100, 118, 110}, ddur[] = {10, 10, 8};
+  for (int i = 0; i < 3; ++i) {
+    ev.start_ps[i] = start[i];
+    ev.duration_ps[i] = dur[i];
+    ev.device_start_ps[i] = dstart[i];
+    ev.device_duration_ps[i] = ddur[i];
+  }
+  Line line;
+  line.first_event = 0;
+  line.event_count = 3;
+  line.device_clock = true;
+  std::vector<int64_t> self;
+  compute_op_self_times(ev, line, self, nullptr, 0);
+  EXPECT_EQ(self, (std::vector<int64_t>{10, 10, 8}));
+  EXPECT_EQ(ev.op_duration_ps(line, 2), 8);
+
+  // A parent and a child on the device clock.
+  ev.device_start_ps[0] = 100;
+  ev.device_duration_ps[0] = 40;
+  ev.device_start_ps[1] = 110;
+  ev.device_duration_ps[1] = 10;
+  ev.device_start_ps[2] = 150;
+  ev.device_duration_ps[2] = Events::kNoStat;  // no device clock: its timeline span [10, 10)
+  compute_op_self_times(ev, line, self, nullptr, 0);
+  EXPECT_EQ(self[0], 30);
+  EXPECT_EQ(self[1], 10);
+  EXPECT_EQ(self[2], 0);
+
+  line.device_clock = false;  // the timeline alone
+  compute_op_self_times(ev, line, self, nullptr, 0);
+  EXPECT_EQ(self, (std::vector<int64_t>{10, 10, 0}));
+}
+
+}  // namespace
+}  // namespace jaxprof

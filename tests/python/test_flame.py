@@ -64,19 +64,22 @@ HloProto = _hlo_classes()
 # ---------------------------------------------------------------------------
 
 
-def _line_pieces(events) -> List[Tuple[int, int, object]]:
+def _line_pieces(events, device_clock=False) -> List[Tuple[int, int, object]]:
     """Elementary segments of one line, each given to the innermost covering event: the latest in
-    (start, longest first, file order)."""
-    evs = sorted((e for e in events if e.dur_ps > 0),
-                 key=lambda e: (e.start_ps, -e.dur_ps, e.order))
+    (start, longest first, file order). On the device's own clock when asked (a TPU op line)."""
+    if device_clock:
+        start, dur = (lambda e: e.op_start_ps), (lambda e: e.op_dur_ps)
+    else:
+        start, dur = (lambda e: e.start_ps), (lambda e: e.dur_ps)
+    evs = sorted((e for e in events if dur(e) > 0), key=lambda e: (start(e), -dur(e), e.order))
     rank = {id(e): i for i, e in enumerate(evs)}
-    bounds = sorted({t for e in evs for t in (e.start_ps, e.end_ps)})
+    bounds = sorted({t for e in evs for t in (start(e), start(e) + dur(e))})
     pieces, active, k = [], [], 0
     for a, b in zip(bounds, bounds[1:]):
-        while k < len(evs) and evs[k].start_ps <= a:
+        while k < len(evs) and start(evs[k]) <= a:
             active.append(evs[k])
             k += 1
-        active = [e for e in active if e.end_ps > a]
+        active = [e for e in active if start(e) + dur(e) > a]
         if active:
             top = max(active, key=lambda e: rank[id(e)])
             if pieces and pieces[-1][2] is top and pieces[-1][1] == a:
@@ -89,7 +92,9 @@ def _line_pieces(events) -> List[Tuple[int, int, object]]:
 def _shares(lines) -> Dict[int, Tuple[object, int]]:
     """Busy time per event: an instant covered by k lines is split equally, the leftover
     picoseconds one each to the earlier lines."""
-    per_line = [_line_pieces(evs) for evs in lines]
+    # One op line whose events carry the device clock (TPU) is measured on that clock.
+    device_clock = len(lines) == 1 and any(e.device_dur_ps is not None for e in lines[0])
+    per_line = [_line_pieces(evs, device_clock) for evs in lines]
     per_line = [p for p in per_line if p]
     out: Dict[int, list] = {}
     bounds = sorted({t for p in per_line for a, b, _ in p for t in (a, b)})
@@ -243,7 +248,10 @@ def expected_folded(path: Path, by: str) -> Dict[str, int]:
                     out[f"{device};{label};{op}"] += w
                     continue
                 mod = by_pid.get(pid % (1 << 64)) if pid is not None else None
-                if mod is None and module is not None and len(by_name.get(module, [])) == 1:
+                # By name only for events without a program id: a lookup never borrows
+                # another program's HLO.
+                if mod is None and pid is None and module is not None and \
+                        len(by_name.get(module, [])) == 1:
                     mod = by_name[module][0]
                 instr = None
                 if mod is not None and is_hlo:

@@ -176,7 +176,7 @@ def test_file_matches_its_proto(jaxprof_bin, cpu_run, tmp_path, project_root):
     path = tmp_path / "cpu.partial"
     cli(jaxprof_bin, ["partial", str(cpu_run), "-o", str(path)])
     msg = cls.FromString(path.read_bytes())
-    assert msg.magic == "jaxprof-partial" and msg.version == 1
+    assert msg.magic == "jaxprof-partial" and msg.version == 2
     assert [h.host for h in msg.hosts] == ["w0", "w1", "w2"]
     timeline = cli_json(jaxprof_bin, ["timeline", str(cpu_run)])
     ops = cli_json(jaxprof_bin, ["ops", str(cpu_run)])
@@ -213,3 +213,52 @@ def test_one_profile_of_all_hosts_agrees(jaxprof_bin, mixed_run):
     assert profile.collectives(instances=True).data == cli_json(
         jaxprof_bin, ["collectives", run, "--instances"])
     assert profile.compile().data == cli_json(jaxprof_bin, ["compile", run])
+
+
+# Synthetic profiles of the by-program and copy/fill tests, used here as fixtures.
+from test_by_program import two_programs  # noqa: E402,F401
+from test_memory_op import copies  # noqa: E402,F401
+
+# What partials must carry beyond the mixed run's commands: per-program rows, device clocks
+# (named in the JSON), copies and fills by their own stats and streams.
+CARRIED = [
+    ["ops"],
+    ["ops", "--by-program"],
+    ["ops", "--by-program", "--group-by", "category"],
+    ["ops", "--group-by", "category"],
+    ["ops", "--group-by", "opcode"],
+    ["summary", "--top", "50"],
+    ["timeline"],
+    ["modules"],
+    ["collectives", "--instances"],
+]
+
+
+def test_partials_carry_clocks_programs_and_copies(jaxprof_bin, tmp_path, two_programs, copies):
+    tpu = oc.XPLANE_FIXTURES / "tpu_4chip_inference.xplane.pb"
+    if not tpu.is_file():
+        pytest.skip(f"fixture {tpu} not found")
+    run = make_run(tmp_path / "logs", {"p": two_programs, "c": copies, "t0": tpu, "t1": tpu})
+    per_host = write_partials(jaxprof_bin, run, tmp_path / "per_host")
+    merged = tmp_path / "all.partial.gz"
+    cli(jaxprof_bin, ["partial"] + [str(p) for p in reversed(per_host)] + ["-o", str(merged)])
+    for command in CARRIED:
+        want = cli_json(jaxprof_bin, command + [str(run)])
+        assert cli_json(jaxprof_bin, command + [str(tmp_path / "per_host")]) == want, command
+        assert cli_json(jaxprof_bin, command + [str(merged)]) == want, command
+    # The figures that make the comparison bite are there: TPU op times on the device clock,
+    # one row per program, and the copies by their stats.
+    ops = cli_json(jaxprof_bin, ["ops", str(merged)])
+    tpus = [d for d in ops["devices"] if "TPU" in d["device"]]
+    assert tpus and all(d["duration_clock"] == "device" for d in tpus)
+    assert all(d["device_clock_events"] == d["events"] for d in tpus)
+    split = cli_json(jaxprof_bin, ["ops", str(merged), "--by-program"])
+    (gpu,) = [d for d in split["devices"] if d["host"] == "p"]
+    assert sorted(g["program_ids"] for g in gpu["groups"]) == [[1], [2]]
+    categories = cli_json(jaxprof_bin, ["ops", str(merged), "--group-by", "category"])
+    (c,) = [d for d in categories["devices"] if d["host"] == "c"]
+    memcpy = {g["name"]: g for g in c["groups"]}["memcpy"]
+    assert memcpy["count"] == 4 and memcpy["total_ns"] == 17_000
+    timeline = cli_json(jaxprof_bin, ["timeline", str(merged)])
+    (t,) = [d for d in timeline["devices"] if d["host"] == "c"]
+    assert t["memcpy_ns"] == 17_000

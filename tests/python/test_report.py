@@ -20,7 +20,7 @@ from xspace_builder import Ref, SpaceBuilder
 
 ROOT = Path(__file__).resolve().parents[2]
 SECTIONS = ["summary", "device-time", "steps", "modules", "ops", "sources", "flame-source",
-            "flame-op-name", "roofline", "collectives", "kernels", "compile"]
+            "flame-op-name", "roofline", "collectives", "kernels", "compile", "memory"]
 EVIL = "<script>alert(1)</script>"
 
 

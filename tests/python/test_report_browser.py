@@ -147,6 +147,21 @@ def check_kernel_link(b: Browser, name: str) -> None:
     assert ops and all(r["op"] == op for r in ops), f"{name}: kernel's op {op}"
 
 
+def check_memory(b: Browser, name: str) -> None:
+    """Memory: a chart per allocator with events; a program's module narrows the buffers table
+    to the buffers of its peak heap."""
+    if name == "mi300x_jax_gemm":
+        assert b.eval("document.querySelectorAll('#memory svg.chart.memory').length") >= 1, name
+        assert visible(b, "memory-live-table"), name
+    link = "document.querySelector('#memory-programs-table button.drill')"
+    if not b.eval(f"{link} !== null"):
+        return
+    module = b.eval(f"{link}.textContent")
+    b.click(link)
+    rows = visible(b, "memory-buffers-table")
+    assert rows and all(r["module"] == module for r in rows), f"{name}: {module}"
+
+
 def check_flames(b: Browser, name: str) -> None:
     for sid in ("flame-source", "flame-op-name"):
         svg = f"document.querySelector('#{sid} .flame > svg')"
@@ -203,6 +218,7 @@ def test_report_reads_and_drills_in_chromium(jaxprof_bin, browser, tmp_path):
         check_filter(b, name)
         check_drill_down(b, name)
         check_kernel_link(b, name)
+        check_memory(b, name)
         check_flames(b, name)
         if name == "evil":
             assert EVIL in b.eval("document.getElementById('kernels-table').textContent")

@@ -8,6 +8,7 @@ communication and memcpy op intervals; compute = |C|, comm exposed = |M - C|, me
 from __future__ import annotations
 
 import bisect
+import re
 from collections import Counter, defaultdict
 from typing import Dict, List, Optional, Tuple
 
@@ -19,34 +20,53 @@ COLLECTIVE_OPCODES = {
     "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
     "collective-broadcast", "all-reduce-start", "all-reduce-done", "all-gather-start",
     "all-gather-done", "collective-permute-start", "collective-permute-done", "ragged-all-to-all"}
-MEMCPY_OPCODES = {"copy", "copy-start", "copy-done", "dynamic-update-slice"}
+MEMCPY_OPCODES = {"copy", "copy-start", "copy-done"}
 ATTENTION_WORDS = ("attention", "flash", "fmha", "mha_", "_attn", "splash")
 COLLECTIVE_WORDS = ("nccl", "rccl", "all-reduce", "allreduce", "all_reduce", "all-gather",
                     "allgather", "reduce-scatter", "reducescatter", "all-to-all", "alltoall",
                     "collective-permute", "sendrecv")
-MEMCPY_WORDS = ("memcpy", "memset", "copybuffer", "copy_buffer", "fillbuffer", "dtoh", "htod",
-                "dtod")
+MEMCPY_WORDS = ("memcpy", "copybuffer", "copy_buffer", "fillbuffer", "dtoh", "htod", "dtod")
+MEMCPY_PREFIXES = ("memcpy", "memset", "copy", "memory_copy_")
+
+
+def stream_memory(line_name: str) -> bool:
+    """A GPU stream line that carries only copies, or only fills."""
+    m = re.match(r"Stream #[^(]*\((.*)\)$", line_name)
+    if not m or not m.group(1):
+        return False
+    kinds = [k.strip() for k in m.group(1).split(",")]
+    copies = all(k.startswith("Memcpy") for k in kinds)
+    fills = all(k.startswith("Memset") for k in kinds)
+    return copies or fills
+
+
+def memory_by_name(name: str) -> bool:
+    n = name.lower()
+    return n.startswith(MEMCPY_PREFIXES) or any(w in n for w in MEMCPY_WORDS)
 
 
 def kind(e: xo.Event) -> str:
-    """compute, comm or memcpy: by HLO opcode when known, else by kernel name."""
+    """compute, comm or memcpy: a copy or fill by the event's stats or stream first, then by
+    HLO opcode when known, else by kernel name."""
+    if e.memory_stat or stream_memory(e.line_name):
+        return "memcpy"
     if e.opcode:
+        if e.opcode in MEMCPY_OPCODES:
+            return "memcpy"
         name = (e.hlo_op or "").lower()
         if any(w in name for w in ATTENTION_WORDS):
             return "compute"
         op = e.opcode
         if op in COLLECTIVE_OPCODES or op.startswith("send") or op.startswith("recv"):
             return "comm"
-        if op in MEMCPY_OPCODES:
-            return "memcpy"
         return "compute"
+    if memory_by_name(e.kernel):
+        return "memcpy"
     name = e.kernel.lower()
     if any(w in name for w in ATTENTION_WORDS):
         return "compute"
     if any(w in name for w in COLLECTIVE_WORDS):
         return "comm"
-    if any(w in name for w in MEMCPY_WORDS):
-        return "memcpy"
     return "compute"
 
 

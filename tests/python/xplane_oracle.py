@@ -252,10 +252,26 @@ class Event:
     device_ordinal: Optional[int] = None
     self_ps: int = 0
     opcode: Optional[str] = None  # from the profile's HloProtos; None when unknown
+    # The device's own clock (device_offset_ps / device_duration_ps, the event's own stats), when
+    # the event carries both; op durations and self times use it, placement does not.
+    device_start_ps: Optional[int] = None
+    device_dur_ps: Optional[int] = None
+    # "memcpy" or "memset" when the event's stats (its own or its metadata's) carry
+    # memcpy_details or memset_details; the name of the line it is on.
+    memory_stat: Optional[str] = None
+    line_name: str = ""
 
     @property
     def end_ps(self) -> int:
         return self.start_ps + self.dur_ps
+
+    @property
+    def op_dur_ps(self) -> int:
+        return self.dur_ps if self.device_dur_ps is None else self.device_dur_ps
+
+    @property
+    def op_start_ps(self) -> int:
+        return self.start_ps if self.device_start_ps is None else self.device_start_ps
 
 
 @dataclass
@@ -281,6 +297,7 @@ class _PlaneStats:
     """Stat lookups for one plane: event stats first, then metadata stats."""
 
     def __init__(self, plane):
+        self.plane_name = plane.name
         self.stat_md = dict(plane.stat_metadata)
         self.name_of = {k: v.name for k, v in self.stat_md.items()}
         self._md_cache: Dict[int, Dict[str, Any]] = {}
@@ -369,6 +386,10 @@ def _make_event(xline, ev, order, base_ns, stats: _PlaneStats, need_stats=True) 
     st = stats.event_stats(ev) if need_stats else {}
     hlo_op = st.get("hlo_op")
     hlo_module = st.get("hlo_module")
+    own = stats._first_by_name(ev.stats) if need_stats and len(ev.stats) else {}
+    dev_off, dev_dur = _as_int(own.get("device_offset_ps")), _as_int(own.get("device_duration_ps"))
+    device_clock = (_is_device_plane(stats.plane_name) and dev_off is not None and
+                    dev_dur is not None and dev_off >= 0 and dev_dur >= 0)
     return Event(
         start_ps=(xline.timestamp_ns - base_ns) * 1000 + ev.offset_ps,
         dur_ps=ev.duration_ps,
@@ -379,32 +400,39 @@ def _make_event(xline, ev, order, base_ns, stats: _PlaneStats, need_stats=True) 
         hlo_module=None if hlo_module is None else _as_text(hlo_module),
         program_id=_as_int(st.get("program_id")),
         device_ordinal=_as_int(st.get("device_ordinal")),
+        device_start_ps=dev_off if device_clock else None,
+        device_dur_ps=dev_dur if device_clock else None,
+        memory_stat=("memcpy" if "memcpy_details" in st else
+                     "memset" if "memset_details" in st else None),
+        line_name=xline.name,
     )
 
 
 def compute_self_times(events: List[Event]) -> None:
     """Fill `self_ps` of the events of one merged line (all of them are both
-    parents and potential children).
+    parents and potential children), on the clock op durations come from: the
+    device's own where an event carries it, else the timeline's.
 
     Order: (start asc, duration desc, file order asc). The events nested in a
     parent are the later events in that order whose interval lies within the
     parent's, with NEST_TOLERANCE_PS on both ends; their intervals are clipped to
     the parent's and the length of their union is subtracted from its duration."""
-    evs = sorted(events, key=lambda e: (e.start_ps, -e.dur_ps, e.order))
+    evs = sorted(events, key=lambda e: (e.op_start_ps, -e.op_dur_ps, e.order))
     n = len(evs)
     for i, e in enumerate(evs):
-        p_start, p_end = e.start_ps, e.end_ps
+        p_start, p_end = e.op_start_ps, e.op_start_ps + e.op_dur_ps
         lo, hi = p_start - NEST_TOLERANCE_PS, p_end + NEST_TOLERANCE_PS
         covered = 0
         cur_s = cur_e = None
         j = i + 1
         # A later event starts at or after e; to end by `hi` it must start by `hi`.
-        while j < n and evs[j].start_ps <= hi:
+        while j < n and evs[j].op_start_ps <= hi:
             c = evs[j]
             j += 1
-            if c.start_ps < lo or c.end_ps > hi:
+            c_start, c_end = c.op_start_ps, c.op_start_ps + c.op_dur_ps
+            if c_start < lo or c_end > hi:
                 continue
-            s, t = max(c.start_ps, p_start), min(c.end_ps, p_end)
+            s, t = max(c_start, p_start), min(c_end, p_end)
             if t <= s:
                 continue
             # candidates come sorted by start, so a running union works
@@ -416,7 +444,7 @@ def compute_self_times(events: List[Event]) -> None:
                 cur_e = t
         if cur_e is not None:
             covered += cur_e - cur_s
-        e.self_ps = max(0, e.dur_ps - covered)
+        e.self_ps = max(0, e.op_dur_ps - covered)
 
 
 def union_length(intervals: Iterable[Tuple[int, int]]) -> int:
@@ -503,7 +531,9 @@ def _set_opcodes(space, results: List["DeviceResult"]) -> None:
             found = None
             if e.program_id is not None:
                 found = by_program.get(e.program_id % (1 << 64))
-            if found is None and e.hlo_module is not None:
+            # By name only for events without a program id: the profile's modules all have
+            # one, and another program's HLO never describes this one's ops.
+            if found is None and e.program_id is None and e.hlo_module is not None:
                 cands = by_name.get(e.hlo_module, [])
                 found = cands[0] if len(cands) == 1 else None
             if found is not None:
@@ -614,12 +644,13 @@ class Group:
     has_program_id: bool = False
 
     def add(self, e: Event) -> None:
+        d = e.op_dur_ps
         self.count += 1
-        self.total_ps += e.dur_ps
+        self.total_ps += d
         self.self_ps += e.self_ps
-        self.sum_sq += e.dur_ps * e.dur_ps
-        self.min_ps = e.dur_ps if self.min_ps is None else min(self.min_ps, e.dur_ps)
-        self.max_ps = e.dur_ps if self.max_ps is None else max(self.max_ps, e.dur_ps)
+        self.sum_sq += d * d
+        self.min_ps = d if self.min_ps is None else min(self.min_ps, d)
+        self.max_ps = d if self.max_ps is None else max(self.max_ps, d)
 
     def variance_ps2(self) -> Fraction:
         n = self.count
@@ -665,7 +696,7 @@ def event_selected(e: Event, prefix=None, match=None, min_dur_ps=None) -> bool:
         return False
     if match is not None and match.search(e.display) is None:
         return False
-    if min_dur_ps is not None and e.dur_ps < min_dur_ps:
+    if min_dur_ps is not None and e.op_dur_ps < min_dur_ps:
         return False
     return True
 

@@ -14,6 +14,7 @@ RegisterCommand ops_command(20, [](CLI::App& app) -> std::function<int()> {
     double min_duration_ns = 0;
     size_t top = 0;
     uint64_t max_events = 0;
+    bool by_program = false;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
@@ -39,6 +40,9 @@ RegisterCommand ops_command(20, [](CLI::App& app) -> std::function<int()> {
                                   std::to_string(kTerminalTop) + " in a table on a terminal)");
   cmd->add_option("--max-events", o->max_events,
                   "Stop counting after N selected events, with a warning (0 = no cap)");
+  cmd->add_flag("--by-program", o->by_program,
+                "hlo-op groups: one row per program, not per module name (programs that share a "
+                "name, e.g. one function jitted for several shapes, are merged by default)");
   return [o, top]() {
     OpsOptions ops;
     parse_group_by(o->group_by, ops.group_by);
@@ -48,6 +52,7 @@ RegisterCommand ops_command(20, [](CLI::App& app) -> std::function<int()> {
     ops.filter.min_duration_ps = static_cast<int64_t>(o->min_duration_ns * 1000.0 + 0.5);
     ops.filter.max_events = o->max_events;
     ops.top = top_for(top, o->top, format_of(o->common));
+    ops.by_program = o->by_program;
     EventFilter check(ops.filter);  // reject a bad regex before loading anything
     OpsResult r;
     if (o->max_events > 0) {

@@ -29,7 +29,7 @@ RegisterCommand report_command(90, [](CLI::App& app) -> std::function<int()> {
   auto* cmd = app.add_subcommand(
       "report",
       "Write one self-contained HTML report: summary, device time, modules, ops, "
-      "flamegraphs, collectives, kernels, compile phases, step times");
+      "flamegraphs, roofline, collectives, kernels, compile phases, memory, step times");
   cmd->footer(
       "Default output: <profile stem>.report.html in the current directory. See "
       "docs/report.md.");

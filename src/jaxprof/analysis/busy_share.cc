@@ -40,6 +40,48 @@ void line_pieces(const Events& ev, const Line& line, const std::function<bool(ui
   advance(INT64_MAX);
 }
 
+// line_pieces on the device's own clock, for a line whose events carry it (Line::device_clock;
+// an event without it keeps its timeline span): the device clock need not order events as the
+// timeline does, so they are taken in device-clock order.
+void device_clock_pieces(const Events& ev, const Line& line,
+                         const std::function<bool(uint32_t)>& counts, std::vector<Piece>& out) {
+  struct Span {
+    int64_t begin, end;
+    uint32_t event;
+  };
+  std::vector<Span> spans;
+  for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
+    if (!counts(e)) continue;
+    const bool own = ev.device_duration_ps[e] != Events::kNoStat;
+    int64_t b = own ? ev.device_start_ps[e] : ev.start_ps[e];
+    int64_t d = own ? ev.device_duration_ps[e] : ev.duration_ps[e];
+    if (d > 0) spans.push_back({b, b + d, e});
+  }
+  std::stable_sort(spans.begin(), spans.end(), [](const Span& x, const Span& y) {
+    if (x.begin != y.begin) return x.begin < y.begin;
+    return x.end > y.end;
+  });
+  std::vector<const Span*> open;
+  int64_t t = 0;
+  auto advance = [&](int64_t until) {
+    while (!open.empty()) {
+      const Span* top = open.back();
+      if (top->end > until) break;
+      if (top->end > t) out.push_back({t, top->end, top->event});
+      t = std::max(t, top->end);
+      open.pop_back();
+    }
+    if (!open.empty() && until > t) out.push_back({t, until, open.back()->event});
+    t = std::max(t, until);
+  };
+  for (const Span& s : spans) {
+    if (open.empty()) t = s.begin;
+    advance(s.begin);
+    open.push_back(&s);
+  }
+  advance(INT64_MAX);
+}
+
 }  // namespace
 
 void share_busy_time(const Events& ev, const std::vector<Line>& all_lines,
@@ -48,6 +90,13 @@ void share_busy_time(const Events& ev, const std::vector<Line>& all_lines,
                      const std::function<void(uint32_t, int64_t)>& add) {
   std::vector<std::vector<Piece>> per_line;
   std::vector<Piece> pieces;
+  // One line (a TPU's XLA Ops) on the device clock: its pieces are measured on that clock. Lines
+  // that must be swept together share the timeline clock, the only one they have in common.
+  if (lines.size() == 1 && all_lines[lines[0]].device_clock) {
+    device_clock_pieces(ev, all_lines[lines[0]], counts, pieces);
+    for (const Piece& p : pieces) add(p.event, p.end - p.begin);
+    return;
+  }
   for (uint32_t li : lines) {
     pieces.clear();
     line_pieces(ev, all_lines[li], counts, pieces);

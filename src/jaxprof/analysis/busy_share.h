@@ -17,6 +17,9 @@ namespace jaxprof {
 // - an instant covered by k lines is split equally between their innermost events; the
 //   picoseconds that do not divide go one each to the events of the earlier lines (in `lines`
 //   order), so weights stay integers and their sum is exactly the busy time.
+// A device with one op line whose events carry the device clock (TPU) is measured on that clock,
+// so that the weights are the ops' self times on the clock their durations come from; their sum
+// is then the device-clock busy time, not the timeline's.
 // Calls `add(event, picoseconds)` once or more per event with a positive share. Lines must be
 // decoded.
 void share_busy_time(const Events& events, const std::vector<Line>& all_lines,

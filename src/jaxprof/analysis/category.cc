@@ -6,6 +6,7 @@
 #include <string>
 
 #include "jaxprof/analysis/custom_call_cost.h"
+#include "jaxprof/analysis/memory_op.h"
 #include "jaxprof/analysis/name_tokens.h"
 
 namespace jaxprof {
@@ -14,19 +15,6 @@ namespace {
 
 // Fused and called computations nest a few levels deep at most; a corrupt proto may loop.
 constexpr int kMaxNesting = 16;
-
-bool contains_any(const std::string& haystack, std::initializer_list<std::string_view> needles) {
-  for (std::string_view n : needles)
-    if (haystack.find(n) != std::string::npos) return true;
-  return false;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 bool is_collective_opcode(std::string_view op) {
   static constexpr std::array<std::string_view, 12> kOps = {"all-reduce",
@@ -45,15 +33,11 @@ bool is_collective_opcode(std::string_view op) {
          op.starts_with("recv") || op == "ragged-all-to-all";
 }
 
-// The memcpy decisions, one per kind of evidence, kept apart from the category rules.
+// Copies and fills are memory_op.h's decision, the one every analysis uses.
 bool is_memcpy_opcode(std::string_view opcode) {
-  return opcode == "copy" || opcode == "copy-start" || opcode == "copy-done" ||
-         opcode == "dynamic-update-slice";
+  return memory_op_of_opcode(opcode) != MemoryOp::kNone;
 }
-bool is_memcpy_name(std::string_view name) {
-  return contains_any(lower(name), {"memcpy", "memset", "copybuffer", "copy_buffer", "fillbuffer",
-                                    "dtoh", "htod", "dtod"});
-}
+bool is_memcpy_name(std::string_view name) { return memory_op_of_name(name) != MemoryOp::kNone; }
 
 bool is_elementwise_opcode(std::string_view op) {
   static constexpr std::array<std::string_view, 24> kElementwise = {

@@ -10,6 +10,8 @@
 
 #include "jaxprof/analysis/category.h"
 #include "jaxprof/analysis/device_events.h"
+#include "jaxprof/analysis/event_category.h"
+#include "jaxprof/analysis/memory_op.h"
 #include "jaxprof/analysis/intervals.h"
 #include "jaxprof/analysis/partial_build.h"
 
@@ -231,12 +233,14 @@ void extract_collectives(PartialBuild& b, const std::string& device_filter) {
       const Line& line = p.lines[li];
       // A line is sorted by start: its compute intervals merge as they come.
       of_line.clear();
+      const LineMemoryOps memory_op(p, li);  // copies and fills hide no communication
+      const bool maybe_memory = !memory_op.never();
       for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
         if (!dev.counts(ev, e)) continue;
         const OpInfo& info = classify(e);
         if (info.collective) {
           coll.push_back(e);
-        } else if (info.compute) {
+        } else if (info.compute && !(maybe_memory && memory_op(e) != MemoryOp::kNone)) {
           append_merged(of_line, ev.start_ps[e], ev.end_ps(e));
         }
       }
@@ -271,12 +275,20 @@ void extract_collectives(PartialBuild& b, const std::string& device_filter) {
       }
       return it->second;
     };
-    auto add = [&](uint32_t op, uint32_t first, int64_t begin, int64_t end) {
+    // From `first` (the start, or only, event) to `last` (its done): the duration on the device
+    // clock where both carry it, else the timeline's.
+    auto add = [&](uint32_t op, uint32_t first, uint32_t last, int64_t begin, int64_t end) {
       PartialCollectiveExecution& x = out.collective_executions.emplace_back();
       x.op = op;
       x.begin_ps = begin - shift;
       x.end_ps = end - shift;
-      x.exposed_ps = (end - begin) - covered(compute, begin, end);
+      x.duration_ps = end - begin;
+      if (p.on_device_clock(first) && p.on_device_clock(last))
+        x.duration_ps = std::max(ev.device_start_ps[last] + ev.device_duration_ps[last],
+                                 ev.device_start_ps[first] + ev.device_duration_ps[first]) -
+                        ev.device_start_ps[first];
+      // Exposure is placement on the timeline; never more than the duration it is part of.
+      x.exposed_ps = std::min(x.duration_ps, (end - begin) - covered(compute, begin, end));
       std::optional<StatValue> run_id[1];
       p.find_event_stats(dev.plane, first, run_id_name, run_id);
       if (const auto& v = run_id[0]) x.run_id = v->as_int();
@@ -288,7 +300,7 @@ void extract_collectives(PartialBuild& b, const std::string& device_filter) {
       uint32_t op = op_of(e, info);
       switch (info.phase) {
         case Phase::kSync:
-          add(op, e, ev.start_ps[e], ev.end_ps(e));
+          add(op, e, e, ev.start_ps[e], ev.end_ps(e));
           break;
         case Phase::kStart:
           open[op].push_back(e);
@@ -298,11 +310,11 @@ void extract_collectives(PartialBuild& b, const std::string& device_filter) {
         case Phase::kDone: {
           std::deque<uint32_t>& q = open[op];
           if (q.empty()) {
-            add(op, e, ev.start_ps[e], ev.end_ps(e));  // its start is before the trace
+            add(op, e, e, ev.start_ps[e], ev.end_ps(e));  // its start is before the trace
           } else {
             uint32_t s = q.front();
             q.pop_front();
-            add(op, s, ev.start_ps[s], std::max(ev.end_ps(e), ev.end_ps(s)));
+            add(op, s, e, ev.start_ps[s], std::max(ev.end_ps(e), ev.end_ps(s)));
           }
           break;
         }
@@ -310,7 +322,7 @@ void extract_collectives(PartialBuild& b, const std::string& device_filter) {
     }
     // Starts without a done: GPUs run the transfer as the start's kernel and record no done.
     for (auto& [op, q] : open)
-      for (uint32_t s : q) add(op, s, ev.start_ps[s], ev.end_ps(s));
+      for (uint32_t s : q) add(op, s, s, ev.start_ps[s], ev.end_ps(s));
   }
 }
 
@@ -319,7 +331,8 @@ namespace {
 struct Exec {
   uint32_t device = 0;
   uint32_t op = 0;
-  int64_t begin = 0, end = 0, exposed = 0;
+  int64_t begin = 0, end = 0, exposed = 0;  // begin and end on the timeline
+  int64_t duration = 0;  // on the device clock when its events carry it (op_clock.h)
   int64_t run_id = 0;
   bool has_run_id = false;
   uint64_t index = 0;
@@ -372,6 +385,7 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
       e.op = global[x.op];
       e.begin = x.begin_ps + shift;
       e.end = x.end_ps + shift;
+      e.duration = x.duration_ps;
       e.exposed = x.exposed_ps;
       e.has_run_id = x.run_id.has_value();
       e.run_id = x.run_id.value_or(0);
@@ -395,6 +409,7 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
     const std::string pair_name(acc.host->str(info.name));
     CollectiveOp& out = result.ops.emplace_back();
     out.module = std::string(acc.host->module_name(info.module));
+    out.program_id = acc.host->modules[info.module].program_id;
     out.opcode = acc.host->str(info.opcode);
     out.name = pair_name.starts_with("?") ? out.opcode : pair_name;
     out.async = info.async;
@@ -431,7 +446,7 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
       x.index = counter[{x.device, run}]++;
       int64_t group = split ? acc.device_group[x.device] : 0;
       instances[{run, x.index, group}].push_back(xi);
-      int64_t d = x.end - x.begin;
+      int64_t d = x.duration;
       ++out.count;
       out.total_ps += d;
       out.min_ps = std::min(out.min_ps, d);
@@ -460,7 +475,7 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
         const Exec& x = execs[xi];
         first = std::min(first, x.begin);
         last = std::max(last, x.end);
-        fastest = std::min(fastest, x.end - x.begin);
+        fastest = std::min(fastest, x.duration);
         if (x.begin > latest_start) {
           latest_start = x.begin;
           late_dev = x.device;

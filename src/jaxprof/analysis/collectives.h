@@ -40,6 +40,7 @@ std::string_view collective_base_opcode(std::string_view opcode);
 // One collective HLO op (per module), over all devices and executions.
 struct CollectiveOp {
   std::string module;
+  ProgramId program_id = kNoProgram;  // of the module: programs of one name are apart
   std::string name;        // the HLO op that executes (the -start op of an async pair)
   std::string opcode;      // synchronous form: all-reduce, all-gather, ...
   bool async = false;      // start/done pair (or async-start wrapping the collective)

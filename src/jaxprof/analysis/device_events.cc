@@ -5,13 +5,12 @@
 #include <set>
 
 #include "jaxprof/analysis/natural_order.h"
+#include "jaxprof/model/op_lines.h"
 
 namespace jaxprof {
 
 bool is_op_line(const Profile& profile, const Line& line) {
-  std::string_view name = profile.str(line.name);
-  // "XLA Thunks": the thunk ranges of nsys-jax archives, projected onto the GPU.
-  return name.starts_with("Stream #") || name == "XLA Ops" || name == "XLA Thunks";
+  return is_op_line_name(profile.str(line.name));
 }
 
 namespace {

@@ -350,6 +350,13 @@ FlameTree compute_flame(const Profile& p, const FlameOptions& options) {
           fd.busy_ps += ps;
         });
 
+    if (fd.has_idle) {
+      // On the device clock the busy time may differ a little from the timeline's union: idle
+      // frames take what is left of the span, so that busy + idle = span still holds.
+      int64_t idle = std::max<int64_t>(0, fd.span_ps - fd.busy_ps);
+      fd.idle_during_modules_ps = std::min(fd.idle_during_modules_ps, idle);
+      fd.idle_between_modules_ps = idle - fd.idle_during_modules_ps;
+    }
     // Several hosts each have a /device:GPU:0: the host keeps their frames apart.
     fd.node =
         builder.child(0, p.hosts.size() > 1 ? fd.host + fd.device : fd.device, FrameKind::kDevice);

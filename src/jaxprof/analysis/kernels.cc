@@ -8,6 +8,7 @@
 
 #include "jaxprof/analysis/device_events.h"
 #include "jaxprof/analysis/natural_order.h"
+#include "jaxprof/analysis/memory_op.h"
 
 namespace jaxprof {
 
@@ -95,13 +96,14 @@ KernelsResult compute_kernels(const Profile& p, const KernelsOptions& options) {
     for (uint32_t li : plane.lines) {
       const Line& line = p.lines[li];
       if (line.event_count == 0 || !is_op_line(p, line)) continue;
+      const LineMemoryOps memory_op(p, li);
       for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
         uint32_t mi = ev.metadata[e];
         if (filter.filters_names()) {
           if (name_ok[mi] < 0) name_ok[mi] = filter.keeps_name(p.event_display_name(e)) ? 1 : 0;
           if (!name_ok[mi]) continue;
         }
-        int64_t d = ev.duration_ps[e];
+        int64_t d = ev.op_duration_ps(line, e);
         if (d < options.filter.min_duration_ps) continue;
         Launch launch;
         scan(p, p.event_stats(pi, e), launch);
@@ -110,8 +112,11 @@ KernelsResult compute_kernels(const Profile& p, const KernelsOptions& options) {
         const Launch& meta = it->second;
         if (launch.details.empty()) launch.details = meta.details;
         if (launch.tf_op.empty()) launch.tf_op = meta.tf_op;
-        // Stream lines also carry copies and fills; a kernel_details stat means a real launch.
-        if ((launch.memory_op || meta.memory_op) && launch.details.empty()) continue;
+        // Stream lines also carry copies and fills (their stats or their stream say so,
+        // memory_op.h); a kernel_details stat means a real launch.
+        if ((launch.memory_op || meta.memory_op || memory_op(e) != MemoryOp::kNone) &&
+            launch.details.empty())
+          continue;
 
         Acc& a = groups[p.event_metadata[mi].name];
         ++a.count;

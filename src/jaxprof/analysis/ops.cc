@@ -13,6 +13,7 @@
 #include "jaxprof/analysis/category.h"
 #include "jaxprof/analysis/device_events.h"
 #include "jaxprof/analysis/intervals.h"
+#include "jaxprof/analysis/memory_op.h"
 #include "jaxprof/analysis/partial_build.h"
 #include "jaxprof/analysis/self_time.h"
 
@@ -51,15 +52,18 @@ namespace {
 
 uint64_t pack(uint32_t hi, uint32_t lo) { return (static_cast<uint64_t>(hi) << 32) | lo; }
 
-// A device's events with one (module, hlo op, metadata): the finest group.
+// A device's events with one (module, hlo op, metadata), copies and fills by their own evidence
+// (memory_op.h) apart from the rest: the finest group.
 struct FineKey {
   uint64_t module_op = 0;  // module << 32 | hlo_op
   uint32_t metadata = 0;
+  bool memory = false;
   bool operator==(const FineKey&) const = default;
 };
 struct FineKeyHash {
   size_t operator()(const FineKey& k) const {
-    return std::hash<uint64_t>()(k.module_op * 0x9E3779B97F4A7C15ull + k.metadata);
+    return std::hash<uint64_t>()((k.module_op * 0x9E3779B97F4A7C15ull + k.metadata) * 2 +
+                                 k.memory);
   }
 };
 
@@ -72,11 +76,11 @@ struct FineAcc {
 
 }  // namespace
 
-OpDescription describe_op_event(const Profile& p, uint32_t plane, uint32_t e) {
+OpDescription describe_op_event(const Profile& p, uint32_t plane, uint32_t e, bool memory) {
   OpDescription d;
   const Events& ev = p.events;
   if (ev.hlo_op[e] == 0) {
-    d.category = category_name(categorize({}, p.event_name(e)));
+    d.category = category_name(memory ? OpCategory::kMemcpy : categorize({}, p.event_name(e)));
     return d;
   }
   const ModuleKey& mk = p.modules[ev.module[e]];
@@ -97,7 +101,9 @@ OpDescription describe_op_event(const Profile& p, uint32_t plane, uint32_t e) {
       if (op.find('/') != std::string_view::npos) d.op_name = std::string(op);
     }
   }
-  d.category = category_name(from_hlo ? *from_hlo : categorize({}, p.event_name(e), d.op_name));
+  d.category = category_name(memory     ? OpCategory::kMemcpy
+                             : from_hlo ? *from_hlo
+                                        : categorize({}, p.event_name(e), d.op_name));
   return d;
 }
 
@@ -137,13 +143,20 @@ void extract_op_groups(PartialBuild& b, const EventFilterSpec& spec) {
         participates.assign(n, 0);
         for (uint32_t k = 0; k < n; ++k) participates[k] = dev.counts(ev, begin + k);
       }
-      compute_self_times(ev, begin, n, self, dev.hlo_ops_only ? &participates : nullptr);
+      compute_op_self_times(ev, line, self, dev.hlo_ops_only ? &participates : nullptr);
+      const LineMemoryOps memory_op(p, li);
+      const bool maybe_memory = !memory_op.never();
       Interval cur{0, -1};
       for (uint32_t k = 0; k < n; ++k) {
         uint32_t e = begin + k;
         if (!dev.counts(ev, e)) continue;
-        int64_t s = ev.start_ps[e], d = ev.duration_ps[e], en = s + d;
+        // Placement (the busy union, span) on the timeline; the op's own time on its clock.
+        int64_t s = ev.start_ps[e], en = ev.end_ps(e), d = ev.duration_ps[e];
         uint64_t position = out.op_events++;
+        if (ev.on_device_clock(line, e)) {
+          d = ev.device_duration_ps[e];
+          ++out.op_device_clock_events;
+        }
         first = std::min(first, s);
         last = std::max(last, en);
         // Events on a line are sorted by start: merge the line's union on the fly.
@@ -165,7 +178,8 @@ void extract_op_groups(PartialBuild& b, const EventFilterSpec& spec) {
         }
         --budget;
         ++out.op_selected;
-        FineKey key{pack(ev.module[e], ev.hlo_op[e]), mi};
+        FineKey key{pack(ev.module[e], ev.hlo_op[e]), mi,
+                    maybe_memory && memory_op(e) != MemoryOp::kNone};
         if (!(key == last_key) || last_acc == nullptr) {
           auto [it, inserted] = groups.try_emplace(key);
           if (inserted) {
@@ -185,7 +199,8 @@ void extract_op_groups(PartialBuild& b, const EventFilterSpec& spec) {
     out.op_busy_ps = union_length(busy);
     out.op_span_ps = last - first;
 
-    // Metadata entries with equal names are one group; in first-event order.
+    // Metadata entries with equal names are one group (copies and fills by their own evidence
+    // apart); in first-event order.
     std::vector<std::pair<const FineKey*, const FineAcc*>> sorted;
     for (const auto& [key, acc] : groups) sorted.push_back({&key, &acc});
     std::sort(sorted.begin(), sorted.end(),
@@ -198,7 +213,8 @@ void extract_op_groups(PartialBuild& b, const EventFilterSpec& spec) {
       uint32_t kernel = host.strings.id(p.str(m.name));
       uint32_t display = host.strings.id(p.str(m.display_name != 0 ? m.display_name : m.name));
       auto [it, added] =
-          index.try_emplace(fmt::format("{},{},{},{}", module, hlo_op, kernel, display),
+          index.try_emplace(fmt::format("{},{},{},{},{}", module, hlo_op, kernel, display,
+                                        key->memory ? 1 : 0),
                             static_cast<uint32_t>(out.op_groups.size()));
       if (!added) {
         PartialOpGroup& g = out.op_groups[it->second];
@@ -214,7 +230,7 @@ void extract_op_groups(PartialBuild& b, const EventFilterSpec& spec) {
       g.duration = acc->d;
       g.self_ps = acc->self;
       g.first = acc->first;
-      OpDescription d = describe_op_event(p, dev.plane, acc->first_event);
+      OpDescription d = describe_op_event(p, dev.plane, acc->first_event, key->memory);
       g.opcode = host.strings.id(d.opcode);
       g.op_name = host.strings.id(d.op_name);
       g.source = host.strings.id(d.source);
@@ -229,16 +245,29 @@ struct Acc {
   DurationMoments d;
   int64_t self = 0;
   const PartialOpGroup* first = nullptr;  // the representative: the earliest first event
+  // Per program the group holds, its earliest group (groups of one name merge programs unless
+  // split by program, and then describe each from its own program's HLO).
+  std::vector<std::pair<ProgramId, const PartialOpGroup*>> programs;
 
-  void add(const PartialOpGroup& g) {
+  void note_program(ProgramId id, const PartialOpGroup* g) {
+    for (auto& [pid, rep] : programs)
+      if (pid == id) {
+        if (g->first < rep->first) rep = g;
+        return;
+      }
+    programs.push_back({id, g});
+  }
+  void add(const HostPartial& h, const PartialOpGroup& g) {
     d.merge(g.duration);
     self += g.self_ps;
     if (!first || g.first < first->first) first = &g;
+    note_program(h.modules[g.module].program_id, &g);
   }
   void merge(const Acc& o) {
     d.merge(o.d);
     self += o.self;
     if (!first || (o.first && o.first->first < first->first)) first = o.first;
+    for (const auto& [pid, rep] : o.programs) note_program(pid, rep);
   }
 };
 
@@ -254,7 +283,7 @@ void finish(OpGroup& out, const Acc& a, int64_t busy) {
 }
 
 // An hlo-op group as `ops` describes it, from its representative.
-void describe_hlo_op(const HostPartial& h, const Acc& a, OpGroup& g) {
+void describe_representative(const HostPartial& h, const Acc& a, OpGroup& g) {
   const PartialOpGroup& r = *a.first;
   g.name = std::string(h.str(r.hlo_op != 0 ? r.hlo_op : r.display));
   g.module = std::string(h.module_name(r.module));
@@ -271,6 +300,26 @@ void describe_hlo_op(const HostPartial& h, const Acc& a, OpGroup& g) {
                                               g.opcode.empty() ? std::string_view(h.str(r.kernel))
                                                                : std::string_view(g.name),
                                               g.op_name));
+}
+
+// An hlo-op group over every program it holds: each program's fields come from its own HLO, and
+// a field the programs disagree on stays unknown (empty).
+void describe_hlo_op(const HostPartial& h, const Acc& a, OpGroup& g) {
+  describe_representative(h, a, g);
+  for (const auto& [pid, rep] : a.programs) g.program_ids.push_back(pid);
+  std::sort(g.program_ids.begin(), g.program_ids.end());
+  if (a.programs.size() < 2) return;
+  g.program_id = kNoProgram;
+  bool category_agrees = true;
+  for (const auto& [pid, rep] : a.programs) {
+    if (h.str(rep->opcode) != g.opcode) g.opcode.clear();
+    if (h.str(rep->op_name) != g.op_name) g.op_name.clear();
+    if (h.str(rep->source) != g.source) g.source.clear();
+    if (rep->category != a.first->category) category_agrees = false;
+  }
+  // Programs that make one op different things: the name decides, as without the HLO.
+  if (!category_agrees)
+    g.category = category_name(categorize({}, h.str(a.first->kernel), g.op_name));
 }
 
 }  // namespace
@@ -290,28 +339,34 @@ OpsResult ops_from_partials(const PartialSet& set, const OpsOptions& options) {
     out.busy_ps = dev.op_busy_ps;
     out.span_ps = dev.op_span_ps;
     out.events = dev.op_events;
+    out.device_clock_events = dev.op_device_clock_events;
 
     // Groups keyed by strings, in the order of their first events.
-    std::map<std::tuple<std::string_view, uint8_t, std::string_view>, Acc> by_key;
+    // hlo-op keys hold the program when split by it; category and opcode groups are unions of
+    // hlo-op groups taken one program at a time, so that each is described by its own HLO.
+    const bool split = options.by_program || options.group_by == GroupBy::kCategory ||
+                       options.group_by == GroupBy::kOpcode;
+    std::map<std::tuple<std::string_view, uint8_t, std::string_view, ProgramId>, Acc> by_key;
     std::map<std::pair<std::string_view, ProgramId>, Acc> by_module;
     for (const PartialOpGroup& g : dev.op_groups) {
       if (filter.filters_names() && !filter.keeps_name(h.str(g.display))) continue;
       out.selected += g.duration.count;
       switch (options.group_by) {
         case GroupBy::kKernel:
-          by_key[{h.str(g.kernel), 0, {}}].add(g);
+          by_key[{h.str(g.kernel), 0, {}, kNoProgram}].add(h, g);
           break;
         case GroupBy::kName:
-          by_key[{h.str(g.display), 0, {}}].add(g);
+          by_key[{h.str(g.display), 0, {}, kNoProgram}].add(h, g);
           break;
         case GroupBy::kModule:
-          by_module[{h.module_name(g.module), h.modules[g.module].program_id}].add(g);
+          by_module[{h.module_name(g.module), h.modules[g.module].program_id}].add(h, g);
           break;
         default:
           // No HLO op: grouped by event name, apart from real op names of the same text.
           by_key[{h.module_name(g.module), g.hlo_op == 0,
-                  h.str(g.hlo_op != 0 ? g.hlo_op : g.display)}]
-              .add(g);
+                  h.str(g.hlo_op != 0 ? g.hlo_op : g.display),
+                  split ? h.modules[g.module].program_id : kNoProgram}]
+              .add(h, g);
       }
     }
     if (options.group_by == GroupBy::kModule) {
@@ -355,7 +410,8 @@ OpsResult ops_from_partials(const PartialSet& set, const OpsOptions& options) {
     std::stable_sort(out.groups.begin(), out.groups.end(), [](const OpGroup& a, const OpGroup& b) {
       if (a.total_ps != b.total_ps) return a.total_ps > b.total_ps;
       if (a.name != b.name) return a.name < b.name;
-      return a.module < b.module;
+      if (a.module != b.module) return a.module < b.module;
+      return a.program_ids < b.program_ids;
     });
     out.groups_total = out.groups.size();
     if (options.top > 0 && out.groups.size() > options.top) out.groups.resize(options.top);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "jaxprof/analysis/event_filter.h"
+#include "jaxprof/analysis/op_clock.h"
 #include "jaxprof/model/profile.h"
 
 namespace jaxprof {
@@ -25,12 +26,18 @@ struct OpsOptions {
   GroupBy group_by = GroupBy::kHloOp;
   EventFilterSpec filter;
   size_t top = 0;  // 0 = all groups
+  // hlo-op grouping: one group per program rather than per module name. Programs that share a
+  // module name (a function jitted for several shapes) are merged by default: their ops are
+  // the same code, and one row per op reads best; split, each row is one program's.
+  bool by_program = false;
 };
 
 struct OpGroup {
   std::string name;
   std::string module;                 // hlo-op and module grouping
-  ProgramId program_id = kNoProgram;  // module grouping
+  // module grouping; hlo-op grouping when the group holds one program (always --by-program)
+  ProgramId program_id = kNoProgram;
+  std::vector<ProgramId> program_ids;  // hlo-op grouping: the programs merged into the group
   uint64_t count = 0;
   int64_t total_ps = 0;
   int64_t self_ps = 0;
@@ -53,6 +60,9 @@ struct DeviceOps {
   int64_t span_ps = 0;
   uint64_t events = 0;    // op events on the device
   uint64_t selected = 0;  // events that passed the filters
+  // Events whose durations (and self times) come from the device's own clock; the others use
+  // the timeline's (host-aligned) clock. busy_ps and span_ps are always on the timeline clock.
+  uint64_t device_clock_events = 0;
   std::vector<OpGroup> groups;
   size_t groups_total = 0;  // groups before --top kept the largest
 };

@@ -16,7 +16,9 @@ namespace jaxprof {
 
 // How many threads analyses may use: 0 = one per core. `split_small_work`: as many even for a
 // little work (tests use it to run the parallel paths on small profiles).
-struct AnalysisThreads {
+// Aligned to its size so that std::atomic of it is lock-free with clang too (which otherwise calls
+// libatomic).
+struct alignas(8) AnalysisThreads {
   unsigned threads = 0;
   bool split_small_work = false;
 };

@@ -115,9 +115,9 @@ void PartialSet::index() {
   if (!hosts_.empty()) {
     base_ns_ = hosts_.front().base_ns;
     for (const HostPartial& h : hosts_) base_ns_ = std::min(base_ns_, h.base_ns);
-    // Times on one clock are picoseconds in int64: hosts more than 100 days apart are not one
-    // capture (and would overflow it).
-    constexpr int64_t kMostApartNs = (int64_t{1} << 53) / 1000;
+    // Times on one clock are picoseconds in int64: hosts more than 2^61 ps (26 days) apart are
+    // not one capture, and with a host's own times (at most 2^56 ps) they would overflow it.
+    constexpr int64_t kMostApartNs = (int64_t{1} << 61) / 1000;
     for (const HostPartial& h : hosts_)
       if (h.base_ns - base_ns_ > kMostApartNs)
         throw InputError(h.path, fmt::format("host {} starts {} days after the first host: not "

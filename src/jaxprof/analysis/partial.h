@@ -22,8 +22,10 @@
 
 namespace jaxprof {
 
-// Raised when the format changes in a way an older reader would misread.
-inline constexpr uint32_t kPartialVersion = 1;
+// Raised when the format changes in a way an older reader would misread. 2: op durations and
+// self times on the device's own clock where events carry it; copies and fills by the events'
+// own stats and streams.
+inline constexpr uint32_t kPartialVersion = 2;
 
 // What a partial holds (bits): a command extracts only what it needs from a profile; a partial
 // file holds everything.
@@ -87,7 +89,7 @@ struct PartialOpGroup {
   uint32_t hlo_op = 0;   // string: the event's hlo_op; 0 = none
   uint32_t kernel = 0;   // the event metadata's name
   uint32_t display = 0;  // its display name, else its name
-  DurationMoments duration;
+  DurationMoments duration;  // on the device clock where events carry it (op_clock.h)
   int64_t self_ps = 0;
   uint64_t first = 0;  // position of the group's first event among the device's op events
   // What `ops` says of an HLO op, from the HLO index or the first event's tf_op stat.
@@ -134,7 +136,8 @@ struct PartialCollectiveOp {
 
 struct PartialCollectiveExecution {
   uint32_t op = 0;  // index into PartialDevice::collective_ops
-  int64_t begin_ps = 0, end_ps = 0, exposed_ps = 0;
+  int64_t begin_ps = 0, end_ps = 0, exposed_ps = 0;  // begin and end on the timeline
+  int64_t duration_ps = 0;  // on the device clock where its events carry it (op_clock.h)
   std::optional<int64_t> run_id;
 };
 
@@ -143,6 +146,9 @@ struct PartialDevice {
   uint32_t plane = 0;  // in its host's file: devices that share a plane share step windows
   // ops
   uint64_t op_events = 0, op_selected = 0;
+  // op events whose durations and self times are on the device's own clock (op_clock.h); busy
+  // and span are always on the timeline's
+  uint64_t op_device_clock_events = 0;
   int64_t op_busy_ps = 0, op_span_ps = 0;
   std::vector<PartialOpGroup> op_groups;
   // timeline (names left empty)

@@ -44,7 +44,9 @@ struct OpDescription {
   std::string opcode, op_name, source;
   std::string category;  // from the HLO instruction when the index knows it, else the name
 };
-OpDescription describe_op_event(const Profile& p, uint32_t plane, uint32_t e);
+// `memory`: the event's own stats or line say it is a copy or fill (memory_op.h), which makes its
+// category memcpy whatever its HLO says.
+OpDescription describe_op_event(const Profile& p, uint32_t plane, uint32_t e, bool memory = false);
 
 void extract_op_groups(PartialBuild& b, const EventFilterSpec& filter);
 void extract_timelines(PartialBuild& b);

@@ -205,7 +205,14 @@ struct Candidate {
 // A run of consecutive events of one line.
 struct EventRange {
   uint32_t first, last;  // [first, last) in the event columns
+  bool device_clock = false;  // the line's events may carry the device clock (op_clock.h)
 };
+
+// An event's length: on the device clock where it carries one (a TPU op), else the timeline's.
+int64_t event_length(const Events& ev, const EventRange& r, uint32_t e) {
+  return r.device_clock && ev.device_duration_ps[e] != Events::kNoStat ? ev.device_duration_ps[e]
+                                                                         : ev.duration_ps[e];
+}
 
 // What one thread found in its share of the plane's events: keys in the order it met them.
 struct Partial {
@@ -225,7 +232,9 @@ void read_events(const Profile& profile, uint32_t plane, const std::vector<Event
   KeyStats ks;
   for (const EventRange& r : ranges) {
     for (uint32_t e = r.first; e < r.last; ++e) {
-      if (ev.duration_ps[e] < options.min_duration_ps) continue;
+      // Placed where the timeline puts it, for the length its own clock measured.
+      const int64_t start = ev.start_ps[e], end = start + event_length(ev, r, e);
+      if (end - start < options.min_duration_ps) continue;
       uint32_t k =
           reader.read(plane, e, ks) ? interner.intern(e, ks) : interner.intern_by_metadata(e, ks);
       for (size_t n = out.is_parent.size(); n < interner.keys.size(); ++n) {
@@ -235,11 +244,11 @@ void read_events(const Profile& profile, uint32_t plane, const std::vector<Event
         out.first_start.push_back(INT64_MAX);
       }
       if (keep_candidates) {
-        out.cands.push_back({ev.start_ps[e], ev.end_ps(e), k});
+        out.cands.push_back({start, end, k});
       } else if (out.is_parent[k]) {
         ++out.occurrences[k];
-        out.first_start[k] = std::min(out.first_start[k], ev.start_ps[e]);
-        out.intervals[k].push_back({ev.start_ps[e], ev.end_ps(e)});
+        out.first_start[k] = std::min(out.first_start[k], start);
+        out.intervals[k].push_back({start, end});
       }
     }
   }
@@ -253,10 +262,10 @@ std::vector<EventRange> plane_ranges(const Profile& profile, const Plane& plane,
   uint64_t taken = 0;
   for (uint32_t li : plane.lines) {
     const Line& line = profile.lines[li];
-    EventRange r{line.first_event, line.first_event + line.event_count};
+    EventRange r{line.first_event, line.first_event + line.event_count, line.device_clock};
     if (options.max_events) {
       for (uint32_t e = r.first; e < r.last; ++e) {
-        if (profile.events.duration_ps[e] < options.min_duration_ps) continue;
+        if (event_length(profile.events, r, e) < options.min_duration_ps) continue;
         if (taken == options.max_events) {
           r.last = e;
           break;

@@ -12,6 +12,7 @@
 #include "jaxprof/analysis/category.h"
 #include "jaxprof/analysis/device_events.h"
 #include "jaxprof/analysis/hlo_cost.h"
+#include "jaxprof/analysis/memory_op.h"
 #include "jaxprof/analysis/op_instruction.h"
 #include "jaxprof/analysis/self_time.h"
 #include "jaxprof/model/metadata_stat_cache.h"
@@ -88,6 +89,7 @@ struct Group {
   uint64_t with_model_flops = 0;
   bool children = false;
   bool mixed_sources = false;
+  bool memory = false;  // the first event's stats or stream say it is a copy or fill (memory_op.h)
   CostSource source = CostSource::kUnknown;
 };
 
@@ -304,11 +306,13 @@ RooflineResult compute_roofline(const Profile& p, const RooflineOptions& options
         participates.assign(n, 0);
         for (uint32_t k = 0; k < n; ++k) participates[k] = dev.counts(ev, b + k);
       }
-      compute_self_times(ev, b, n, self, dev.hlo_ops_only ? &participates : nullptr);
+      // Op times (and self times) on the device's own clock where events carry it, as `ops`.
+      compute_op_self_times(ev, line, self, dev.hlo_ops_only ? &participates : nullptr);
+      const LineMemoryOps memory_op(p, li);
       for (uint32_t k = 0; k < n; ++k) {
         const uint32_t e = b + k;
         if (!dev.counts(ev, e)) continue;
-        const int64_t d = ev.duration_ps[e];
+        const int64_t d = ev.op_duration_ps(line, e);
         if (d < options.filter.min_duration_ps) continue;
         const uint32_t mi = ev.metadata[e];
         if (filter.filters_names()) {
@@ -325,6 +329,7 @@ RooflineResult compute_roofline(const Profile& p, const RooflineOptions& options
         if (inserted) {
           g.key_cost = key;
           g.first_event = e;
+          g.memory = !memory_op.never() && memory_op(e) != MemoryOp::kNone;
         }
         const OpCost c = costs.event_cost(dev.plane, e, key);
         ++g.count;
@@ -376,7 +381,7 @@ RooflineResult compute_roofline(const Profile& p, const RooflineOptions& options
                             ? kNoProgram
                             : static_cast<ProgramId>(kc.module->program_id);
       }
-      op.category = category_name(kc.category);
+      op.category = category_name(g.memory ? OpCategory::kMemcpy : kc.category);
       if (kc.instr) op.opcode = std::string(kc.instr->opcode);
       op.count = g.count;
       op.self_ps = g.self;

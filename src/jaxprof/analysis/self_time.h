@@ -21,4 +21,13 @@ void compute_self_times(const Events& events, uint32_t first, uint32_t count,
                         const std::vector<uint8_t>* participates = nullptr,
                         int64_t tolerance_ps = kNestingTolerancePs);
 
+// Self times of the op events of one whole line, on the clock op durations come from: the
+// device's own (Events::device_start_ps/device_duration_ps) where the line's events carry it, so
+// that nesting is decided on the same clock as the durations (a host-aligned copy may clip an op
+// to nothing, or stretch it over its neighbour); else as compute_self_times. self[k] is the self
+// time of event line.first_event + k; `participates` as for compute_self_times.
+void compute_op_self_times(const Events& events, const Line& line, std::vector<int64_t>& self,
+                           const std::vector<uint8_t>* participates = nullptr,
+                           int64_t tolerance_ps = kNestingTolerancePs);
+
 }  // namespace jaxprof

@@ -157,15 +157,18 @@ SummaryResult summary_from_partials(const PartialSet& set, const SummaryOptions&
 
   for (const ModuleStats& m : mods.modules) {
     if (r.modules.size() >= options.top) break;
-    r.modules.push_back(
-        {m.name, m.executions, m.warmup_executions, m.mean_ps, m.total_ps, m.share});
+    r.modules.push_back({m.name, m.program_id, m.executions, m.warmup_executions, m.mean_ps,
+                         m.total_ps, m.share});
   }
 
   // Ops over all devices: the same HLO op on every device is one row.
   int64_t busy = 0;
   std::map<std::pair<std::string, std::string>, SummaryOp> merged;
+  uint64_t op_events = 0, device_clock_events = 0;
   for (const DeviceOps& d : ops.devices) {
     busy += d.busy_ps;
+    op_events += d.events;
+    device_clock_events += d.device_clock_events;
     for (const OpGroup& g : d.groups) {
       SummaryOp& o = merged[{g.module, g.name}];
       if (o.count == 0) {
@@ -180,6 +183,7 @@ SummaryResult summary_from_partials(const PartialSet& set, const SummaryOptions&
       o.self_ps += g.self_ps;
     }
   }
+  r.duration_clock = duration_clock(device_clock_events, op_events);
   std::vector<SummaryOp> all_ops;
   for (auto& [key, o] : merged) {
     o.share = ratio(o.self_ps, busy);
@@ -203,6 +207,7 @@ SummaryResult summary_from_partials(const PartialSet& set, const SummaryOptions&
     SummaryCollective& s = r.collectives.emplace_back();
     s.name = c->name;
     s.module = c->module;
+    s.program_id = c->program_id;
     s.opcode = c->opcode;
     s.group_size = c->group_size;
     s.message_bytes = c->message_bytes;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "jaxprof/analysis/op_clock.h"
 #include "jaxprof/model/profile.h"
 
 namespace jaxprof {
@@ -34,6 +35,7 @@ struct SummaryDeviceTime {
 
 struct SummaryModule {
   std::string name;
+  ProgramId program_id = kNoProgram;
   uint64_t executions = 0;
   uint64_t warmup_executions = 0;
   double mean_ps = 0;  // steady state
@@ -56,6 +58,7 @@ struct SummaryOp {
 struct SummaryCollective {
   std::string name;
   std::string module;
+  ProgramId program_id = kNoProgram;
   std::string opcode;
   int64_t group_size = 0;
   uint64_t message_bytes = 0;
@@ -86,6 +89,7 @@ struct SummaryResult {
   SummaryDeviceTime device;
   std::vector<SummaryModule> modules;
   std::vector<SummaryOp> ops;
+  DurationClock duration_clock = DurationClock::kTimeline;  // of the ops' times (op_clock.h)
   std::vector<SummaryCollective> collectives;
   std::string bandwidth_convention;
   SummaryCompile compile;

@@ -6,7 +6,9 @@
 #include <tuple>
 
 #include "jaxprof/analysis/device_events.h"
+#include "jaxprof/analysis/event_category.h"
 #include "jaxprof/analysis/intervals.h"
+#include "jaxprof/analysis/memory_op.h"
 #include "jaxprof/analysis/module_executions.h"
 #include "jaxprof/analysis/parallel_parts.h"
 #include "jaxprof/analysis/partial_build.h"
@@ -25,19 +27,6 @@ TimelineKind timeline_kind(OpCategory c) {
 }
 
 namespace {
-
-// The category of an op: from its HLO instruction when the index knows the op, else its name.
-OpCategory op_category(const Profile& p, uint32_t e) {
-  const Events& ev = p.events;
-  std::string_view kernel = p.event_name(e);
-  if (ev.hlo_op[e] != 0) {
-    const ModuleKey& mk = p.modules[ev.module[e]];
-    if (const HloModule* mod = p.hlo.find(hlo_program_key(mk.program_id), p.str(mk.name)))
-      if (const HloInstruction* instr = mod->find(p.str(ev.hlo_op[e])))
-        return categorize_instruction(*mod, *instr);
-  }
-  return categorize({}, kernel);
-}
 
 int64_t length(const std::vector<Interval>& v) {
   int64_t total = 0;
@@ -61,7 +50,8 @@ std::vector<Interval> merged_union(const std::vector<Interval>& a, const std::ve
   return out;
 }
 
-// Op categories depend on (metadata, hlo op, module) only: decided once per combination. Most
+// Op categories, past what the event's own stats and line say (memory_op.h), depend on
+// (metadata, hlo op, module) only: decided once per combination. Most
 // metadata entries come with one (hlo op, module): that first one is kept per metadata.
 class CategoryCache {
  public:
@@ -104,13 +94,18 @@ void device_timeline(const Profile& p, const DeviceLines& dev, const DeviceExecu
   for (uint32_t li : dev.lines) {
     const Line& line = p.lines[li];
     for (auto& v : of_line) v.clear();
+    const LineMemoryOps memory_op(p, li);
+    const bool maybe_memory = !memory_op.never();
     for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
       if (!dev.counts(ev, e)) continue;
       ++t.events;
       const int64_t begin = ev.start_ps[e], end = ev.end_ps(e);
       first = std::min(first, begin);
       last = std::max(last, end);
-      append_merged(of_line[static_cast<int>(timeline_kind(category_of(e)))], begin, end);
+      const TimelineKind kind = maybe_memory && memory_op(e) != MemoryOp::kNone
+                                    ? TimelineKind::kMemcpy
+                                    : timeline_kind(category_of(e));
+      append_merged(of_line[static_cast<int>(kind)], begin, end);
     }
     for (int k = 0; k < 3; ++k) {
       if (of_line[k].empty()) continue;

@@ -7,6 +7,8 @@
 
 #include "jaxprof/analysis/category.h"
 #include "jaxprof/analysis/device_events.h"
+#include "jaxprof/analysis/event_category.h"
+#include "jaxprof/analysis/memory_op.h"
 #include "jaxprof/analysis/module_executions.h"
 #include "jaxprof/analysis/timeline.h"
 
@@ -30,18 +32,6 @@ const char* segment_kind_name(SegmentKind k) {
 
 namespace {
 
-// The same rule as the timeline: the HLO instruction when the index knows the op, else the name.
-OpCategory op_category(const Profile& p, uint32_t e) {
-  const Events& ev = p.events;
-  if (ev.hlo_op[e] != 0) {
-    const ModuleKey& mk = p.modules[ev.module[e]];
-    if (const HloModule* mod = p.hlo.find(hlo_program_key(mk.program_id), p.str(mk.name)))
-      if (const HloInstruction* instr = mod->find(p.str(ev.hlo_op[e])))
-        return categorize_instruction(*mod, *instr);
-  }
-  return categorize({}, p.event_name(e));
-}
-
 std::vector<Interval> merged_union(std::vector<Interval> a, const std::vector<Interval>& b) {
   a.insert(a.end(), b.begin(), b.end());
   merge_intervals(a);
@@ -63,16 +53,20 @@ std::vector<DeviceSegments> timeline_segments(const Profile& p) {
     bool any = false;
     for (uint32_t li : dev.lines) {
       const Line& line = p.lines[li];
+      const LineMemoryOps memory_op(p, li);  // the same rule as the timeline
       for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
         if (!dev.counts(ev, e)) continue;
         any = true;
         first = std::min(first, ev.start_ps[e]);
         last = std::max(last, ev.end_ps(e));
-        auto key = std::make_tuple(ev.metadata[e], ev.hlo_op[e], ev.module[e]);
-        auto it = cache.find(key);
-        if (it == cache.end()) it = cache.emplace(key, op_category(p, e)).first;
-        by_kind[static_cast<int>(timeline_kind(it->second))].push_back(
-            {ev.start_ps[e], ev.end_ps(e)});
+        TimelineKind kind = TimelineKind::kMemcpy;
+        if (memory_op.never() || memory_op(e) == MemoryOp::kNone) {
+          auto key = std::make_tuple(ev.metadata[e], ev.hlo_op[e], ev.module[e]);
+          auto it = cache.find(key);
+          if (it == cache.end()) it = cache.emplace(key, op_category(p, e)).first;
+          kind = timeline_kind(it->second);
+        }
+        by_kind[static_cast<int>(kind)].push_back({ev.start_ps[e], ev.end_ps(e)});
       }
     }
     if (!any) continue;

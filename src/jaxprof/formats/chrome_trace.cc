@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "jaxprof/error.h"
+#include "jaxprof/model/time_range.h"
 
 namespace jaxprof {
 
@@ -103,8 +104,29 @@ std::string_view unquote(std::string_view s) {
   return s.size() >= 2 && s.front() == '"' ? s.substr(1, s.size() - 2) : s;
 }
 
-[[noreturn]] void fail(const std::string& reason, size_t offset) {
-  throw InputError("", reason, static_cast<int64_t>(offset));
+[[noreturn]] void fail(const std::string& reason, int64_t offset) {
+  throw InputError("", reason, offset);
+}
+
+// The document stops inside a value: the file was cut short (import_chrome_trace words it).
+class CutShort : public InputError {
+ public:
+  CutShort(const std::string& what, int64_t offset) : InputError("", what, offset) {}
+};
+
+[[noreturn]] void cut_short(const std::string& what, int64_t offset) {
+  throw CutShort(what, offset);
+}
+
+// Picoseconds as the microseconds a trace writes ("12.5 us").
+std::string micros(int64_t ps) {
+  std::string whole = std::to_string(ps / 1000000);
+  int64_t frac = ps % 1000000;
+  if (frac == 0) return whole + " us";
+  std::string f = std::to_string(frac < 0 ? -frac : frac);
+  f.insert(0, 6 - f.size(), '0');
+  while (f.back() == '0') f.pop_back();
+  return (ps < 0 && whole == "0" ? "-" : "") + whole + "." + f + " us";
 }
 
 // The HLO instruction name from "%fusion.3 = f32[...] fusion(...)" (TPU long names).
@@ -133,7 +155,7 @@ class OuterScanner {
     size_t start = ++pos;
     while (true) {
       size_t q = s_.find_first_of("\"\\", pos);
-      if (q == std::string_view::npos) fail("truncated JSON (a string is not closed)", start - 1);
+      if (q == std::string_view::npos) cut_short("a JSON string is not closed", start - 1);
       if (s_[q] == '\\') {
         pos = q + 2;
         continue;
@@ -169,7 +191,7 @@ class OuterScanner {
         }
         ++pos;
       }
-      fail("truncated JSON (an object or array is not closed)", start);
+      cut_short("a JSON object or array is not closed", start);
     }
     size_t start = pos;
     while (!at_end() && !std::strchr(",}] \t\r\n", s_[pos])) ++pos;
@@ -190,6 +212,8 @@ struct Record {
   StringId hlo_op;
   uint32_t module;
   uint32_t stats;  // index into spans_, or kNoStats
+  // The device's own clock (TPU ops' device_offset_ps / device_duration_ps args), or kNoStat.
+  int64_t device_start_ps, device_duration_ps;
 };
 
 // The fields of one trace event that the import needs; views live as long as the window.
@@ -198,6 +222,7 @@ struct Fields {
   bool has_ts = false, has_dur = false;
   std::string_view pid, tid, ts, dur, name;
   std::string_view hlo_op, hlo_module, long_name, program_id, arg_name;
+  std::string_view device_offset, device_duration;  // raw JSON tokens
   bool has_args = false;
 };
 
@@ -220,6 +245,14 @@ std::optional<int64_t> number_of(std::string_view key) {
 }
 
 // "program_id" as a string or number; XLA ids are unsigned 64-bit.
+// A non-negative picosecond count written as a JSON number or string ("194437036250").
+int64_t picoseconds_of(std::string_view text) {
+  if (text.size() >= 2 && text.front() == '"') text = text.substr(1, text.size() - 2);
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  return ec == std::errc() && p == text.data() + text.size() && v >= 0 ? v : Events::kNoStat;
+}
+
 ProgramId program_of(std::string_view text) {
   if (text.size() >= 2 && text.front() == '"') text = text.substr(1, text.size() - 2);
   uint64_t u = 0;
@@ -294,7 +327,7 @@ class ChromeTraceImporter : public EventSource {
         while (true) {
           outer.ws();
           if (outer.peek() != '"') {
-            if (outer.at_end()) fail("truncated JSON (the document ends early)", outer.pos);
+            if (outer.at_end()) cut_short("the JSON document is not closed", outer.pos);
             fail("invalid JSON: expected a member name", outer.pos);
           }
           std::string_view key = outer.string();
@@ -318,7 +351,7 @@ class ChromeTraceImporter : public EventSource {
             ++outer.pos;
             break;
           }
-          if (outer.at_end()) fail("truncated JSON (the document ends early)", outer.pos);
+          if (outer.at_end()) cut_short("the JSON document is not closed", outer.pos);
           fail("invalid JSON: expected ',' or '}'", outer.pos);
         }
       }
@@ -335,7 +368,10 @@ class ChromeTraceImporter : public EventSource {
 
   void decode_lines(Profile& profile, const std::vector<uint32_t>& lines) override {
     // Events are in place; only the shift to the profile's common time zero is left.
-    int64_t shift_ps = (profile.hosts[host_index_].base_ns - profile.base_ns) * 1000;
+    int64_t shift_ps = 0;  // within range: finish_import checked it
+    if (!ps_since(profile.hosts[host_index_].base_ns, profile.base_ns, shift_ps))
+      throw InputError(buf_->path(),
+                       "its clock is too far from the other files' to be one timeline");
     for (uint32_t li : lines) {
       Line& line = profile.lines[li];
       if (shift_ps != 0)
@@ -349,7 +385,9 @@ class ChromeTraceImporter : public EventSource {
     uint32_t idx = p.events.raw[e];
     std::vector<Stat> out;
     if (idx == kNoStats) return out;
-    auto [offset, length] = spans_[idx];
+    // Plain variables, not a structured binding: the lambda below captures them.
+    const size_t offset = spans_[idx].first;
+    const uint32_t length = spans_[idx].second;
     thread_local od::parser parser;
     thread_local std::vector<char> scratch;
     scratch.resize(length + simdjson::SIMDJSON_PADDING);
@@ -456,7 +494,7 @@ class ChromeTraceImporter : public EventSource {
       while (pos < text_.size() && is_ws(text_[pos])) ++pos;
       if (pos >= text_.size()) {
         if (bare) return text_.size();  // the closing ']' is optional in the array format
-        fail("truncated JSON (the traceEvents array is not closed)", text_.size());
+        cut_short("the traceEvents array is not closed", text_.size());
       }
       if (text_[pos] == ']') return pos + 1;
       size_t want = opt_.window_bytes;
@@ -541,7 +579,7 @@ class ChromeTraceImporter : public EventSource {
         while (end > pos && (is_ws(text_[end - 1]) || text_[end - 1] == ',')) --end;
         return {true, false, end};
       }
-      if (!quiet) fail("truncated JSON (the traceEvents array is not closed)", limit);
+      if (!quiet) cut_short("the traceEvents array is not closed", limit);
     } catch (const InputError&) {
       if (!quiet) throw;
     }
@@ -654,11 +692,45 @@ class ChromeTraceImporter : public EventSource {
       w.error_offset = file_offset(at);
       return w;
     }
+    if (!tail_is_elements(w.next, end, w)) return w;
     w.ok = true;
     w.next = end;  // just past an element's '}': step over the comma to the next element
     while (w.next < text_.size() && is_ws(text_[w.next])) ++w.next;
     if (w.next < text_.size() && text_[w.next] == ',') ++w.next;
     return w;
+  }
+
+  // Whether [from, end) is array elements and commas only. simdjson's On Demand front end can
+  // end an iteration quietly at a structural error (a stray '}' after an element that is not an
+  // event), so what follows the last event read is checked here; usually nothing does. Sets w's
+  // error otherwise (definite unless the window's end cut a value short).
+  bool tail_is_elements(size_t from, size_t end, Window& w) const {
+    OuterScanner sc(text_.substr(0, end));
+    sc.pos = from;
+    try {
+      while (true) {
+        sc.ws();
+        if (sc.at_end()) return true;
+        sc.skip_value();
+        sc.ws();
+        if (sc.at_end()) return true;
+        if (sc.peek() != ',') {
+          w.definite = true;
+          w.error = "invalid JSON: expected ',' or ']' after an event";
+          w.error_offset = sc.pos;
+          return false;
+        }
+        ++sc.pos;
+      }
+    } catch (const CutShort&) {
+      w.error = "truncated or invalid JSON";
+      w.error_offset = w.next;
+    } catch (const InputError& e) {
+      w.definite = true;
+      w.error = e.reason();
+      w.error_offset = static_cast<size_t>(e.offset());
+    }
+    return false;
   }
 
   simdjson::error_code read_event(od::value& v, Fields& f) {
@@ -706,6 +778,10 @@ class ChromeTraceImporter : public EventSource {
             if ((code = arg_value.get_string().get(f.long_name))) return code;
           } else if (arg_key == "program_id") {
             f.program_id = trim(arg_value.raw_json_token());
+          } else if (arg_key == "device_offset_ps") {
+            f.device_offset = trim(arg_value.raw_json_token());
+          } else if (arg_key == "device_duration_ps") {
+            f.device_duration = trim(arg_value.raw_json_token());
           } else if (arg_key == "name") {
             // process_name / thread_name metadata; a non-string is not a name.
             std::string_view s;
@@ -794,6 +870,10 @@ class ChromeTraceImporter : public EventSource {
     if (f.ph == 'X' && f.has_dur) {
       r.dur_ps = time_of(f.dur, "dur", offset);
       if (r.dur_ps < 0) fail("event with a negative duration", offset);
+      if (!duration_in_range(r.dur_ps))
+        fail("out of range: \"dur\" " + std::string(f.dur) + " is longer than the " + kMaxTimeText +
+                 " a profile can span",
+             offset);
     }
     if (f.ph == 'B') r.dur_ps = kBegin;
     if (f.ph == 'E') r.dur_ps = kEnd;
@@ -815,6 +895,15 @@ class ChromeTraceImporter : public EventSource {
       ModuleKey key{cache_.intern(p_->strings, f.hlo_module),
                     f.program_id.empty() ? kNoProgram : program_of(f.program_id)};
       r.module = p_->intern_module(key);
+    }
+    r.device_start_ps = r.device_duration_ps = Events::kNoStat;
+    if (!f.device_offset.empty() && !f.device_duration.empty()) {
+      int64_t start = picoseconds_of(f.device_offset), dur = picoseconds_of(f.device_duration);
+      if (start != Events::kNoStat && dur != Events::kNoStat) {
+        r.device_start_ps = start;
+        r.device_duration_ps = dur;
+        any_device_clock_ = true;
+      }
     }
     r.stats = kNoStats;
     if (f.has_args && f.ph != 'E') {
@@ -847,7 +936,10 @@ class ChromeTraceImporter : public EventSource {
       } else {
         Record r = paired_[open.back()];
         open.pop_back();
-        r.dur_ps = paired_[i].ts_ps - r.ts_ps;
+        if (!checked_sub(paired_[i].ts_ps, r.ts_ps, r.dur_ps) || !duration_in_range(r.dur_ps))
+          fail("out of range: a begin/end (B/E) pair spans more than " + std::string(kMaxTimeText) +
+                   " (begin at " + micros(r.ts_ps) + ", end at " + micros(paired_[i].ts_ps) + ")",
+               -1);
         records_.push_back(r);
       }
     }
@@ -882,9 +974,13 @@ class ChromeTraceImporter : public EventSource {
     }
     if (records_.empty()) min_ts = 0;
     // Time zero: the earliest event, floored to a nanosecond (Host::base_ns is in ns).
-    int64_t base_ns = min_ts >= 0 ? min_ts / 1000 : -((-min_ts + 999) / 1000);
+    int64_t base_ns = min_ts / 1000 - (min_ts % 1000 < 0 ? 1 : 0);
+    int64_t base_ps;
+    if (!checked_mul(base_ns, 1000, base_ps))
+      fail("out of range: the first event's \"ts\" (" + micros(min_ts) +
+               ") is too far before zero to be a time in picoseconds",
+           -1);
     p_->hosts[host_index_].base_ns = base_ns;
-    int64_t base_ps = base_ns * 1000;
 
     std::vector<uint32_t> plane_of_process(processes_.size());
     uint64_t next_event = p_->events.size();
@@ -918,6 +1014,8 @@ class ChromeTraceImporter : public EventSource {
         line.first_event = static_cast<uint32_t>(next_event);
         line.event_count = counts[t];
         line.decoded = counts[t] == 0;
+        // As the XSpace importer: device planes' lines keep the device clock columns.
+        line.device_clock = any_device_clock_ && is_device_plane(plane.kind);
         next_event += counts[t];
       }
     }
@@ -948,12 +1046,19 @@ class ChromeTraceImporter : public EventSource {
         last_metadata = it->second;
       }
       uint32_t e = cursor[r.thread]++;
-      ev.start_ps[e] = r.ts_ps - base_ps;
+      if (!checked_sub(r.ts_ps, base_ps, ev.start_ps[e]) || !time_in_range(ev.start_ps[e]))
+        fail("out of range: an event at \"ts\" " + micros(r.ts_ps) + " lies more than " +
+                 kMaxTimeText + " after the trace's first event (at " + micros(min_ts) + ")",
+             -1);
       ev.duration_ps[e] = r.dur_ps;
       ev.metadata[e] = last_metadata;
       ev.raw[e] = r.stats;
       ev.hlo_op[e] = r.hlo_op;
       ev.module[e] = r.module;
+      if (p_->lines[threads_[r.thread].line].device_clock) {
+        ev.device_start_ps[e] = r.device_start_ps;
+        ev.device_duration_ps[e] = r.device_duration_ps;
+      }
     }
     records_.clear();
     records_.shrink_to_fit();
@@ -989,6 +1094,10 @@ class ChromeTraceImporter : public EventSource {
     permute(ev.raw);
     permute(ev.hlo_op);
     permute(ev.module);
+    if (line.device_clock) {
+      permute(ev.device_start_ps);
+      permute(ev.device_duration_ps);
+    }
   }
 
   // TPU op events name no module in the trace (the xplane has it as a program id on their
@@ -1055,6 +1164,7 @@ class ChromeTraceImporter : public EventSource {
   std::vector<char> scratch_;
   std::vector<Record> records_, paired_;
   std::vector<std::pair<size_t, uint32_t>> spans_;  // per event with args: its bytes in the file
+  bool any_device_clock_ = false;  // some event carried device_offset_ps and device_duration_ps
   std::vector<Process> processes_;
   std::vector<Thread> threads_;
   std::unordered_map<std::string, uint32_t> process_index_, thread_index_;
@@ -1072,11 +1182,14 @@ void import_chrome_trace(Profile& profile, std::shared_ptr<Buffer> buffer, const
                          const ChromeTraceOptions& options) {
   std::string path = buffer->path();
   bool compressed = buffer->compressed();
+  size_t size = buffer->size();
   try {
     auto importer =
         std::make_unique<ChromeTraceImporter>(profile, std::move(buffer), host, options);
     importer->run();
     profile.sources.push_back(std::move(importer));
+  } catch (const CutShort& e) {
+    throw truncated_input(path, e.reason(), e.offset(), size, compressed);
   } catch (const InputError& e) {
     if (!e.file().empty()) throw;
     std::string reason = e.reason();

@@ -1,6 +1,7 @@
 #include "jaxprof/formats/load.h"
 
 #include <filesystem>
+#include <limits>
 
 #include "jaxprof/error.h"
 #include "jaxprof/formats/chrome_trace.h"
@@ -36,6 +37,12 @@ void load_hlo_file(Profile& profile, const std::string& path) {
   try {
     profile.hlo.add(buf->view(), -1, !is_hlo_proto_wrapper(buf->view(), buf->data()));
   } catch (const InputError& e) {
+    // A file cut short fails on its last top-level field, which runs past the end (with a length
+    // a module can have: damaged bytes give lengths of terabytes).
+    uint64_t end = e.offset() < 0 ? 0 : wire::end_past_message(buf->view(), e.offset());
+    if (end != 0 && end - e.offset() <= std::numeric_limits<uint32_t>::max())
+      throw truncated_input(path, "the HloProto's last field is cut short", e.offset(), buf->size(),
+                            buf->compressed());
     throw InputError(path, "not a valid HloProto: " + e.reason(), e.offset());
   }
 }

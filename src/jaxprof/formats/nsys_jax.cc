@@ -1,6 +1,7 @@
 #include "jaxprof/formats/nsys_jax.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include "jaxprof/io/parquet.h"
 #include "jaxprof/io/xz.h"
 #include "jaxprof/io/zip.h"
+#include "jaxprof/model/time_range.h"
 
 namespace jaxprof {
 
@@ -62,10 +64,17 @@ bool parse_int(std::string_view s, int64_t& out) {
 // older layout because pandas stored them next to NaNs).
 struct IntColumn {
   ParquetColumn c;
+  std::string name;
   bool present(size_t i) const { return i < c.size() && !c.is_null(i); }
-  int64_t operator[](size_t i) const {
-    if (!c.ints.empty()) return c.ints[i];
-    return static_cast<int64_t>(c.doubles[i]);
+  // Row i (present); a double no int64 holds (NaN, an infinity, beyond 2^63) is bad input.
+  int64_t at(size_t i, const std::string& file) const {
+    if (c.type != ParquetType::kFloat && c.type != ParquetType::kDouble) return c.ints[i];
+    int64_t v;
+    if (!double_to_int64(c.doubles[i], v))
+      throw InputError(file, "out of range: column '" + name + "' row " + std::to_string(i) +
+                                 " holds " + fmt::format("{}", c.doubles[i]) +
+                                 ", which is no 64-bit integer");
+    return v;
   }
 };
 
@@ -86,7 +95,7 @@ struct Range {
 
 // What decode_lines writes, one per event, in line order.
 struct Record {
-  int64_t start_ns, duration_ns;
+  int64_t start_ps, duration_ps;  // the start from the host's time zero (Host::base_ns)
   uint32_t metadata;
   StringId hlo_op, op_path;
   uint32_t module;  // the event's module column (0 on host threads: they run no module)
@@ -94,6 +103,17 @@ struct Record {
   StringId stat_module = 0;  // what the hlo_module / program_id stats say
   ProgramId stat_program = kNoProgram;
 };
+
+// A range's start from the host's time zero and its duration, in picoseconds within the model's
+// range; anything else is bad input naming the member and the values.
+void times_ps(const std::string& file, int64_t start_ns, int64_t duration_ns, int64_t host_base,
+              Record& rec) {
+  if (duration_ns < 0 || !ns_to_ps(duration_ns, rec.duration_ps) ||
+      !ps_since(start_ns, host_base, rec.start_ps))
+    throw InputError(file, fmt::format("out of range: a range at {} ns lasting {} ns lies more "
+                                       "than {} from the process's first range (at {} ns)",
+                                       start_ns, duration_ns, kMaxTimeText, host_base));
+}
 
 // A process's host NVTX ranges, decoded off the main thread; names point into the storage.
 struct HostTable {
@@ -168,7 +188,8 @@ class NsysJaxSource : public EventSource {
   void import_process(Profile& p, const ZipArchive& zip, const ProcessMembers& m,
                       uint32_t process_index, std::vector<std::string>& warnings, Jobs& jobs);
   // Host NVTX ranges as a `/host:CPU` plane of the process, one line per thread.
-  void import_host_ranges(Profile& p, uint32_t host, const std::vector<HostRange>& ranges,
+  void import_host_ranges(Profile& p, uint32_t host, const std::string& member,
+                          const std::vector<HostRange>& ranges,
                           const std::map<std::pair<int64_t, int64_t>, std::string>& thread_names,
                           int64_t host_base);
 
@@ -177,14 +198,19 @@ class NsysJaxSource : public EventSource {
     for (uint32_t li : lines) {
       Line& line = p.lines[li];
       auto [first, host_base] = line_records_.at(li);
-      int64_t shift_ns = host_base - p.base_ns;  // hosts share the earliest start as zero
+      // Hosts share the earliest start as zero (finish_import checked that it is in range), less
+      // the clock correction.
+      int64_t zero_ps = 0;
+      if (!ps_since(host_base, p.base_ns, zero_ps))
+        throw InputError(p.hosts[p.planes[line.plane].host].path,
+                         "its clock is too far from the other processes' to be one timeline");
       auto shift = host_shift_ps_.find(p.planes[line.plane].host);
-      int64_t shift_ps = shift == host_shift_ps_.end() ? 0 : shift->second;
+      if (shift != host_shift_ps_.end()) zero_ps -= shift->second;
       for (uint32_t k = 0; k < line.event_count; ++k) {
         const Record& r = records_[first + k];
         uint32_t e = line.first_event + k;
-        ev.start_ps[e] = (r.start_ns - host_base + shift_ns) * 1000 - shift_ps;
-        ev.duration_ps[e] = r.duration_ns * 1000;
+        ev.start_ps[e] = r.start_ps + zero_ps;  // both within the model's range: no overflow
+        ev.duration_ps[e] = r.duration_ps;
         ev.metadata[e] = r.metadata;
         ev.raw[e] = first + k;
         ev.hlo_op[e] = r.hlo_op;
@@ -222,11 +248,25 @@ class NsysJaxSource : public EventSource {
 
   // Moves every event of the host `ps` earlier: decoded lines now, the others when decoded.
   void shift_host(Profile& p, uint32_t host, int64_t ps) {
-    host_shift_ps_[host] += ps;
+    int64_t total;
+    if (!time_in_range(ps) || !checked_add(host_shift_ps_[host], ps, total) ||
+        !time_in_range(total))
+      throw InputError(p.hosts[host].path,
+                       "out of range: its clock differs from the other "
+                       "processes' by more than " +
+                           std::string(kMaxTimeText));
+    host_shift_ps_[host] = total;
     for (const auto& [li, where] : line_records_) {
       const Line& line = p.lines[li];
       if (p.planes[line.plane].host != host || !line.decoded) continue;
-      for (uint32_t k = 0; k < line.event_count; ++k) p.events.start_ps[line.first_event + k] -= ps;
+      for (uint32_t k = 0; k < line.event_count; ++k) {
+        int64_t& start = p.events.start_ps[line.first_event + k];
+        start -= ps;  // both within range: no overflow
+        if (!time_in_range(start))
+          throw InputError(p.hosts[host].path,
+                           "out of range: the clock correction moves an "
+                           "event beyond the profile's range");
+      }
     }
   }
 
@@ -268,7 +308,7 @@ IntColumn int_column(const ParquetFile& f, std::initializer_list<std::string_vie
     if (c < 0) continue;
     ParquetType t = f.columns()[c].type;
     if (t == ParquetType::kByteArray || t == ParquetType::kFixedLenByteArray) continue;
-    return IntColumn{f.read(c)};
+    return IntColumn{f.read(c), std::string(n)};
   }
   if (required) throw InputError(f.name(), "missing column '" + std::string(*names.begin()) + "'");
   return {};
@@ -297,11 +337,12 @@ void NsysJaxSource::import_process(Profile& p, const ZipArchive& zip_, const Pro
     for (size_t i = 0; i < names.size(); ++i) {
       if (names.is_null(i) || !pid.present(i) || !tid.present(i)) continue;
       std::string_view n = names.strings[i];
-      thread_names.emplace(std::make_pair(pid[i], tid[i]), std::string(n));
+      std::pair<int64_t, int64_t> thread{pid.at(i, tf.name()), tid.at(i, tf.name())};
+      thread_names.emplace(thread, std::string(n));
       if (!n.starts_with("XlaLauncher:#")) continue;
       int64_t g;
       if (!parse_int(field(n, "global="), g)) continue;
-      launcher_device[{pid[i], tid[i]}] = g;
+      launcher_device[thread] = g;
       if (first_launcher_device < 0) first_launcher_device = g;
     }
   }
@@ -336,13 +377,17 @@ void NsysJaxSource::import_process(Profile& p, const ZipArchive& zip_, const Pro
       continue;
     Range& r = ranges.emplace_back();
     r.name = names.strings[i];
-    r.start_ns = start[i];
-    r.duration_ns = newer ? dur_or_end[i] - start[i] : dur_or_end[i];
+    r.start_ns = start.at(i, file);
+    r.duration_ns = dur_or_end.at(i, file);
+    if (newer && !checked_sub(r.duration_ns, r.start_ns, r.duration_ns))
+      throw InputError(file, "out of range: row " + std::to_string(i) + " ends at " +
+                                 std::to_string(dur_or_end.at(i, file)) + " ns, starts at " +
+                                 std::to_string(r.start_ns) + " ns");
     if (r.duration_ns < 0) throw InputError(file, "range with a negative duration");
-    r.range_id = ids[i];
+    r.range_id = ids.at(i, file);
     r.has_parent = parents.present(i);
-    r.pid = pid.present(i) ? pid[i] : 0;
-    r.tid = tid.present(i) ? tid[i] : 0;
+    r.pid = pid.present(i) ? pid.at(i, file) : 0;
+    r.tid = tid.present(i) ? tid.at(i, file) : 0;
     r.kind = r.name.starts_with(module_prefix)  ? Kind::kModule
              : r.name.starts_with(thunk_prefix) ? Kind::kThunk
                                                 : Kind::kOther;
@@ -358,7 +403,7 @@ void NsysJaxSource::import_process(Profile& p, const ZipArchive& zip_, const Pro
         continue;
       Range& r = ranges[k++];
       if (!r.has_parent) continue;
-      auto it = row_of.find(parents[i]);
+      auto it = row_of.find(parents.at(i, file));
       r.parent = it == row_of.end() ? -1 : it->second;
     }
   }
@@ -485,7 +530,8 @@ void NsysJaxSource::import_process(Profile& p, const ZipArchive& zip_, const Pro
       line_records_[li] = {static_cast<uint32_t>(records_.size()), host_base};
       for (int32_t row : rows) {
         const Range& r = ranges[row];
-        Record rec{r.start_ns, r.duration_ns, 0, 0, 0, 0, r.range_id};
+        Record rec{0, 0, 0, 0, 0, 0, r.range_id};
+        times_ps(file, r.start_ns, r.duration_ns, host_base, rec);
         if (which == 0) {
           rec.module = module_key(row);
           rec.metadata = metadata_for(p, plane, p.modules[rec.module].name);
@@ -507,11 +553,12 @@ void NsysJaxSource::import_process(Profile& p, const ZipArchive& zip_, const Pro
       }
     }
   }
-  if (!host_ranges.empty()) import_host_ranges(p, host, host_ranges, thread_names, host_base);
+  if (!host_ranges.empty())
+    import_host_ranges(p, host, zip_.member_path(*m.pushpop), host_ranges, thread_names, host_base);
 }
 
 void NsysJaxSource::import_host_ranges(
-    Profile& p, uint32_t host, const std::vector<HostRange>& ranges,
+    Profile& p, uint32_t host, const std::string& member, const std::vector<HostRange>& ranges,
     const std::map<std::pair<int64_t, int64_t>, std::string>& thread_names, int64_t host_base) {
   uint32_t plane = static_cast<uint32_t>(p.planes.size());
   {
@@ -557,7 +604,10 @@ void NsysJaxSource::import_host_ranges(
         it->second.first = host_event_name(r.name);
         it->second.second = metadata_for(p, plane, p.strings.intern_copy(it->second.first));
       }
-      Record rec{r.start_ns, r.end_ns - r.start_ns, it->second.second, 0, 0, 0, -1};
+      Record rec{0, 0, it->second.second, 0, 0, 0, -1};
+      int64_t duration_ns;
+      if (!checked_sub(r.end_ns, r.start_ns, duration_ns)) duration_ns = -1;
+      times_ps(member, r.start_ns, duration_ns, host_base, rec);
       std::string_view mod = field(r.name, "module=");
       if (mod.empty()) mod = field(r.name, "hlo_module=");
       if (!mod.empty()) {

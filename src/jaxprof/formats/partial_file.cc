@@ -4,6 +4,7 @@
 #include <zlib.h>
 
 #include <cstdio>
+#include <limits>
 #include <memory>
 
 #include "jaxprof/error.h"
@@ -117,8 +118,10 @@ Writer device(const PartialDevice& d) {
     x.sint64(3, e.end_ps);
     x.int64(4, e.exposed_ps);
     if (e.run_id) x.int64(5, *e.run_id);
+    x.int64(6, e.duration_ps);
     w.message(13, x);
   }
+  w.varint(14, d.op_device_clock_events);
   return w;
 }
 
@@ -312,6 +315,9 @@ class FileReader {
         case 6:
           d.op_span_ps = f.as_int64();
           break;
+        case 14:
+          d.op_device_clock_events = f.value;
+          break;
         case 7: {
           PartialOpGroup& g = d.op_groups.emplace_back();
           each(f.bytes, [&](const wire::Field& x) {
@@ -447,6 +453,7 @@ class FileReader {
         }
         case 13: {
           PartialCollectiveExecution& e = d.collective_executions.emplace_back();
+          bool duration = false;
           each(f.bytes, [&](const wire::Field& x) {
             switch (x.number) {
               case 1:
@@ -464,8 +471,13 @@ class FileReader {
               case 5:
                 e.run_id = x.as_int64();
                 break;
+              case 6:
+                e.duration_ps = x.as_int64();
+                duration = true;
+                break;
             }
           });
+          if (!duration) e.duration_ps = e.end_ps - e.begin_ps;  // written without the field
           break;
         }
       }
@@ -650,9 +662,10 @@ class FileReader {
   }
 
   // Every index points inside its table, and every time, duration and count is within what a
-  // capture can hold (2^53 ps is 104 days), so that sums over many hosts cannot overflow.
+  // capture can hold (2^56 ps is 20 hours after the host's clock zero), so that sums over many
+  // hosts cannot overflow: a per-op total stays under 2^61 ps, leaving room for 4 such hosts.
   void validate(const HostPartial& h) const {
-    constexpr int64_t kTime = int64_t{1} << 53;
+    constexpr int64_t kTime = int64_t{1} << 56;
     auto time = [&](int64_t t) {
       if (t < -kTime || t > kTime) bad(fmt::format("a time out of range ({} ps)", t));
     };
@@ -665,12 +678,16 @@ class FileReader {
                         t.comm_exposed_ps, t.memcpy_ps, t.memcpy_exposed_ps, t.idle_ps,
                         t.idle_in_modules_ps, t.idle_between_modules_ps})
         time(v);
-      for (uint64_t n : {d.op_events, d.op_selected, t.events, t.executions}) count(n);
+      for (uint64_t n : {d.op_events, d.op_selected, d.op_device_clock_events, t.events,
+                         t.executions})
+        count(n);
+      if (d.op_device_clock_events > d.op_events)
+        bad("more op events on the device clock than op events");
       for (const PartialOpGroup& g : d.op_groups) {
         count(g.duration.count);
         count(g.first);
         for (int64_t v : {g.duration.min, g.duration.max, g.self_ps}) time(v);
-        if (g.duration.sum < -(kTime << 8) || g.duration.sum > (kTime << 8))
+        if (g.duration.sum < -(kTime << 5) || g.duration.sum > (kTime << 5))
           bad("an op group's total is out of range");
       }
       for (const PartialExecution& e : d.executions) {
@@ -683,6 +700,7 @@ class FileReader {
         time(e.begin_ps);
         time(e.end_ps);
         time(e.exposed_ps);
+        time(e.duration_ps);
         if (e.end_ps < e.begin_ps) bad("a collective execution ends before it starts");
       }
       for (const PartialCollectiveOp& op : d.collective_ops) count(op.message_bytes >> 20);
@@ -707,7 +725,8 @@ class FileReader {
       }
     }
     count(h.compile.unattributed);
-    if (h.base_ns < -kTime || h.base_ns > kTime * 1000)
+    // Clock zeros are nanoseconds since an epoch: bounded so that two hosts' difference fits.
+    if (h.base_ns < -(int64_t{1} << 61) || h.base_ns > (int64_t{1} << 62))
       bad("the host's clock zero is out of range");
     const size_t strings = h.strings.size(), modules = h.modules.size(), infos = h.op_infos.size();
     auto str = [&](uint32_t id) {
@@ -755,11 +774,27 @@ class FileReader {
       if (w.step >= h.steps.steps.size()) bad("a step window of an unknown step");
   }
 
-  std::vector<HostPartial> file(std::string_view bytes) const {
+  // `decompressed`: the bytes are a .gz file's contents (for the message of a file cut short).
+  std::vector<HostPartial> file(std::string_view bytes, bool decompressed) const {
+    std::vector<HostPartial> hosts;
+    wire::Reader top(bytes, origin_);
+    try {
+      hosts = fields(top);
+    } catch (const InputError&) {
+      if (!bytes.empty()) throw_if_cut_short(bytes, top.field_offset(), decompressed);
+      throw;
+    }
+    return hosts;
+  }
+
+ private:
+  std::vector<HostPartial> fields(wire::Reader& top) const {
     std::vector<HostPartial> hosts;
     bool magic = false;
     uint64_t version = 0;
-    each(bytes, [&](const wire::Field& f) {
+    wire::Field field;
+    while (top.next(field)) {
+      const wire::Field& f = field;
       if (f.number == 1 && f.type == wire::WireType::kLen) magic = f.bytes == kPartialMagic;
       if (!magic) throw InputError(path_, "not a jaxprof partial file");
       if (f.number == 2) {
@@ -773,13 +808,28 @@ class FileReader {
         if (version == 0) bad("hosts before the version");
         hosts.push_back(host(f.bytes));
       }
-    });
+    }
     if (!magic) throw InputError(path_, "not a jaxprof partial file");
     if (version == 0) bad("no version");
     return hosts;
   }
 
- private:
+  // A file cut off while it was written (or copied) ends inside its last top-level field, a
+  // host mostly: says so when the field at `offset` runs past the end by a length a host can
+  // have (damaged bytes give lengths of terabytes).
+  void throw_if_cut_short(std::string_view bytes, int64_t offset, bool decompressed) const {
+    if (offset < 0 || static_cast<uint64_t>(offset) >= bytes.size()) return;
+    uint64_t end = wire::end_past_message(bytes, static_cast<uint64_t>(offset));
+    if (end == 0 || end - static_cast<uint64_t>(offset) > std::numeric_limits<uint32_t>::max())
+      return;
+    bool is_host = static_cast<uint8_t>(bytes[offset]) == (3 << 3 | 2);
+    std::string what = is_host ? "a host's partial" : "its last field";
+    what += end == bytes.size() + 1
+                ? " is cut short"
+                : fmt::format(" needs {} bytes more than there are", end - bytes.size());
+    throw truncated_input(path_, what, offset, bytes.size(), decompressed);
+  }
+
   const uint8_t* origin_;
   const std::string& path_;
 };
@@ -805,9 +855,10 @@ std::string write_partial_file(const std::vector<const HostPartial*>& hosts) {
   return w.take();
 }
 
-std::vector<HostPartial> read_partial_file(std::string_view bytes, const std::string& path) {
+std::vector<HostPartial> read_partial_file(std::string_view bytes, const std::string& path,
+                                           bool decompressed) {
   try {
-    return FileReader(bytes, path).file(bytes);
+    return FileReader(bytes, path).file(bytes, decompressed);
   } catch (const InputError& e) {
     if (e.file().empty()) throw e.with_file(path);
     throw;
@@ -816,7 +867,7 @@ std::vector<HostPartial> read_partial_file(std::string_view bytes, const std::st
 
 std::vector<HostPartial> read_partial_path(const std::string& path) {
   std::shared_ptr<Buffer> buffer = Buffer::open(path);
-  return read_partial_file(buffer->view(), path);
+  return read_partial_file(buffer->view(), path, buffer->compressed());
 }
 
 void save_partial_file(const std::string& path, const std::string& bytes) {

@@ -21,8 +21,9 @@ bool looks_like_partial(std::string_view bytes);
 
 std::string write_partial_file(const std::vector<const HostPartial*>& hosts);
 // Throws InputError naming `path` for anything that is not a valid partial file of a version
-// this reader knows.
-std::vector<HostPartial> read_partial_file(std::string_view bytes, const std::string& path);
+// this reader knows; a file cut short says so (`decompressed`: the bytes are a .gz file's).
+std::vector<HostPartial> read_partial_file(std::string_view bytes, const std::string& path,
+                                           bool decompressed = false);
 // Reads a file from disk (gzip or plain).
 std::vector<HostPartial> read_partial_path(const std::string& path);
 // Writes `bytes` to `path` (gzip when the name ends in .gz); throws InputError when it cannot.

@@ -10,6 +10,9 @@
 #include <unordered_map>
 
 #include "jaxprof/error.h"
+#include "jaxprof/model/invariants.h"
+#include "jaxprof/model/op_lines.h"
+#include "jaxprof/model/time_range.h"
 #include "jaxprof/wire/reader.h"
 
 namespace jaxprof {
@@ -61,6 +64,7 @@ struct Chunk {
   uint32_t count;        // events to decode
   uint32_t first_event;  // destination index in Profile::events
   int64_t line_base_ps;  // (line timestamp - host base) * 1000
+  bool device_clock;     // decode the device clock stats (op lines of planes that declare them)
 };
 
 // Per-plane lookups the workers need; read-only once built.
@@ -71,6 +75,12 @@ struct PlaneLookup {
   // Decoded into Events::correlation_id and group_id on device planes (-1: none; else the id).
   int64_t correlation_stat = -1, group_stat = -1;
   bool kernel_ids = false;  // a device plane that declares either
+  // Decoded into Events::device_start_ps and device_duration_ps on device planes that declare
+  // both (TPU op events), and into Events::memory_op on device planes declaring either copy stat.
+  int64_t device_offset_stat = -1, device_duration_stat = -1;
+  int64_t memcpy_stat = -1, memset_stat = -1;
+  bool device_clock = false;
+  bool memory_ops = false;
   // Stat metadata id -> name, for refs; ids are dense small integers in practice.
   std::vector<StringId> dense_stat_names;
   std::unordered_map<StringId, int64_t> stat_id_of_name;  // first id with each name
@@ -81,6 +91,9 @@ struct PlaneLookup {
     auto it = stat_names->find(id);
     return it == stat_names->end() ? 0 : it->second;
   }
+
+  // Whether stat id `id` is the one a plane declared as `declared` (-1: it declares none).
+  static bool is(int64_t id, int64_t declared) { return declared >= 0 && id == declared; }
 
   uint32_t metadata(int64_t id) const {
     if (id >= 0 && static_cast<uint64_t>(id) < dense_metadata.size()) return dense_metadata[id];
@@ -199,6 +212,20 @@ std::string_view hlo_name_from_text(std::string_view name) {
   return name.substr(1, eq - 1);
 }
 
+// Runs `step` and rethrows its InputError naming the buffer's file: the wire reader only sees
+// bytes. Returns what `step` returns.
+template <typename Fn>
+auto naming_file(const Buffer& buffer, Fn&& step) -> decltype(step()) {
+  try {
+    return step();
+  } catch (const InputError& e) {
+    if (!e.file().empty()) throw;
+    std::string reason = e.reason();
+    if (buffer.compressed()) reason += " in the decompressed data";
+    throw InputError(buffer.path(), reason, e.offset());
+  }
+}
+
 // Scans an XSpace into the Profile (planes, metadata, lines with their event counts), then stays
 // with the Profile as the EventSource that decodes a line's events when an analysis asks for it
 // and reads stats from the file.
@@ -214,23 +241,28 @@ class XSpaceImporter : public EventSource {
     check_format();
     Reader r(buf_->view(), origin_);
     Field f;
-    while (r.next(f)) {
-      switch (f.number) {
-        case xspace::kPlanes:
-          wire::expect_type(r, f, WireType::kLen, "XSpace.planes");
-          planes_.push_back(f.bytes);
-          break;
-        case xspace::kErrors:
-          if (f.type == WireType::kLen)
-            errors_.push_back(buf_->path() + ": " + std::string(f.bytes));
-          break;
-        case xspace::kWarnings:
-          if (f.type == WireType::kLen)
-            warnings_.push_back(buf_->path() + ": " + std::string(f.bytes));
-          break;
-        default:
-          break;
+    try {
+      while (r.next(f)) {
+        switch (f.number) {
+          case xspace::kPlanes:
+            wire::expect_type(r, f, WireType::kLen, "XSpace.planes");
+            planes_.push_back(f.bytes);
+            break;
+          case xspace::kErrors:
+            if (f.type == WireType::kLen)
+              errors_.push_back(buf_->path() + ": " + std::string(f.bytes));
+            break;
+          case xspace::kWarnings:
+            if (f.type == WireType::kLen)
+              warnings_.push_back(buf_->path() + ": " + std::string(f.bytes));
+            break;
+          default:
+            break;
+        }
       }
+    } catch (const InputError&) {
+      throw_if_cut_short(r.field_offset());
+      throw;
     }
     if (planes_.empty())
       throw InputError("", "no XPlanes found: not an XSpace profile (expected *.xplane.pb)", 0);
@@ -299,44 +331,45 @@ class XSpaceImporter : public EventSource {
     for (size_t i = 0; i < lookups_.size(); ++i)
       lookups_[i].stat_names = &p_->planes[first_plane_ + i].stat_names;
     // Multi-host profiles share the earliest line of all hosts as time zero.
-    shift_ps_ = (host_base_ns_ - p_->base_ns) * 1000;
+    shift_ps_ = host_shift_ps(*p_);
     std::vector<uint32_t> chunks;
     for (uint32_t li : lines)
       for (uint32_t c : line_chunks_[li - first_line_]) chunks.push_back(c);
     try {
-      decode_events(chunks);
-    } catch (const InputError& e) {
+      naming_file(*buf_, [&] { decode_events(chunks); });
+    } catch (const InputError&) {
       p_ = nullptr;
       workers_.clear();
-      if (!e.file().empty()) throw;
-      throw InputError(buf_->path(),
-                       e.reason() + (buf_->compressed() ? " in the decompressed data" : ""),
-                       e.offset());
+      throw;
     }
     merge_worker_tables(chunks);
     sort_lines(lines);
     for (uint32_t li : lines) {
       p_->lines[li].decoded = true;
-      p_->lines[li].kernel_ids = lookups_[p_->lines[li].plane - first_plane_].kernel_ids;
+      const PlaneLookup& lookup = lookups_[p_->lines[li].plane - first_plane_];
+      p_->lines[li].kernel_ids = lookup.kernel_ids;
+      p_->lines[li].device_clock = line_device_clock(li);
+      p_->lines[li].memory_ops = lookup.memory_ops;
     }
     workers_.clear();
     p_ = nullptr;
   }
 
+  // Stats are read from the file on demand: a damaged one is found here, named by its file.
   std::vector<Stat> event_stats(const Profile& p, uint32_t plane, uint32_t e) const override {
-    return stats_at(p, plane, p.events.raw[e]);
+    return naming_file(*buf_, [&] { return stats_at(p, plane, p.events.raw[e]); });
   }
 
   void find_event_stats(const Profile& p, uint32_t plane, uint32_t e,
                         std::span<const StringId> names,
                         std::span<std::optional<StatValue>> out) const override {
-    find_stats_at(p, plane, p.events.raw[e], names, out);
+    naming_file(*buf_, [&] { find_stats_at(p, plane, p.events.raw[e], names, out); });
   }
 
   void find_scanned_event_stats(const Profile& p, uint32_t plane, uint32_t raw,
                                 std::span<const StringId> names,
                                 std::span<std::optional<StatValue>> out) const override {
-    find_stats_at(p, plane, raw, names, out);
+    naming_file(*buf_, [&] { find_stats_at(p, plane, raw, names, out); });
   }
 
   // The stats of the XEvent at `raw` in the plane bytes.
@@ -427,7 +460,7 @@ class XSpaceImporter : public EventSource {
       int64_t id = static_cast<int64_t>(wire::read_varint(q, at, origin_));
       size_t first = n;  // the value is decoded once, whichever names want it
       for (size_t i = 0; i < n; ++i) {
-        if (ids[i] != id || out[i]) continue;
+        if (!PlaneLookup::is(id, ids[i]) || out[i]) continue;
         if (first == n) {
           first = i;
           read_stat_value(p, pl, at - slen, q, at, out[i].emplace());
@@ -483,7 +516,8 @@ class XSpaceImporter : public EventSource {
       for (auto& o : out) o.reset();
       if (!any_) return;
       uint32_t raw = e.event == ScannedEvent::kNotDecoded ? e.raw : p_.events.raw[e.event];
-      importer_.stats_by_id(p_, plane_, raw, ids_, n_, out.data());
+      naming_file(*importer_.buf_,
+                  [&] { importer_.stats_by_id(p_, plane_, raw, ids_, n_, out.data()); });
     }
 
    private:
@@ -541,14 +575,7 @@ class XSpaceImporter : public EventSource {
   template <typename Sink>
   void scan_with_file_name(const Profile& p, uint32_t li, std::span<const uint8_t> want,
                            Sink&& sink, const OwnStats* stats = nullptr) const {
-    try {
-      scan_chunks(p, li, want, sink, stats);
-    } catch (const InputError& e) {
-      if (!e.file().empty()) throw;
-      throw InputError(buf_->path(),
-                       e.reason() + (buf_->compressed() ? " in the decompressed data" : ""),
-                       e.offset());
-    }
+    naming_file(*buf_, [&] { scan_chunks(p, li, want, sink, stats); });
   }
 
   bool plane_may_have_stat(const Profile& p, uint32_t plane, std::string_view name) const override {
@@ -560,12 +587,14 @@ class XSpaceImporter : public EventSource {
   std::vector<Stat> metadata_stats(const Profile& p, uint32_t metadata) const override {
     const EventMetadata& m = p.event_metadata[metadata];
     std::vector<Stat> out;
-    Reader r(m.bytes, origin_);
-    Field f;
-    while (r.next(f)) {
-      if (f.number == xmeta::kStats && f.type == WireType::kLen)
-        out.push_back(decode_stat(f.bytes, p.planes[m.plane].stat_names, p.strings, origin_));
-    }
+    naming_file(*buf_, [&] {
+      Reader r(m.bytes, origin_);
+      Field f;
+      while (r.next(f)) {
+        if (f.number == xmeta::kStats && f.type == WireType::kLen)
+          out.push_back(decode_stat(f.bytes, p.planes[m.plane].stat_names, p.strings, origin_));
+      }
+    });
     return out;
   }
 
@@ -580,6 +609,22 @@ class XSpaceImporter : public EventSource {
     uint32_t end = 0;                                         // offset past the segment
     std::vector<uint64_t> metadata_bits;  // see Line::metadata_bits; empty when unknown
   };
+
+  // A file cut off while it was written ends inside one of the XSpace's own fields (a plane,
+  // mostly): when the field at `offset` runs past the end with a length a plane can have (damaged
+  // bytes give lengths of terabytes), says so.
+  void throw_if_cut_short(int64_t offset) const {
+    std::string_view v = buf_->view();
+    uint64_t end = wire::end_past_message(v, static_cast<uint64_t>(offset));
+    if (end == 0 || end - static_cast<uint64_t>(offset) > std::numeric_limits<uint32_t>::max())
+      return;
+    bool plane = static_cast<uint8_t>(v[offset]) == key(xspace::kPlanes, WireType::kLen);
+    std::string what = plane ? "plane " + std::to_string(planes_.size() + 1) : "its last field";
+    what += end == v.size() + 1
+                ? " is cut short"
+                : " needs " + std::to_string(end - v.size()) + " bytes more than there are";
+    throw truncated_input(buf_->path(), what, offset, v.size(), buf_->compressed());
+  }
 
   void check_format() {
     std::string_view v = buf_->view();
@@ -647,6 +692,9 @@ class XSpaceImporter : public EventSource {
       int64_t key;
       std::string_view value;
       map_entry(entry, origin_, key, value);
+      // Writers number stats from 1; a negative id is left out (its stats have no name), so that
+      // the readers that look stats up by id (PlaneLookup::is) and by name agree.
+      if (key < 0) continue;
       // Stats refer to the map key (the entry's own id field repeats it).
       std::string_view name;
       Reader mr(value, origin_);
@@ -661,10 +709,20 @@ class XSpaceImporter : public EventSource {
       if (name == "program_id" && lookup.program_id_stat < 0) lookup.program_id_stat = key;
       if (name == "correlation_id" && lookup.correlation_stat < 0) lookup.correlation_stat = key;
       if (name == "group_id" && lookup.group_stat < 0) lookup.group_stat = key;
+      if (name == "device_offset_ps" && lookup.device_offset_stat < 0)
+        lookup.device_offset_stat = key;
+      if (name == "device_duration_ps" && lookup.device_duration_stat < 0)
+        lookup.device_duration_stat = key;
+      if (name == "memcpy_details" && lookup.memcpy_stat < 0) lookup.memcpy_stat = key;
+      if (name == "memset_details" && lookup.memset_stat < 0) lookup.memset_stat = key;
     }
     // Device planes whose events may carry the ids (GPU ones; TPU planes declare neither).
     lookup.kernel_ids =
         is_device_plane(plane.kind) && (lookup.correlation_stat >= 0 || lookup.group_stat >= 0);
+    lookup.device_clock = is_device_plane(plane.kind) && lookup.device_offset_stat >= 0 &&
+                          lookup.device_duration_stat >= 0;
+    lookup.memory_ops =
+        is_device_plane(plane.kind) && (lookup.memcpy_stat >= 0 || lookup.memset_stat >= 0);
     for (std::string_view s : stats)
       plane.stats.push_back(decode_stat(s, plane.stat_names, p_->strings, origin_));
     for (auto [id, name] : plane.stat_names) {
@@ -700,6 +758,9 @@ class XSpaceImporter : public EventSource {
             m.hlo_module = p_->strings.intern_view(s.value.str);
           if (sname == "program_id" && s.value.as_int())
             m.program_id = static_cast<ProgramId>(*s.value.as_int());
+          if (sname == "memcpy_details") m.memory_op |= Events::kMemcpyStat;
+          if (sname == "memset_details") m.memory_op |= Events::kMemsetStat;
+          plane.metadata_memory_ops |= m.memory_op != 0;
         }
       }
       if (m.hlo_op == 0) {
@@ -950,14 +1011,21 @@ class XSpaceImporter : public EventSource {
     line_chunks_.assign(p_->lines.size() - first_line_, {});
     for (const PendingLine& l : pending_) {
       uint32_t plane = p_->lines[l.line].plane;
-      int64_t base_ps = (l.timestamp_ns - host_base) * 1000;
+      int64_t base_ps = 0;
+      if (!l.chunk_starts.empty() && !ps_since(l.timestamp_ns, host_base, base_ps))
+        throw InputError("", "out of range: line '" + std::string(p_->str(p_->lines[l.line].name)) +
+                                 "' has timestamp_ns " + std::to_string(l.timestamp_ns) +
+                                 ", more than " + kMaxTimeText +
+                                 " after the file's earliest line (" + std::to_string(host_base) +
+                                 ")");
       for (size_t c = 0; c < l.chunk_starts.size(); ++c) {
         uint32_t begin_index = l.chunk_starts[c].second;
         uint32_t end_index =
             c + 1 < l.chunk_starts.size() ? l.chunk_starts[c + 1].second : l.events;
         line_chunks_[l.line - first_line_].push_back(static_cast<uint32_t>(chunks_.size()));
         chunks_.push_back(Chunk{plane, l.chunk_starts[c].first, l.end, end_index - begin_index,
-                                static_cast<uint32_t>(cursor[l.line] + begin_index), base_ps});
+                                static_cast<uint32_t>(cursor[l.line] + begin_index), base_ps,
+                                line_device_clock(l.line)});
       }
       cursor[l.line] += l.events;
     }
@@ -998,18 +1066,33 @@ class XSpaceImporter : public EventSource {
       StringId hlo_op = 0, hlo_module = 0;
       ProgramId program_id = kNoProgram;
       int64_t correlation = Events::kNoStat, group = Events::kNoStat;
+      // A field a writer repeats counts once, at its first occurrence (bits 1, 2, 4 below; 1, 2,
+      // 4 of `hot` for the hot stats): protobuf would take the last, but the line's metadata ids
+      // (count_line) and the scan (scan_chunks) see the first, and every path must agree.
+      unsigned scalars = 0, hot = 0;
+      int64_t device_offset = Events::kNoStat, device_duration = Events::kNoStat;
+      uint8_t memory_op = 0;
       while (q < event_end) {
         uint8_t tag = *q++;
         switch (tag) {
-          case key(xevent::kMetadataId, WireType::kVarint):
-            metadata_id = wire::read_varint(q, event_end, origin_);
+          case key(xevent::kMetadataId, WireType::kVarint): {
+            uint64_t v = wire::read_varint(q, event_end, origin_);
+            if (!(scalars & 1)) metadata_id = v;
+            scalars |= 1;
             break;
-          case key(xevent::kOffsetPs, WireType::kVarint):
-            offset_ps = wire::read_varint(q, event_end, origin_);
+          }
+          case key(xevent::kOffsetPs, WireType::kVarint): {
+            uint64_t v = wire::read_varint(q, event_end, origin_);
+            if (!(scalars & 2)) offset_ps = v;
+            scalars |= 2;
             break;
-          case key(xevent::kDurationPs, WireType::kVarint):
-            duration_ps = wire::read_varint(q, event_end, origin_);
+          }
+          case key(xevent::kDurationPs, WireType::kVarint): {
+            uint64_t v = wire::read_varint(q, event_end, origin_);
+            if (!(scalars & 4)) duration_ps = v;
+            scalars |= 4;
             break;
+          }
           case key(xevent::kNumOccurrences, WireType::kVarint):  // aggregated events
             wire::read_varint(q, event_end, origin_);
             break;
@@ -1021,14 +1104,21 @@ class XSpaceImporter : public EventSource {
             if (slen >= 2 && q[0] == kStatIdKey) {
               const uint8_t* sq = q + 1;
               int64_t id = static_cast<int64_t>(wire::read_varint(sq, q + slen, origin_));
-              if (id == lookup.hlo_op_stat || id == lookup.hlo_module_stat ||
-                  id == lookup.program_id_stat)
+              if (PlaneLookup::is(id, lookup.hlo_op_stat) ||
+                  PlaneLookup::is(id, lookup.hlo_module_stat) ||
+                  PlaneLookup::is(id, lookup.program_id_stat))
                 decode_hot_stat(std::string_view(reinterpret_cast<const char*>(q), slen), lookup, w,
-                                hlo_op, hlo_module, program_id);
-              else if (lookup.kernel_ids && id == lookup.correlation_stat)
+                                hlo_op, hlo_module, program_id, hot);
+              else if (lookup.kernel_ids && PlaneLookup::is(id, lookup.correlation_stat))
                 own_int_stat(sq, q + slen, correlation);
-              else if (lookup.kernel_ids && id == lookup.group_stat)
+              else if (lookup.kernel_ids && PlaneLookup::is(id, lookup.group_stat))
                 own_int_stat(sq, q + slen, group);
+              else if (c.device_clock && id == lookup.device_offset_stat)
+                own_int_stat(sq, q + slen, device_offset);
+              else if (c.device_clock && id == lookup.device_duration_stat)
+                own_int_stat(sq, q + slen, device_duration);
+              else if (lookup.memory_ops && (id == lookup.memcpy_stat || id == lookup.memset_stat))
+                memory_op |= id == lookup.memcpy_stat ? Events::kMemcpyStat : Events::kMemsetStat;
             }
             q += slen;
             break;
@@ -1038,10 +1128,9 @@ class XSpaceImporter : public EventSource {
             break;
         }
       }
-      if (static_cast<int64_t>(duration_ps) < 0) fail_at(field, "event with negative duration");
       uint32_t mi = lookup.metadata(static_cast<int64_t>(metadata_id));
       const EventMetadata& m = p_->event_metadata[mi];
-      ev.start_ps[e] = c.line_base_ps + shift_ps_ + static_cast<int64_t>(offset_ps);
+      ev.start_ps[e] = event_start(field, c.line_base_ps + shift_ps_, offset_ps, duration_ps);
       ev.duration_ps[e] = static_cast<int64_t>(duration_ps);
       ev.metadata[e] = mi;
       ev.hlo_op[e] = hlo_op != 0 ? hlo_op : m.hlo_op;
@@ -1052,6 +1141,14 @@ class XSpaceImporter : public EventSource {
         ev.correlation_id[e] = correlation;
         ev.group_id[e] = group;
       }
+      if (c.device_clock) {
+        // Both stats as plain integers, the duration not negative: else the event keeps the
+        // host-aligned timing alone.
+        bool usable = device_offset >= 0 && device_duration >= 0;
+        ev.device_start_ps[e] = usable ? device_offset : Events::kNoStat;
+        ev.device_duration_ps[e] = usable ? device_duration : Events::kNoStat;
+      }
+      if (lookup.memory_ops) ev.memory_op[e] = memory_op;
       ++e;
     }
     if (e != last) fail_at(p, "line ended before its events were read (corrupt file)");
@@ -1064,7 +1161,7 @@ class XSpaceImporter : public EventSource {
   template <typename Sink>
   void scan_chunks(const Profile& p, uint32_t li, std::span<const uint8_t> want, Sink&& sink,
                    const OwnStats* stats) const {
-    const int64_t shift_ps = (host_base_ns_ - p.base_ns) * 1000;
+    const int64_t shift_ps = host_shift_ps(p);
     for (uint32_t ci : line_chunks_[li - first_line_]) {
       const Chunk& c = chunks_[ci];
       const PlaneLookup& lookup = lookups_[c.plane - first_plane_];
@@ -1121,15 +1218,18 @@ class XSpaceImporter : public EventSource {
             f += slen;
           } else if (tag == key(xevent::kMetadataId, WireType::kVarint)) {
             ++f;
-            metadata_id = wire::read_varint(f, event_end, origin_);
+            uint64_t v = wire::read_varint(f, event_end, origin_);
+            if (!(scalars & 1)) metadata_id = v;  // the first counts, as in decode_chunk
             scalars |= 1;
           } else if (tag == key(xevent::kOffsetPs, WireType::kVarint)) {
             ++f;
-            offset_ps = wire::read_long_varint(f, event_end, origin_);
+            uint64_t v = wire::read_long_varint(f, event_end, origin_);
+            if (!(scalars & 2)) offset_ps = v;
             scalars |= 2;
           } else if (tag == key(xevent::kDurationPs, WireType::kVarint)) {
             ++f;
-            duration_ps = wire::read_long_varint(f, event_end, origin_);
+            uint64_t v = wire::read_long_varint(f, event_end, origin_);
+            if (!(scalars & 4)) duration_ps = v;
             scalars |= 4;
           } else if (tag < 0x80 && (tag & 7) == static_cast<uint8_t>(WireType::kVarint)) {
             ++f;
@@ -1140,8 +1240,7 @@ class XSpaceImporter : public EventSource {
         }
         uint32_t mi = lookup.metadata(static_cast<int64_t>(metadata_id));
         if (!want[mi]) continue;
-        if (static_cast<int64_t>(duration_ps) < 0) fail_at(field, "event with negative duration");
-        sink(ScannedEvent{c.line_base_ps + shift_ps + static_cast<int64_t>(offset_ps),
+        sink(ScannedEvent{event_start(field, c.line_base_ps + shift_ps, offset_ps, duration_ps),
                           static_cast<int64_t>(duration_ps), mi, ScannedEvent::kNotDecoded, raw});
       }
       if (n != c.count) fail_at(q, "line ended before its events were read (corrupt file)");
@@ -1158,7 +1257,7 @@ class XSpaceImporter : public EventSource {
     size_t first = stats.n;  // the value is decoded once, whichever names want it
     size_t set = 0;
     for (size_t i = 0; i < stats.n; ++i) {
-      if (stats.ids[i] != id || stats.out[i]) continue;
+      if (!PlaneLookup::is(id, stats.ids[i]) || stats.out[i]) continue;
       if (first == stats.n) {
         first = i;
         read_stat_value(p, p.planes[plane], stat, value, end, stats.out[i].emplace());
@@ -1172,6 +1271,41 @@ class XSpaceImporter : public EventSource {
 
   [[noreturn]] void fail_at(const uint8_t* at, const char* reason) const {
     wire::fail(origin_, at, reason);
+  }
+
+  // The event's start on the common clock, from its line's start there and its own offset_ps
+  // (an int64 on the wire), checked with its duration against the model's range (each term is
+  // within it, so the sum cannot overflow).
+  [[gnu::always_inline]] int64_t event_start(const uint8_t* event, int64_t line_start_ps,
+                                             uint64_t offset_ps, uint64_t duration_ps) const {
+    int64_t start = line_start_ps + static_cast<int64_t>(offset_ps);
+    if (!time_in_range(static_cast<int64_t>(offset_ps)) ||
+        !duration_in_range(static_cast<int64_t>(duration_ps)) || !time_in_range(start)) [[unlikely]]
+      event_time_error(event, offset_ps, duration_ps);
+    return start;
+  }
+
+  [[noreturn]] void event_time_error(const uint8_t* event, uint64_t offset_ps,
+                                     uint64_t duration_ps) const {
+    auto offset = static_cast<int64_t>(offset_ps);
+    auto duration = static_cast<int64_t>(duration_ps);
+    std::string why = duration < 0
+                          ? "event with negative duration (" + std::to_string(duration) + " ps)"
+                      : !duration_in_range(duration)
+                          ? "event duration_ps " + std::to_string(duration) +
+                                " is longer than the " + kMaxTimeText + " a profile can span"
+                          : "event offset_ps " + std::to_string(offset) + " puts it more than " +
+                                kMaxTimeText + " from the profile's start";
+    throw InputError("", "out of range: " + why, event - origin_);
+  }
+
+  // Where this file's time zero lies on the profile's common clock (checked by finish_import).
+  int64_t host_shift_ps(const Profile& p) const {
+    int64_t ps = 0;
+    if (!ps_since(host_base_ns_, p.base_ns, ps))
+      throw InputError(buf_->path(),
+                       "its clock is too far from the other files' to be one timeline");
+    return ps;
   }
 
   // Skips the field starting at p (its tag included); returns the position after it.
@@ -1208,17 +1342,21 @@ class XSpaceImporter : public EventSource {
     if (v != Events::kNoStat && v != Events::kStatInFile) out = v;
   }
 
+  // `seen` has bit `which` set once the event's first stat of that name was read: only the first
+  // counts, as for every other reader of stats (stats_by_id, read_own_stat).
   void decode_hot_stat(std::string_view bytes, const PlaneLookup& lookup, WorkerTables& w,
-                       StringId& hlo_op, StringId& hlo_module, ProgramId& program_id) {
+                       StringId& hlo_op, StringId& hlo_module, ProgramId& program_id,
+                       unsigned& seen) {
     Reader sr(bytes, origin_);
     Field g;
     if (!sr.next(g) || g.number != 1) return;  // metadata_id comes first in serialized stats
     int64_t id = g.as_int64();
-    int which = id == lookup.hlo_op_stat       ? 0
-                : id == lookup.hlo_module_stat ? 1
-                : id == lookup.program_id_stat ? 2
-                                               : -1;
-    if (which < 0) return;
+    int which = lookup.is(id, lookup.hlo_op_stat)       ? 0
+                : lookup.is(id, lookup.hlo_module_stat) ? 1
+                : lookup.is(id, lookup.program_id_stat) ? 2
+                                                        : -1;
+    if (which < 0 || (seen & (1u << which))) return;
+    seen |= 1u << which;
     while (sr.next(g)) {
       StringId sid = 0;
       uint64_t number = 0;
@@ -1246,6 +1384,13 @@ class XSpaceImporter : public EventSource {
   }
 
   uint32_t first_plane() const { return first_plane_; }
+  // Whether line li's events get their device clock decoded: op lines of a plane whose events
+  // may carry it. Other lines (modules, steps, trace-mes) never need it, and a TPU profile has
+  // many of them.
+  bool line_device_clock(uint32_t li) const {
+    const Line& line = p_->lines[li];
+    return lookups_[line.plane - first_plane_].device_clock && is_op_line_name(p_->str(line.name));
+  }
 
   void decode_events(const std::vector<uint32_t>& chunks) {
     unsigned threads = thread_count(chunks.size());
@@ -1341,6 +1486,17 @@ class XSpaceImporter : public EventSource {
       permute(ev.raw);
       permute(ev.hlo_op);
       permute(ev.module);
+      // The columns of device stats the line has (set on the line once sorted).
+      const PlaneLookup& lookup = lookups_[line.plane - first_plane_];
+      if (lookup.kernel_ids) {
+        permute(ev.correlation_id);
+        permute(ev.group_id);
+      }
+      if (line_device_clock(li)) {
+        permute(ev.device_start_ps);
+        permute(ev.device_duration_ps);
+      }
+      if (lookup.memory_ops) permute(ev.memory_op);
     }
   }
 
@@ -1372,23 +1528,6 @@ class XSpaceImporter : public EventSource {
   int64_t shift_ps_ = 0;
   std::vector<WorkerTables> workers_;
 };
-
-}  // namespace
-
-namespace {
-
-// Runs `step` and rethrows its InputError naming the buffer's file.
-template <typename Fn>
-void naming_file(const Buffer& buffer, Fn&& step) {
-  try {
-    step();
-  } catch (const InputError& e) {
-    if (!e.file().empty()) throw;
-    std::string reason = e.reason();
-    if (buffer.compressed()) reason += " in the decompressed data";
-    throw InputError(buffer.path(), reason, e.offset());
-  }
-}
 
 }  // namespace
 
@@ -1482,6 +1621,8 @@ void finish_import(Profile& profile) {
   int64_t base = std::numeric_limits<int64_t>::max();
   for (const Host& h : profile.hosts) base = std::min(base, h.base_ns);
   profile.base_ns = base;
+  // What every importer hands over is checked here, once, whatever the format.
+  check_profile_structure(profile);
   profile.finished = true;
 }
 

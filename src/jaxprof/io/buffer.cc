@@ -59,7 +59,7 @@ std::shared_ptr<Buffer> Buffer::open(const std::string& path) {
 
   if (has_gzip_magic(buf->view())) {
     size_t cap = std::max(kMinInflateCap, buf->size_ * kMaxInflateRatio);
-    auto bytes = gunzip(buf->view(), path, cap);
+    auto bytes = gunzip(buf->view(), path, cap, /*whole_file=*/true);
     auto out = from_bytes(std::move(bytes), path);
     out->compressed_ = true;
     return out;
@@ -87,8 +87,8 @@ void Buffer::release(size_t begin, size_t end) const {
   ::madvise(const_cast<uint8_t*>(data_) + first, last - first, MADV_DONTNEED);
 }
 
-std::vector<uint8_t> gunzip(std::string_view compressed, const std::string& path,
-                            size_t max_output) {
+std::vector<uint8_t> gunzip(std::string_view compressed, const std::string& path, size_t max_output,
+                            bool whole_file) {
   z_stream zs;
   std::memset(&zs, 0, sizeof zs);
   // 15 + 32: accept gzip or zlib headers.
@@ -99,12 +99,15 @@ std::vector<uint8_t> gunzip(std::string_view compressed, const std::string& path
   } guard{&zs};
 
   std::vector<uint8_t> out;
-  // The gzip trailer holds the size mod 2^32: a good first guess for the output size.
+  // The gzip trailer holds the size mod 2^32: a good first guess for the output size, when deflate
+  // can reach it (a damaged trailer must not make the first allocation gigabytes).
   size_t guess = compressed.size() * 4;
   if (compressed.size() >= 18) {
     uint32_t isize;
     std::memcpy(&isize, compressed.data() + compressed.size() - 4, 4);
-    if (isize >= compressed.size() / 2 && isize <= max_output) guess = size_t{isize} + 1;
+    if (isize >= compressed.size() / 2 && isize <= max_output &&
+        isize / kMaxInflateRatio <= compressed.size())
+      guess = size_t{isize} + 1;
   }
   out.resize(std::min(std::max<size_t>(guess, 4096), max_output));
 
@@ -134,18 +137,17 @@ std::vector<uint8_t> gunzip(std::string_view compressed, const std::string& path
       }
       break;
     }
-    if (rc == Z_BUF_ERROR && in_left == 0 && zs.avail_out > 0) {
-      throw InputError(path, "gzip stream ends early (truncated file)",
+    if ((rc == Z_BUF_ERROR || rc == Z_OK) && in_left == 0 && zs.avail_out > 0) {
+      if (whole_file)
+        throw truncated_input(path, "the gzip stream stops before its end",
+                              static_cast<int64_t>(compressed.size()), compressed.size());
+      throw InputError(path, "gzip stream ends early (truncated data)",
                        static_cast<int64_t>(compressed.size()));
     }
     if (rc != Z_OK && rc != Z_BUF_ERROR) {
       throw InputError(path,
                        std::string("corrupt gzip data: ") + (zs.msg ? zs.msg : "inflate error"),
                        static_cast<int64_t>(compressed.size() - in_left));
-    }
-    if (in_left == 0 && zs.avail_out > 0 && rc == Z_OK) {
-      throw InputError(path, "gzip stream ends early (truncated file)",
-                       static_cast<int64_t>(compressed.size()));
     }
   }
   out.resize(produced);

@@ -45,9 +45,10 @@ class Buffer {
 };
 
 // Decompresses a gzip (or multi-member gzip) stream. The output is capped at `max_output` bytes
-// so a hostile file cannot exhaust memory. Throws InputError naming `path`.
-std::vector<uint8_t> gunzip(std::string_view compressed, const std::string& path,
-                            size_t max_output);
+// so a hostile file cannot exhaust memory. Throws InputError naming `path`; a stream that stops
+// early is reported as a file cut short when `whole_file` (the stream is all of `path`).
+std::vector<uint8_t> gunzip(std::string_view compressed, const std::string& path, size_t max_output,
+                            bool whole_file = false);
 
 bool has_gzip_magic(std::string_view bytes);
 

@@ -184,8 +184,13 @@ std::vector<std::pair<uint32_t, uint32_t>> ParquetColumn::rows() const {
 ParquetFile::ParquetFile(std::string_view bytes, std::string name, ParquetLimits limits)
     : bytes_(bytes), name_(std::move(name)), limits_(limits) {
   const char* origin = bytes.data();
+  if (bytes.size() >= 4 && bytes.substr(0, 4) == "PAR1" &&
+      (bytes.size() < 12 || bytes.substr(bytes.size() - 4) != "PAR1"))
+    // The footer comes last: a file cut short has the magic at its start only.
+    throw truncated_input(name_, "its Parquet footer (written at the end of the file) is missing",
+                          static_cast<int64_t>(bytes.size()), bytes.size());
   if (bytes.size() < 12 || bytes.substr(0, 4) != "PAR1" || bytes.substr(bytes.size() - 4) != "PAR1")
-    throw InputError(name_, "not a Parquet file (no PAR1 magic at both ends; truncated?)", 0);
+    throw InputError(name_, "not a Parquet file (no PAR1 magic at both ends)", 0);
   uint32_t footer_len = load<uint32_t>(bytes.data() + bytes.size() - 8);
   if (footer_len > bytes.size() - 12)
     throw InputError(name_, "Parquet footer length exceeds the file",
@@ -502,6 +507,11 @@ void ParquetFile::read_chunk(const ParquetColumnInfo& info, const Chunk& chunk,
         size_t n = 0;
         if (snappy_uncompressed_length(body.data(), body.size(), &n) != SNAPPY_OK || n != expect)
           fail(page_at, "corrupt Snappy page");
+        // Snappy expands by at most 64 bytes per 3-byte copy: a page claiming more is damaged,
+        // and must not make us allocate what it claims.
+        if (n / 22 > body.size())
+          fail(page_at, "Snappy page claims " + std::to_string(n) + " bytes from " +
+                            std::to_string(body.size()) + ", more than Snappy can expand to");
         owned->resize(n);
         if (snappy_uncompress(body.data(), body.size(), reinterpret_cast<char*>(owned->data()),
                               &n) != SNAPPY_OK ||

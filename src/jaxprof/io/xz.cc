@@ -98,7 +98,7 @@ std::vector<uint8_t> unxz(std::string_view compressed, const std::string& path, 
     int64_t at = static_cast<int64_t>(compressed.size() - s.avail_in);
     switch (rc) {
       case LZMA_BUF_ERROR:
-        throw InputError(path, "xz data ends early (truncated)", at);
+        throw truncated_input(path, "the xz stream stops before its end", at, compressed.size());
       case LZMA_FORMAT_ERROR:
         throw InputError(path, "not xz data", 0);
       case LZMA_MEMLIMIT_ERROR:

@@ -58,7 +58,14 @@ ZipArchive::ZipArchive(std::shared_ptr<Buffer> archive, ZipLimits limits)
       break;
     }
   }
-  if (eocd < 0) fail("not a zip archive, or truncated (no end of central directory record)", -1);
+  if (eocd < 0) {
+    // Members come first, the directory last: an archive cut short has the one, not the other.
+    if (u32(d) == kLocalSig)
+      throw truncated_input(path(),
+                            "its central directory (written at the end of an archive) is missing",
+                            static_cast<int64_t>(n), n);
+    fail("not a zip archive (no end of central directory record)", -1);
+  }
   const uint8_t* e = d + eocd;
   uint64_t count = u16(e + 10);
   uint64_t dir_size = u32(e + 12);

@@ -1037,11 +1037,12 @@ std::unique_ptr<HloModule> HloIndex::parse(std::string_view serialized, bool bar
   if (bare_module) {
     read_module(serialized, origin, *module, frames);
   } else {
-    // HloProto: hlo_module=1 (buffer_assignment=3 is skipped).
+    // HloProto: hlo_module=1, buffer_assignment=3 (kept undecoded for the memory analysis).
     Reader r(serialized, origin);
     Field f;
     bool found = false;
     while (r.next(f)) {
+      if (f.number == 3 && f.type == WireType::kLen) module->buffer_assignment = f.bytes;
       if (f.number != 1) continue;
       read_module(read_string(r, f, "HloProto.hlo_module"), origin, *module, frames);
       found = true;
@@ -1073,6 +1074,10 @@ const HloModule* HloIndex::find(int64_t program_id, std::string_view module_name
   if (module_name.empty()) return nullptr;
   auto [first, last] = by_name_.equal_range(module_name);
   if (first == last || std::next(first) != last) return nullptr;  // unknown or ambiguous
+  // A module indexed under another program id is another program of that name: its
+  // instructions must not describe this one's.
+  if (program_id != kUnknownProgramId && first->second->program_id != kUnknownProgramId)
+    return nullptr;
   return first->second;
 }
 

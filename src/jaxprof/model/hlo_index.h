@@ -121,6 +121,9 @@ struct HloModule {
   std::unordered_map<std::string_view, uint32_t> instruction_by_name;
   std::unordered_map<int64_t, uint32_t> instruction_by_id;
   std::unordered_map<int64_t, uint32_t> computation_by_id;
+  // The serialized xla.BufferAssignmentProto that came with the module (HloProto field 3), in
+  // the caller's buffer; empty when there was none (decode it with parse_buffer_assignment).
+  std::string_view buffer_assignment;
 
   const HloInstruction* find(std::string_view instruction_name) const;
   // "file:line" of the instruction's metadata, or "" when it has none.
@@ -159,7 +162,8 @@ class HloIndex {
   static std::unique_ptr<HloModule> parse(std::string_view serialized, bool bare_module = false);
   const HloModule& insert(std::unique_ptr<HloModule> module, int64_t program_id);
 
-  // By program id first (exact), else by module name when exactly one module has that name.
+  // By program id first (exact), else by module name when exactly one module has that name and
+  // it is not known as another program (a lookup never mixes two programs).
   const HloModule* find(int64_t program_id, std::string_view module_name) const;
   const std::vector<std::unique_ptr<HloModule>>& modules() const { return modules_; }
   bool empty() const { return modules_.empty(); }

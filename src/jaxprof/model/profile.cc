@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "jaxprof/model/invariants.h"
+
 namespace jaxprof {
 
 const char* plane_kind_name(PlaneKind k) {
@@ -43,6 +45,9 @@ void Events::resize(size_t n, bool uninitialised) {
   module.resize(n, !uninitialised);
   correlation_id.resize(n, !uninitialised);
   group_id.resize(n, !uninitialised);
+  device_start_ps.resize(n, !uninitialised);
+  device_duration_ps.resize(n, !uninitialised);
+  memory_op.resize(n, !uninitialised);
 }
 
 void Events::reserve(size_t n) {
@@ -54,6 +59,9 @@ void Events::reserve(size_t n) {
   module.reserve(n);
   correlation_id.reserve(n);
   group_id.reserve(n);
+  device_start_ps.reserve(n);
+  device_duration_ps.reserve(n);
+  memory_op.reserve(n);
 }
 
 Profile::Profile() {
@@ -104,7 +112,10 @@ void Profile::scan_line(uint32_t li, std::span<const uint8_t> want,
   const Line& line = lines[li];
   if (!line.decoded) {
     if (!finished) throw std::logic_error("scan_line before finish_import");
-    if (sources[line.source]->scan_line(*this, li, want, out)) return;
+    if (sources[line.source]->scan_line(*this, li, want, out)) {
+      check_scanned_events(*this, li, out);
+      return;
+    }
     out.clear();
     require_lines({li});
   }
@@ -223,7 +234,24 @@ void Profile::require_lines(const std::vector<uint32_t>& wanted) const {
     std::sort(by_source[s].begin(), by_source[s].end());
     by_source[s].erase(std::unique(by_source[s].begin(), by_source[s].end()), by_source[s].end());
     self.sources[s]->decode_lines(self, by_source[s]);
+    check_line_events(*this, by_source[s]);
+    for (uint32_t li : by_source[s]) {
+      const Line& line = lines[li];
+      if (line.device_clock && line.event_count > 0)
+        device_clock_ranges_.emplace_back(line.first_event, line.first_event + line.event_count);
+    }
   }
+  std::sort(device_clock_ranges_.begin(), device_clock_ranges_.end());
+}
+
+bool Profile::on_device_clock(uint32_t e) const {
+  if (device_clock_ranges_.empty()) return false;
+  // The last range starting at or before e.
+  auto it = std::upper_bound(device_clock_ranges_.begin(), device_clock_ranges_.end(),
+                             std::pair<uint32_t, uint32_t>(e, UINT32_MAX));
+  if (it == device_clock_ranges_.begin()) return false;
+  --it;
+  return e < it->second && events.device_duration_ps[e] != Events::kNoStat;
 }
 
 void Profile::check_writable(const char* what) const {

@@ -67,6 +67,7 @@ struct Plane {
   std::vector<Stat> stats;  // plane stats (device capabilities), refs resolved
   std::unordered_map<int64_t, StringId> stat_names;  // stat metadata id -> name
   std::vector<uint32_t> lines;                       // indices into Profile::lines
+  bool metadata_memory_ops = false;  // some event metadata carries memcpy/memset_details
 };
 
 struct Line {
@@ -87,6 +88,10 @@ struct Line {
   std::vector<uint64_t> metadata_bits;
   // Whether the events' correlation_id and group_id columns were filled when they were decoded.
   bool kernel_ids = false;
+  // Whether the events' device clock columns (device_start_ps, device_duration_ps) and their
+  // memory_op column were filled when they were decoded.
+  bool device_clock = false;
+  bool memory_ops = false;
 };
 inline constexpr uint32_t kLineMetadataBits = 4096;
 
@@ -99,6 +104,8 @@ struct EventMetadata {
   StringId hlo_op = 0;     // from its hlo_op stat, or the "%name = ..." HLO text form
   StringId hlo_module = 0;
   ProgramId program_id = kNoProgram;
+  // Events::kMemcpyStat / kMemsetStat when its stats carry memcpy_details / memset_details.
+  uint8_t memory_op = 0;
 };
 
 // An XLA module as events name it: module name plus program id.
@@ -122,9 +129,29 @@ struct Events {
   Column<int64_t> group_id;
   static constexpr int64_t kNoStat = INT64_MIN;
   static constexpr int64_t kStatInFile = INT64_MIN + 1;
+  // The op's timing on the device's own clock (the device_offset_ps and device_duration_ps stats
+  // TPU op events carry beside the host-aligned offset and duration): filled where the line's
+  // `device_clock` says so, kNoStat where the event lacks either. The offset is on the device's
+  // clock, comparable only with other events of the same device; see docs/clocks.md.
+  Column<int64_t> device_start_ps;
+  Column<int64_t> device_duration_ps;
+  // What the event's own stats say it is (memcpy_details, memset_details): filled where the line's
+  // `memory_ops` says so (analysis/memory_op.h reads it).
+  Column<uint8_t> memory_op;
+  static constexpr uint8_t kMemcpyStat = 1, kMemsetStat = 2;
 
   size_t size() const { return start_ps.size(); }
   int64_t end_ps(size_t e) const { return start_ps[e] + duration_ps[e]; }
+  // The op's own duration: on the device's clock when the event carries it (its line's
+  // `device_clock` is set and the event has both stats), else the timeline duration.
+  int64_t op_duration_ps(const Line& line, size_t e) const {
+    return line.device_clock && device_duration_ps[e] != kNoStat ? device_duration_ps[e]
+                                                                 : duration_ps[e];
+  }
+  // Whether the event's op duration comes from the device clock.
+  bool on_device_clock(const Line& line, size_t e) const {
+    return line.device_clock && device_duration_ps[e] != kNoStat;
+  }
   // New events are zero unless `uninitialised` (for importers that write every slot).
   void resize(size_t n, bool uninitialised = false);
   // Room for n events, so that importers adding several files grow the columns once.
@@ -241,6 +268,13 @@ class Profile {
   void visit_line(uint32_t line, std::span<const uint8_t> want, std::span<const StringId> names,
                   const LineVisitor& visit) const;
 
+  // The op's own duration for an event whose line is not at hand (Events::op_duration_ps):
+  // on the device clock where the event carries it, else its timeline duration.
+  int64_t op_duration_ps(uint32_t e) const {
+    return on_device_clock(e) ? events.device_duration_ps[e] : events.duration_ps[e];
+  }
+  bool on_device_clock(uint32_t e) const;
+
   // A derived result several analyses share within one run (e.g. module executions): computed
   // by `make` on first use, then kept with the profile. Logically const, like require_lines.
   template <typename T, typename Make>
@@ -323,6 +357,8 @@ class Profile {
   void check_writable(const char* what) const;
 
   mutable std::unordered_map<std::string, std::shared_ptr<const void>> memo_;
+  // [first, end) event ranges of decoded lines whose device clock columns are filled, sorted.
+  mutable std::vector<std::pair<uint32_t, uint32_t>> device_clock_ranges_;
   struct ReadOnlyCount {  // open ReadOnlyScopes
     std::atomic<int> scopes{0};
     ReadOnlyCount() = default;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "jaxprof/render/name_collisions.h"
 #include "jaxprof/render/units.h"
 
 namespace jaxprof {
@@ -22,14 +23,15 @@ std::string json(const CollectivesResult& r) {
     const CollectiveOp& o = r.ops[i];
     if (i) out += ", ";
     out += fmt::format(
-        "{{\"module\": {}, \"name\": {}, \"opcode\": {}, \"async\": {}, \"group_size\": {}, "
-        "\"group_size_from\": {}, \"message_bytes\": {}, \"operand_shapes\": {}, {}, "
+        "{{\"module\": {}, \"program_id\": {}, \"name\": {}, \"opcode\": {}, \"async\": {}, "
+        "\"group_size\": {}, \"group_size_from\": {}, \"message_bytes\": {}, \"operand_shapes\": {}, {}, "
         "\"count\": {}, \"devices\": {}, \"total_ns\": {}, \"mean_ns\": {}, \"min_ns\": {}, "
         "\"max_ns\": {}, \"exposed_ns\": {}, \"hidden_ns\": {}, \"algbw_gbps\": {}, "
         "\"busbw_gbps\": {}, \"instances\": {}, \"multi_device_instances\": {}, "
         "\"wait_total_ns\": {}, \"wait_max_ns\": {}, \"late_device\": {}, \"late_count\": {}}}",
-        json_string(o.module), json_string(o.name), json_string(o.opcode),
-        o.async ? "true" : "false", o.group_size,
+        json_string(o.module),
+        o.program_id == kNoProgram ? std::string("null") : std::to_string(o.program_id),
+        json_string(o.name), json_string(o.opcode), o.async ? "true" : "false", o.group_size,
         json_string(o.group_size_from_devices ? "devices" : "replica_groups"), o.message_bytes,
         json_string(o.operand_shapes), json_traits(o.traits), o.count, o.devices,
         ps_to_ns_exact(o.total_ps), ps_to_ns(o.mean_ps), ps_to_ns_exact(o.min_ps),
@@ -129,11 +131,21 @@ std::string table(const CollectivesResult& r) {
            {"busbw", Measure::kBandwidth},
            {"wait", Measure::kDuration},
            {"late most"}});
+  // Ops of programs that share a module name read alike: such rows say which program they are.
+  std::vector<std::string> labels, tellers;
   for (const CollectiveOp& o : r.ops) {
+    labels.push_back(o.name + "\n" + o.module);
+    tellers.push_back(
+        program_teller(o.program_id == kNoProgram ? "" : std::to_string(o.program_id)));
+  }
+  const std::vector<std::string> apart = tell_apart(labels, tellers);
+  for (size_t oi = 0; oi < r.ops.size(); ++oi) {
+    const CollectiveOp& o = r.ops[oi];
     std::string late = o.late_device.empty() ? ""
                                              : fmt::format("{} ({}/{})", o.late_device,
                                                            o.late_count, o.multi_device_instances);
-    t.add({o.name, o.opcode + (o.async ? " (async)" : ""), o.module,
+    t.add({o.name + apart[oi].substr(labels[oi].size()), o.opcode + (o.async ? " (async)" : ""),
+           o.module,
            std::to_string(o.group_size) + (o.group_size_from_devices ? "*" : ""),
            size_cell(o.message_bytes), o.count, o.total_ps, o.mean_ps, o.exposed_ps, o.hidden_ps,
            bw_cell(o.algbw_gbps, o.message_bytes), bw_cell(o.busbw_gbps, o.message_bytes),

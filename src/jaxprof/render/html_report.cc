@@ -15,6 +15,7 @@
 #include "jaxprof/analysis/timeline.h"
 #include "jaxprof/render/flame_svg.h"
 #include "jaxprof/render/html_charts.h"
+#include "jaxprof/render/html_memory.h"
 #include "jaxprof/render/html_page.h"
 #include "jaxprof/render/html_report_ops.h"
 #include "jaxprof/render/html_report_steps.h"
@@ -339,6 +340,7 @@ std::string render_html_report(const Profile& profile, const HtmlReportOptions& 
   CollectivesResult collectives = compute_collectives(profile, {});
   KernelsResult kernels = compute_kernels(profile, {});
   CompileResult compile = compute_compile(profile);
+  MemoryResult memory = compute_memory(profile, {});
 
   PageData data;
   data.hosts = summary.hosts;
@@ -371,6 +373,7 @@ std::string render_html_report(const Profile& profile, const HtmlReportOptions& 
   body += section(data, "collectives", "Collectives", collectives_body(data, collectives, o.top));
   body += section(data, "kernels", "GPU kernels", kernels_body(data, kernels, o.top));
   body += section(data, "compile", "Compile phases", compile_body(data, compile));
+  body += section(data, "memory", "Memory", html_memory_body(data, memory, o.top));
 
   HtmlPage page;
   page.title = o.title;

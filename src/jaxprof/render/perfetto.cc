@@ -12,6 +12,7 @@
 #include "jaxprof/analysis/category.h"
 #include "jaxprof/analysis/collectives.h"
 #include "jaxprof/analysis/device_events.h"
+#include "jaxprof/analysis/memory_op.h"
 #include "jaxprof/analysis/module_executions.h"
 #include "jaxprof/analysis/timeline_segments.h"
 #include "jaxprof/error.h"
@@ -130,10 +131,11 @@ PerfettoSummary write_perfetto(const Profile& p,
     std::string name_json, args;
     const CollectiveOp* collective = nullptr;
   };
-  std::map<std::tuple<uint32_t, StringId, uint32_t>, OpText> texts;
-  auto op_text = [&](uint32_t plane, uint32_t e) -> const OpText& {
+  // `memory`: the event's own stats or line say it is a copy or fill (memory_op.h).
+  std::map<std::tuple<uint32_t, StringId, uint32_t, bool>, OpText> texts;
+  auto op_text = [&](uint32_t plane, uint32_t e, bool memory) -> const OpText& {
     const Events& ev = p.events;
-    auto key = std::make_tuple(ev.metadata[e], ev.hlo_op[e], ev.module[e]);
+    auto key = std::make_tuple(ev.metadata[e], ev.hlo_op[e], ev.module[e], memory);
     auto it = texts.find(key);
     if (it != texts.end()) return it->second;
     OpText t;
@@ -153,7 +155,10 @@ PerfettoSummary write_perfetto(const Profile& p,
           cat = categorize_instruction(*mod, *instr);
           from_hlo = true;
         }
-    if (!from_hlo) cat = categorize({}, p.event_name(e));
+    if (memory)
+      cat = OpCategory::kMemcpy;
+    else if (!from_hlo)
+      cat = categorize({}, p.event_name(e));
     t.args = ", \"args\": {";
     t.args += fmt::format("\"hlo_op\": {}", json_string_html_safe(ev.hlo_op[e] ? op : ""));
     if (!module.empty()) t.args += fmt::format(", \"module\": {}", json_string_html_safe(module));
@@ -211,9 +216,11 @@ PerfettoSummary write_perfetto(const Profile& p,
       out(metadata_event(pid, tid, "thread_name",
                          p.str(line.display_name != 0 ? line.display_name : line.name)));
       out(sort_event(pid, tid, "thread_sort_index", tid));
+      const LineMemoryOps memory_op(p, dev.lines[k]);
       for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
         if (!dev.counts(ev, e)) continue;
-        const OpText& t = op_text(dev.plane, e);
+        const OpText& t =
+            op_text(dev.plane, e, !memory_op.never() && memory_op(e) != MemoryOp::kNone);
         int64_t d = ev.duration_ps[e];
         std::string args = t.args;
         if (t.collective && d > 0) {

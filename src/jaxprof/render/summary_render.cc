@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "jaxprof/render/name_collisions.h"
 #include "jaxprof/render/units.h"
 
 namespace jaxprof {
@@ -30,9 +31,11 @@ std::string json(const SummaryResult& r) {
   for (size_t i = 0; i < r.modules.size(); ++i) {
     const SummaryModule& m = r.modules[i];
     out += fmt::format(
-        "{}{{\"name\": {}, \"executions\": {}, \"warmup_executions\": {}, \"mean_ns\": {}, "
-        "\"total_ns\": {}, \"share\": {}}}",
-        i ? ", " : "", json_string(m.name), m.executions, m.warmup_executions, ps_to_ns(m.mean_ps),
+        "{}{{\"name\": {}, \"program_id\": {}, \"executions\": {}, \"warmup_executions\": {}, "
+        "\"mean_ns\": {}, \"total_ns\": {}, \"share\": {}}}",
+        i ? ", " : "", json_string(m.name),
+        m.program_id == kNoProgram ? std::string("null") : std::to_string(m.program_id),
+        m.executions, m.warmup_executions, ps_to_ns(m.mean_ps),
         ps_to_ns_exact(m.total_ps), number(m.share));
   }
   out += "], \"ops\": [";
@@ -49,18 +52,20 @@ std::string json(const SummaryResult& r) {
   for (size_t i = 0; i < r.collectives.size(); ++i) {
     const SummaryCollective& c = r.collectives[i];
     out += fmt::format(
-        "{}{{\"name\": {}, \"module\": {}, \"opcode\": {}, \"group_size\": {}, "
-        "\"message_bytes\": {}, \"count\": {}, \"total_ns\": {}, \"exposed_ns\": {}, "
-        "\"exposed_per_execution_ns\": {}, \"busbw_gbps\": {}}}",
-        i ? ", " : "", json_string(c.name), json_string(c.module), json_string(c.opcode),
+        "{}{{\"name\": {}, \"module\": {}, \"program_id\": {}, \"opcode\": {}, "
+        "\"group_size\": {}, \"message_bytes\": {}, \"count\": {}, \"total_ns\": {}, "
+        "\"exposed_ns\": {}, \"exposed_per_execution_ns\": {}, \"busbw_gbps\": {}}}",
+        i ? ", " : "", json_string(c.name), json_string(c.module),
+        c.program_id == kNoProgram ? std::string("null") : std::to_string(c.program_id),
+        json_string(c.opcode),
         c.group_size, c.message_bytes, c.count, ps_to_ns_exact(c.total_ps),
         ps_to_ns_exact(c.exposed_ps), ps_to_ns(c.exposed_per_execution_ps), number(c.busbw_gbps));
   }
   out += fmt::format(
-      "], \"bandwidth_convention\": {}, \"compile\": {{\"compiles\": {}, \"wall_ns\": {}, "
-      "\"top_module\": {}, \"top_module_wall_ns\": {}, \"recompiled_modules\": {}}}, "
-      "\"observations\": [",
-      json_string(r.bandwidth_convention), r.compile.compiles, ps_to_ns_exact(r.compile.wall_ps),
+      "], \"bandwidth_convention\": {}, \"op_duration_clock\": {}, \"compile\": {{\"compiles\": {}, "
+      "\"wall_ns\": {}, \"top_module\": {}, \"top_module_wall_ns\": {}, "
+      "\"recompiled_modules\": {}}}, \"observations\": [",
+      json_string(r.bandwidth_convention), json_string(duration_clock_name(r.duration_clock)), r.compile.compiles, ps_to_ns_exact(r.compile.wall_ps),
       json_string(r.compile.top_module), ps_to_ns_exact(r.compile.top_module_wall_ps),
       r.compile.recompiled_modules);
   for (size_t i = 0; i < r.observations.size(); ++i) {
@@ -102,8 +107,17 @@ std::string table(const SummaryResult& r) {
              {"mean", Measure::kDuration},
              {"total", Measure::kDuration},
              {"share", Measure::kShare}});
-    for (const SummaryModule& m : r.modules)
-      t.add({m.name, m.executions, m.warmup_executions, m.mean_ps, m.total_ps, m.share});
+    std::vector<std::string> names, tellers;
+    for (const SummaryModule& m : r.modules) {
+      names.push_back(m.name);
+      tellers.push_back(
+          program_teller(m.program_id == kNoProgram ? "" : std::to_string(m.program_id)));
+    }
+    names = tell_apart(names, tellers);  // five programs named jit_dot read apart
+    for (size_t i = 0; i < r.modules.size(); ++i) {
+      const SummaryModule& m = r.modules[i];
+      t.add({names[i], m.executions, m.warmup_executions, m.mean_ps, m.total_ps, m.share});
+    }
     out += t.render(48) + "\n";
   }
   if (!r.ops.empty()) {
@@ -129,10 +143,20 @@ std::string table(const SummaryResult& r) {
              {"exposed/run", Measure::kDuration},
              {"busbw", Measure::kBandwidth}});
     auto known = [](auto v) { return v > 0 ? Cell(static_cast<double>(v)) : Cell::unknown(); };
-    for (const SummaryCollective& c : r.collectives)
-      t.add({c.name, c.opcode, known(c.group_size), known(c.message_bytes), c.count, c.total_ps,
-             c.exposed_ps, c.exposed_per_execution_ps,
+    std::vector<std::string> labels, tellers;
+    for (const SummaryCollective& c : r.collectives) {
+      labels.push_back(c.name + "\n" + c.module);
+      tellers.push_back(
+          program_teller(c.program_id == kNoProgram ? "" : std::to_string(c.program_id)));
+    }
+    const std::vector<std::string> apart = tell_apart(labels, tellers);
+    for (size_t ci = 0; ci < r.collectives.size(); ++ci) {
+      const SummaryCollective& c = r.collectives[ci];
+      t.add({c.name + apart[ci].substr(labels[ci].size()), c.opcode, known(c.group_size),
+             known(c.message_bytes), c.count, c.total_ps, c.exposed_ps,
+             c.exposed_per_execution_ps,
              c.message_bytes > 0 ? Cell(c.busbw_gbps) : Cell::unknown()});
+    }
     out += t.render(48) + "\n";
   }
   if (r.compile.compiles > 0)

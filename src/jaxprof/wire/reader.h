@@ -147,6 +147,11 @@ class Reader {
   const uint8_t* field_start_ = nullptr;
 };
 
+// Where the field starting at `offset` of `message` declares that it ends, when that is past the
+// end of the message (its key, length or payload cut short, as in a file cut off mid-write); 0
+// when the field fits or is malformed in another way. A varint cut short ends one byte past.
+uint64_t end_past_message(std::string_view message, uint64_t offset);
+
 // Expects field f to have wire type t; throws otherwise (a schema mismatch means a corrupt or
 // foreign file).
 void expect_type(const Reader& r, const Field& f, WireType t, const char* what);
