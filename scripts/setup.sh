@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what jaxprof needs to build and test (Debian packages, PyPI packages) when missing, then
 # builds the release binary into build/. Safe to run again: it only installs what is absent.
+# JAXPROF_BUILD_TARGETS picks what is built (default: the jaxprof command alone; test.sh asks for
+# `all`, which adds the C++ tests), on every core.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,5 +47,6 @@ PY
 fi
 
 build_dir=${JAXPROF_BUILD_DIR:-build}
+read -r -a targets <<<"${JAXPROF_BUILD_TARGETS:-jaxprof}"
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release ${JAXPROF_CMAKE_ARGS:-} >/dev/null
-cmake --build "$build_dir" >&2
+cmake --build "$build_dir" --parallel "$(nproc 2>/dev/null || echo 2)" --target "${targets[@]}" >&2

@@ -5,8 +5,8 @@
 # Python suite. Both compilers must build the project without a warning.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-JAXPROF_WITH_PYTHON_DEPS=1 JAXPROF_CMAKE_ARGS="-DJAXPROF_WERROR=ON ${JAXPROF_CMAKE_ARGS:-}" \
-  scripts/setup.sh
+JAXPROF_WITH_PYTHON_DEPS=1 JAXPROF_BUILD_TARGETS=all \
+  JAXPROF_CMAKE_ARGS="-DJAXPROF_WERROR=ON ${JAXPROF_CMAKE_ARGS:-}" scripts/setup.sh
 
 echo "== C++ tests (release, GCC)"
 ctest --test-dir build --output-on-failure -j2

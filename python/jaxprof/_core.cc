@@ -321,14 +321,33 @@ nb::list string_list(const Profile& pr, size_t n, auto&& at) {
   return out;
 }
 
+// "json" (what Python parses) or "table" (what a result prints, as the CLI does).
+OutputFormat py_format(const std::string& format) {
+  OutputFormat f = OutputFormat::kJson;
+  if (!parse_output_format(format, f) || f == OutputFormat::kCsv)
+    throw InputError("", "format='" + format + "': expected 'json' or 'table'");
+  return f;
+}
+
+// Filters named as the Python caller writes them.
+EventFilterSpec py_filter() {
+  EventFilterSpec f;
+  f.names = {.match = "match=", .device = "device=", .min_duration = "min_duration_ns="};
+  return f;
+}
+
 std::string ops_json(PyProfile& self, const std::string& group_by, const std::string& device,
                      const std::string& prefix, const std::string& match, int64_t min_duration_ps,
-                     uint64_t max_events, size_t top, bool by_program) {
+                     uint64_t max_events, size_t top, const std::string& format,
+                     bool by_program) {
   OpsOptions o;
+  o.filter = py_filter();
   o.by_program = by_program;
   if (!parse_group_by(group_by, o.group_by))
-    throw InputError("", "group_by must be one of hlo-op, kernel, module, name, category; got '" +
-                             group_by + "'");
+    throw InputError("", "group_by='" + group_by +
+                             "': expected one of 'hlo-op', 'kernel', 'module', 'name', "
+                             "'category', 'opcode'");
+  OutputFormat f = py_format(format);
   o.filter.device = device;
   o.filter.prefix = prefix;
   o.filter.match = match;
@@ -338,32 +357,38 @@ std::string ops_json(PyProfile& self, const std::string& group_by, const std::st
   nb::gil_scoped_release release;
   EventFilter check(o.filter);  // a bad regex fails before any work
   std::lock_guard lock(self.mu);
-  return render_ops(compute_ops(self.profile(), o), OutputFormat::kJson);
+  return render_ops(compute_ops(self.profile(), o), f);
 }
 
-std::string info_json(PyProfile& self) {
+std::string info_json(PyProfile& self, const std::string& format) {
+  OutputFormat f = py_format(format);
   nb::gil_scoped_release release;
   std::lock_guard lock(self.mu);
-  return render_info(compute_info(self.profile()), OutputFormat::kJson, true);
+  return render_info(compute_info(self.profile()), f, f == OutputFormat::kJson);
 }
 
-std::string timeline_json(PyProfile& self) {
+std::string timeline_json(PyProfile& self, const std::string& format) {
+  OutputFormat f = py_format(format);
   nb::gil_scoped_release release;
   std::lock_guard lock(self.mu);
-  return render_timeline(compute_timeline(self.profile()), OutputFormat::kJson);
+  return render_timeline(compute_timeline(self.profile()), f);
 }
 
-std::string modules_json(PyProfile& self, size_t top_ops) {
+std::string modules_json(PyProfile& self, size_t top_ops, const std::string& format) {
+  OutputFormat f = py_format(format);
   nb::gil_scoped_release release;
   std::lock_guard lock(self.mu);
   ModulesOptions o;
   o.top_ops = top_ops;
-  return render_modules(compute_modules(self.profile(), o), OutputFormat::kJson);
+  return render_modules(compute_modules(self.profile(), o), f);
 }
 
 std::string kernels_json(PyProfile& self, const std::string& device, const std::string& prefix,
-                         const std::string& match, int64_t min_duration_ps, size_t top) {
+                         const std::string& match, int64_t min_duration_ps, size_t top,
+                         const std::string& format) {
+  OutputFormat f = py_format(format);
   KernelsOptions o;
+  o.filter = py_filter();
   o.filter.device = device;
   o.filter.prefix = prefix;
   o.filter.match = match;
@@ -372,14 +397,15 @@ std::string kernels_json(PyProfile& self, const std::string& device, const std::
   nb::gil_scoped_release release;
   EventFilter check(o.filter);
   std::lock_guard lock(self.mu);
-  return render_kernels(compute_kernels(self.profile(), o), OutputFormat::kJson);
+  return render_kernels(compute_kernels(self.profile(), o), f);
 }
 
-// `jaxprof roofline --format json` and each device's chart.
-std::tuple<std::string, std::vector<std::string>> roofline(
+// `jaxprof roofline --format json`, its table (each device's `shown` longest ops) and each
+// device's chart.
+std::tuple<std::string, std::string, std::vector<std::string>> roofline(
     PyProfile& self, const std::string& device, const std::string& prefix, const std::string& match,
     int64_t min_duration_ps, size_t top, const std::vector<std::string>& peak_tflops,
-    double peak_gbps, const std::string& device_model, int64_t latency_floor_ps) {
+    double peak_gbps, const std::string& device_model, int64_t latency_floor_ps, size_t shown) {
   RooflineOptions o;
   o.filter.device = device;
   o.filter.prefix = prefix;
@@ -400,7 +426,8 @@ std::tuple<std::string, std::vector<std::string>> roofline(
   RooflineResult r = compute_roofline(self.profile(), o);
   std::vector<std::string> svgs;
   for (const RooflineDevice& d : r.devices) svgs.push_back(roofline_svg(d));
-  return {render_roofline(r, OutputFormat::kJson), std::move(svgs)};
+  return {render_roofline(r, OutputFormat::kJson), render_roofline(r, OutputFormat::kTable, shown),
+          std::move(svgs)};
 }
 
 // A computed flame tree: rendered on demand (JSON, SVG, folded stacks, speedscope), so that the
@@ -411,6 +438,10 @@ struct PyFlame {
   std::string json() const {
     nb::gil_scoped_release release;
     return render_flame(tree, OutputFormat::kJson, 0);
+  }
+  std::string table(size_t top) const {
+    nb::gil_scoped_release release;
+    return render_flame(tree, OutputFormat::kTable, top);
   }
   std::string svg(const std::string& title, int width, double min_fraction) const {
     FlameSvgOptions o;
@@ -434,7 +465,7 @@ std::unique_ptr<PyFlame> flame(PyProfile& self, const std::string& by, const std
                                bool idle) {
   FlameOptions o;
   if (!parse_flame_by(by, o.by))
-    throw InputError("", "unknown flame grouping '" + by + "' (source, op-name, module)");
+    throw InputError("", "by='" + by + "': expected one of 'source', 'op-name', 'module'");
   o.device = device;
   o.idle = idle;
   auto out = std::make_unique<PyFlame>();
@@ -444,16 +475,18 @@ std::unique_ptr<PyFlame> flame(PyProfile& self, const std::string& by, const std
   return out;
 }
 
-std::string collectives_json(PyProfile& self, const std::string& device, size_t top,
-                             bool instances) {
+std::string collectives_json(PyProfile& self, const std::string& device, size_t top, bool instances,
+                             const std::string& format) {
+  OutputFormat f = py_format(format);
   CollectivesOptions o;
+  o.filter = py_filter();
   o.filter.device = device;
   o.top = top;
   o.instances = instances;
   nb::gil_scoped_release release;
   EventFilter check(o.filter);
   std::lock_guard lock(self.mu);
-  return render_collectives(compute_collectives(self.profile(), o), OutputFormat::kJson);
+  return render_collectives(compute_collectives(self.profile(), o), f);
 }
 
 // `jaxprof memory --format json` and one SVG chart per allocator.
@@ -477,12 +510,14 @@ std::tuple<std::string, std::vector<std::string>> memory(PyProfile& self, const 
   return {render_memory(r, OutputFormat::kJson), svg_memory_timelines(r.timeline)};
 }
 
-std::string compile_json(PyProfile& self, size_t top_steps) {
+// `top`: what the table lists (render_compile); JSON is always complete.
+std::string compile_json(PyProfile& self, size_t top_steps, const std::string& format, size_t top) {
+  OutputFormat f = py_format(format);
   CompileOptions o;
   o.top_steps = top_steps;
   nb::gil_scoped_release release;
   std::lock_guard lock(self.mu);
-  return render_compile(compute_compile(self.profile(), o), OutputFormat::kJson);
+  return render_compile(compute_compile(self.profile(), o), f, top);
 }
 
 std::string summary_render(PyProfile& self, size_t top, size_t observations, bool text) {
@@ -634,6 +669,8 @@ NB_MODULE(_core, m) {
   using namespace jaxprof;
   m.doc() = "jaxprof C++ core (use the jaxprof package, not this module)";
   nb::register_exception_translator(translate);
+  // Tables printed from Python say how to see all rows in Python terms (top=0, .rows).
+  set_table_layout({.wide = false, .line_width = 0, .python = true});
 
   nb::class_<PyProfile>(m, "Profile")
       .def_prop_ro("num_events", [](const PyProfile& s) { return s.profile().events.size(); })
@@ -689,20 +726,22 @@ NB_MODULE(_core, m) {
              return out;
            })
       .def("ops_json", &ops_json, "group_by"_a, "device"_a, "prefix"_a, "match"_a,
-           "min_duration_ps"_a, "max_events"_a, "top"_a, "by_program"_a = false)
-      .def("info_json", &info_json)
-      .def("timeline_json", &timeline_json)
-      .def("modules_json", &modules_json, "top_ops"_a)
+           "min_duration_ps"_a, "max_events"_a, "top"_a, "format"_a = "json",
+           "by_program"_a = false)
+      .def("info_json", &info_json, "format"_a = "json")
+      .def("timeline_json", &timeline_json, "format"_a = "json")
+      .def("modules_json", &modules_json, "top_ops"_a, "format"_a = "json")
       .def("kernels_json", &kernels_json, "device"_a, "prefix"_a, "match"_a, "min_duration_ps"_a,
-           "top"_a)
+           "top"_a, "format"_a = "json")
       .def("roofline", &roofline, "device"_a, "prefix"_a, "match"_a, "min_duration_ps"_a, "top"_a,
-           "peak_tflops"_a, "peak_gbps"_a, "device_model"_a, "latency_floor_ps"_a)
+           "peak_tflops"_a, "peak_gbps"_a, "device_model"_a, "latency_floor_ps"_a, "shown"_a = 0)
       .def("plane_timing", &plane_timing, "plane"_a, "prefix"_a, "regex"_a, "min_duration_ps"_a,
            "max_events"_a, "threads"_a = 0)
       .def("flame", &flame, "by"_a, "device"_a, "idle"_a)
-      .def("collectives_json", &collectives_json, "device"_a, "top"_a, "instances"_a)
+      .def("collectives_json", &collectives_json, "device"_a, "top"_a, "instances"_a,
+           "format"_a = "json")
       .def("memory", &memory, "only"_a, "allocator"_a, "module"_a, "top"_a, "points"_a)
-      .def("compile_json", &compile_json, "top_steps"_a)
+      .def("compile_json", &compile_json, "top_steps"_a, "format"_a = "json", "top"_a = 0)
       .def("summary", &summary_render, "top"_a, "observations"_a, "text"_a)
       .def("export_perfetto", &export_perfetto, "path"_a)
       .def("autotune_report_json", &autotune_report_json, "pattern"_a, "include_warmup"_a,
@@ -710,6 +749,7 @@ NB_MODULE(_core, m) {
 
   nb::class_<PyFlame>(m, "Flame")
       .def("json", &PyFlame::json)
+      .def("table", &PyFlame::table, "top"_a)
       .def("svg", &PyFlame::svg, "title"_a, "width"_a, "min_fraction"_a)
       .def("folded", &PyFlame::folded)
       .def("speedscope", &PyFlame::speedscope);
@@ -734,6 +774,14 @@ NB_MODULE(_core, m) {
         "keep_going"_a, "parts"_a);
   m.def("partial_of_bytes", &partial_of_bytes, "data"_a, "host"_a, "path"_a, "parts"_a);
   m.def("merge_partials", &merge_partials, "files"_a);
+  // For command-line tools built on the package (jaxprof-dask): the CLI's table layout and hints.
+  m.def(
+      "set_table_layout",
+      [](bool wide, size_t line_width, bool python) {
+        set_table_layout({.wide = wide, .line_width = line_width, .python = python});
+      },
+      "wide"_a, "line_width"_a, "python"_a);
+  m.def("format_bytes", [](double bytes) { return human_bytes(bytes); }, "bytes"_a);
   m.def("render_partials", &render_partials, "files"_a, "command"_a, "format"_a, "top"_a,
         "observations"_a);
   m.def("partial_hosts", &partial_hosts, "file"_a);

@@ -10,8 +10,10 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 import numpy as np
 
 from . import _core
+from ._optional import require
 from ._results import (FlameResult, InfoResult, MemoryResult, OpsResult, Result, ResultJSON,
                        RooflineResult, SummaryResult)
+from .errors import InvalidOptionError
 
 __all__ = ["load", "Profile", "Events", "Plane"]
 
@@ -95,8 +97,7 @@ class Events:
         return np.asarray(self.names, dtype=object)[self.columns["metadata"]]
 
     def _categorical(self, codes: np.ndarray, categories: List[str]) -> Any:
-        import pandas as pd
-
+        pd = require("pandas", "to_pandas()")
         try:
             return pd.Categorical.from_codes(codes.astype(np.int64, copy=False), categories)
         except ValueError:  # duplicate categories after lenient UTF-8 decoding
@@ -104,7 +105,7 @@ class Events:
 
     def to_pandas(self) -> Any:
         """A DataFrame; numeric columns wrap the arrays (no copy), names are categoricals."""
-        import pandas as pd
+        pd = require("pandas", "to_pandas()")
 
         c = self.columns
         data = {
@@ -124,7 +125,7 @@ class Events:
         pyarrow wraps the NumPy buffers without copying; the table exports through the Arrow C
         data interface (``__arrow_c_stream__``) to polars, DuckDB and others.
         """
-        import pyarrow as pa
+        pa = require("pyarrow", "to_arrow()")
 
         c = self.columns
 
@@ -231,41 +232,56 @@ class Profile:
     # ---- analyses --------------------------------------------------------------------------
     def ops(self, group_by: str = "hlo-op", *, device: Optional[str] = None,
             prefix: Optional[str] = None, match: Optional[str] = None,
-            min_duration_ns: float = 0.0, max_events: int = 0, top: int = 0,
-            by_program: bool = False) -> OpsResult:
-        """Device time per HLO op, kernel, module, name or category (``jaxprof ops``).
+            min_duration_ns: float = 0.0, max_events: int = 0,
+            top: Optional[int] = None, by_program: bool = False) -> OpsResult:
+        """Device time per HLO op, kernel, module, name, category or opcode (``jaxprof ops``).
 
-        Arguments mirror the CLI's options (``by_program`` is ``--by-program``); ``data``
-        equals ``jaxprof ops --format json``.
+        Arguments mirror the CLI's options (``group_by`` is one of ``GROUP_BY``; underscores
+        may replace dashes); ``data`` equals ``jaxprof ops --format json``. ``top=None`` keeps
+        every group in ``data`` and prints the largest 20 per device, as the CLI does on a
+        terminal; ``top=N`` keeps N (0 = all). ``by_program`` is ``--by-program``.
         """
-        text = self._core.ops_json(group_by.replace("_", "-"), device or "", prefix or "",
-                                   match or "", int(min_duration_ns * 1000.0 + 0.5),
-                                   int(max_events), int(top), bool(by_program))
-        return OpsResult(json.loads(text))
+        group = _choice("group_by", group_by, GROUP_BY)
+        ns = _min_duration_ps(min_duration_ns)
+        keep, shown = _top("top", top), _shown(top)
+        events = _count("max_events", max_events)
+        args = (group, device or "", prefix or "", match or "", ns, events)
+        split = bool(by_program)
+        data = json.loads(self._core.ops_json(*args, keep, by_program=split))
+        return OpsResult(data, lambda: self._core.ops_json(*args, shown, format="table",
+                                                           by_program=split))
 
     def info(self) -> InfoResult:
         """Hosts, planes, lines, modules (``jaxprof info --all-lines``)."""
-        return InfoResult(json.loads(self._core.info_json()))
+        return InfoResult(json.loads(self._core.info_json()),
+                          lambda: self._core.info_json(format="table"))
 
     def timeline(self) -> Result:
         """Compute, exposed communication, exposed memcpy and idle per device
         (``jaxprof timeline``); ``data`` equals its JSON, one row per device."""
-        return ResultJSON(json.loads(self._core.timeline_json()), "devices")
+        return ResultJSON(json.loads(self._core.timeline_json()), "devices",
+                          lambda: self._core.timeline_json(format="table"))
 
     def modules(self, top_ops: int = 5) -> Result:
         """XLA program executions, warm-up apart (``jaxprof modules``); one row per module."""
-        return ResultJSON(json.loads(self._core.modules_json(int(top_ops))), "modules")
+        n = _count("top_ops", top_ops)
+        return ResultJSON(json.loads(self._core.modules_json(n)), "modules",
+                          lambda: self._core.modules_json(n, format="table"))
 
     def kernels(self, *, device: Optional[str] = None, prefix: Optional[str] = None,
                 match: Optional[str] = None, min_duration_ns: float = 0.0,
-                top: int = 0) -> Result:
-        """GPU kernels with launch configurations (``jaxprof kernels``)."""
-        text = self._core.kernels_json(device or "", prefix or "", match or "",
-                                       int(min_duration_ns * 1000.0 + 0.5), int(top))
-        return ResultJSON(json.loads(text), "kernels")
+                top: Optional[int] = None) -> Result:
+        """GPU kernels with launch configurations (``jaxprof kernels``); ``top`` as for
+        :meth:`ops`."""
+        args = (device or "", prefix or "", match or "", _min_duration_ps(min_duration_ns))
+        keep, shown = _top("top", top), _shown(top)
+        data = json.loads(self._core.kernels_json(*args, keep))
+        return ResultJSON(data, "kernels",
+                          lambda: self._core.kernels_json(*args, shown, format="table"))
 
     def roofline(self, *, device: Optional[str] = None, prefix: Optional[str] = None,
-                 match: Optional[str] = None, min_duration_ns: float = 0.0, top: int = 0,
+                 match: Optional[str] = None, min_duration_ns: float = 0.0,
+                 top: Optional[int] = None,
                  peak_tflops: Union[None, float, str, Sequence[str]] = None,
                  peak_gbps: float = 0.0, device_model: Optional[str] = None,
                  latency_floor_us: float = 2.0) -> RooflineResult:
@@ -281,8 +297,10 @@ class Profile:
             latency_floor_us: roofline time per execution under which a slow op is
                 latency-bound.
 
-        ``data`` equals ``jaxprof roofline --format json``; ``programs`` has the per-program
-        rows; ``svg(device)`` the roofline chart, which Jupyter shows with the table.
+        ``top``: each device's N longest ops (None or 0: all; printed, the table shows
+        PRINTED_TOP of them unless ``top`` is given). ``data`` equals ``jaxprof roofline --format
+        json``; ``programs`` has the per-program rows; ``svg(device)`` the roofline chart, which
+        Jupyter shows with the table.
         """
         if peak_tflops is None:
             peaks: List[str] = []
@@ -292,40 +310,44 @@ class Profile:
             peaks = [peak_tflops]
         else:
             peaks = [str(p) for p in peak_tflops]
-        text, svgs = self._core.roofline(device or "", prefix or "", match or "",
-                                         int(min_duration_ns * 1000.0 + 0.5), int(top), peaks,
-                                         float(peak_gbps), device_model or "",
-                                         int(latency_floor_us * 1e6 + 0.5))
-        return RooflineResult(json.loads(text), list(svgs))
+        keep = _top("top", top)
+        text, table, svgs = self._core.roofline(
+            device or "", prefix or "", match or "", _min_duration_ps(min_duration_ns), keep,
+            peaks, float(peak_gbps), device_model or "", int(latency_floor_us * 1e6 + 0.5),
+            0 if keep else _shown(top))
+        return RooflineResult(json.loads(text), list(svgs), table)
 
     def flame(self, by: str = "source", *, device: Optional[str] = None,
-              idle: bool = True) -> FlameResult:
+              idle: bool = False) -> FlameResult:
         """Device time as a flame tree by Python source stack, JAX op path or module
         (``jaxprof flame``).
 
         Args:
             by: ``"source"``, ``"op-name"`` (or ``"op_name"``) or ``"module"``.
             device: only devices whose name contains this (or matches ``re:REGEX``).
-            idle: include the idle frames (a device then weighs its span, not its busy time);
-                ``False`` is ``--no-idle``.
+            idle: add the idle frames (a device then weighs its span, not its busy time), as
+                ``--idle`` does; by default they are left out.
 
         ``data`` equals ``jaxprof flame --format json``; ``svg()``, ``folded()`` and
         ``speedscope()`` give the files ``-o``, ``--folded`` and ``--speedscope`` write.
         """
-        tree = self._core.flame(by.replace("_", "-"), device or "", bool(idle))
+        tree = self._core.flame(_choice("by", by, FLAME_BY), device or "", bool(idle))
         files = self.files
         title = "jaxprof flame: " + (files[0] if files else "profile")
         return FlameResult(json.loads(tree.json()), tree, title)
 
-    def collectives(self, *, device: Optional[str] = None, top: int = 0,
+    def collectives(self, *, device: Optional[str] = None, top: Optional[int] = None,
                     instances: bool = False) -> Result:
         """Collectives: group size, message size, bus bandwidth, hidden and exposed time,
-        stragglers (``jaxprof collectives``); one row per collective op.
+        stragglers (``jaxprof collectives``); one row per collective op; ``top`` as for
+        :meth:`ops`.
 
         ``instances=True`` also lists every instance in ``data`` (``--instances``).
         """
-        text = self._core.collectives_json(device or "", int(top), bool(instances))
-        return ResultJSON(json.loads(text), "ops")
+        keep, shown = _top("top", top), _shown(top)
+        data = json.loads(self._core.collectives_json(device or "", keep, bool(instances)))
+        return ResultJSON(data, "ops", lambda: self._core.collectives_json(
+            device or "", shown, False, format="table"))
 
     def memory(self, *, only: Optional[str] = None, allocator: Optional[str] = None,
                module: Optional[str] = None, top: int = 10, points: int = 1000) -> MemoryResult:
@@ -349,8 +371,11 @@ class Profile:
 
     def compile(self, *, top_steps: int = 0) -> Result:
         """Compile time per compile, module and phase (``jaxprof compile``); one row per compile
-        (``data["events"]``), with ``data["modules"]`` and ``data["phases"]`` as totals."""
-        return ResultJSON(json.loads(self._core.compile_json(int(top_steps))), "events")
+        (``data["events"]``), with ``data["modules"]`` and ``data["phases"]`` as totals.
+        Printed, it details the 5 longest compiles, as the CLI does on a terminal."""
+        n = _count("top_steps", top_steps)
+        return ResultJSON(json.loads(self._core.compile_json(n)), "events",
+                          lambda: self._core.compile_json(n, format="table", top=5))
 
     def autotune_report(self, pattern: str = r"autotune_fn_(\d+)", *,
                         include_warmup: bool = False, resamples: int = 2000) -> Result:
@@ -364,9 +389,10 @@ class Profile:
     def summary(self, *, top: int = 5, observations: int = 3) -> SummaryResult:
         """The one-screen summary (``jaxprof summary``): device time and idle share, top
         modules, ops, collectives, compile time, and the observations most worth acting on.
-        ``str(result)`` is the CLI's text; in Jupyter it renders as HTML tables."""
-        data = json.loads(self._core.summary(int(top), int(observations), False))
-        return SummaryResult(data, self._core.summary(int(top), int(observations), True))
+        Printed, it is the CLI's text; in Jupyter it renders as HTML tables."""
+        n, obs = _count("top", top), _count("observations", observations)
+        data = json.loads(self._core.summary(n, obs, False))
+        return SummaryResult(data, self._core.summary(n, obs, True))
 
     def export_perfetto(self, path: PathLike) -> Dict[str, Any]:
         """Writes the device timeline as a Perfetto/Chrome trace (``jaxprof export
@@ -380,6 +406,56 @@ class Profile:
     def __repr__(self) -> str:
         return (f"<jaxprof.Profile hosts={self.hosts} planes={len(self._core.planes())} "
                 f"events={self.num_events}>")
+
+
+#: What ``Profile.ops(group_by=...)`` accepts (``jaxprof ops --group-by``).
+GROUP_BY = ("hlo-op", "kernel", "module", "name", "category", "opcode")
+#: What ``Profile.flame(by=...)`` accepts (``jaxprof flame --by``).
+FLAME_BY = ("source", "op-name", "module")
+#: Rows a printed result shows when ``top`` is not given (the CLI's default on a terminal).
+PRINTED_TOP = 20
+
+
+def _choice(name: str, value: Any, choices: Sequence[str]) -> str:
+    """``value`` (underscores read as dashes) when it is one of ``choices``; else an error that
+    names the argument as the caller wrote it and lists what it accepts."""
+    text = value.replace("_", "-") if isinstance(value, str) else None
+    if text not in choices:
+        raise InvalidOptionError(
+            f"{name}={value!r}: expected one of " + ", ".join(repr(c) for c in choices),
+            None, f"{name}: expected one of " + ", ".join(choices))
+    return text
+
+
+def _count(name: str, value: Any) -> int:
+    """A whole number >= 0, or an error naming the argument."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise InvalidOptionError(f"{name}={value!r}: expected a whole number >= 0", None,
+                                 f"{name}: expected a whole number >= 0")
+    return int(value)
+
+
+def _top(name: str, value: Optional[int]) -> int:
+    """``top``: None and 0 keep every row."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise InvalidOptionError(f"{name}={value!r}: expected None or a whole number >= 0 "
+                                 "(0 = all)", None, f"{name}: expected a whole number >= 0")
+    return int(value)
+
+
+def _shown(top: Optional[int]) -> int:
+    """Rows the printed table shows: ``top`` when given, else PRINTED_TOP."""
+    return PRINTED_TOP if top is None else int(top)
+
+
+def _min_duration_ps(ns: Any) -> int:
+    if isinstance(ns, bool) or not isinstance(ns, (int, float, np.integer, np.floating)) \
+            or not ns >= 0 or ns == float("inf"):
+        raise InvalidOptionError(f"min_duration_ns={ns!r}: expected a number of nanoseconds >= 0",
+                                 None, "min_duration_ns: expected a number >= 0")
+    return int(ns * 1000.0 + 0.5)
 
 
 def _line_column(lines: List[tuple], n: int) -> np.ndarray:

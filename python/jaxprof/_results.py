@@ -5,7 +5,9 @@ from __future__ import annotations
 import base64
 import html
 import re
-from typing import Any, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
+
+from ._optional import require
 
 __all__ = ["Result", "OpsResult", "InfoResult", "ResultJSON", "FlameResult", "SummaryResult",
            "MemoryResult", "RooflineResult"]
@@ -15,16 +17,19 @@ class Result:
     """An analysis result.
 
     ``data`` is exactly what ``jaxprof COMMAND --format json`` prints (parsed), ``rows`` a flat
-    list of dicts (one per table row) that ``to_pandas()`` turns into a DataFrame. In Jupyter
-    the result renders as an HTML table.
+    list of dicts (one per table row) that ``to_pandas()`` turns into a DataFrame. Printed (or
+    shown at a Python prompt) the result is the table ``jaxprof COMMAND`` prints; in Jupyter it
+    renders as an HTML table.
     """
 
     #: Columns shown first in tables, when present.
     _lead: Sequence[str] = ()
 
-    def __init__(self, data: Dict[str, Any]) -> None:
+    def __init__(self, data: Dict[str, Any],
+                 text: Union[None, str, Callable[[], str]] = None) -> None:
         self.data = data
         self.rows: List[Dict[str, Any]] = self._make_rows(data)
+        self._text = text
 
     def _make_rows(self, data: Dict[str, Any]) -> List[Dict[str, Any]]:
         raise NotImplementedError
@@ -48,12 +53,24 @@ class Result:
 
     def to_pandas(self) -> Any:
         """The rows as a ``pandas.DataFrame`` (needs pandas)."""
-        import pandas as pd
+        pd = require("pandas", "to_pandas()")
 
         return pd.DataFrame(self.rows, columns=self.columns())
 
+    @property
+    def text(self) -> str:
+        """The table the CLI prints for this result (rendered on first use)."""
+        if callable(self._text):
+            self._text = self._text()
+        if self._text is None:
+            return f"<{type(self).__name__}: {len(self.rows)} rows>"
+        return self._text
+
+    def __str__(self) -> str:
+        return self.text
+
     def __repr__(self) -> str:
-        return f"<{type(self).__name__}: {len(self.rows)} rows>"
+        return self.text.rstrip("\n")
 
     def _repr_html_(self, max_rows: int = 50) -> str:
         cols = self.columns()
@@ -114,9 +131,10 @@ class ResultJSON(Result):
     lists stay in ``data``; nested dicts become ``parent.child`` columns; with several
     devices (a ``devices`` list of objects holding the list) rows get ``device``/``host``."""
 
-    def __init__(self, data: Dict[str, Any], key: str) -> None:
+    def __init__(self, data: Dict[str, Any], key: str,
+                 text: Union[None, str, Callable[[], str]] = None) -> None:
         self._key = key
-        super().__init__(data)
+        super().__init__(data, text)
 
     def _make_rows(self, data: Dict[str, Any]) -> List[Dict[str, Any]]:
         items = data.get(self._key)
@@ -154,7 +172,7 @@ class FlameResult(Result):
     def __init__(self, data: Dict[str, Any], tree: Any, title: str) -> None:
         self._tree = tree
         self._title = title
-        super().__init__(data)
+        super().__init__(data, lambda: tree.table(20))
 
     def _make_rows(self, data: Dict[str, Any]) -> List[Dict[str, Any]]:
         rows: List[Dict[str, Any]] = []
@@ -220,14 +238,10 @@ class SummaryResult(Result):
     _lead = ("rule", "text", "time_ns", "share")
 
     def __init__(self, data: Dict[str, Any], text: str) -> None:
-        self.text = text
-        super().__init__(data)
+        super().__init__(data, text)
 
     def _make_rows(self, data: Dict[str, Any]) -> List[Dict[str, Any]]:
         return [dict(o) for o in data.get("observations", [])]
-
-    def __str__(self) -> str:
-        return self.text
 
     @property
     def observations(self) -> List[Dict[str, Any]]:
@@ -357,8 +371,9 @@ class RooflineResult(Result):
              "bytes_accessed", "flop_rate", "bandwidth", "intensity", "bound", "efficiency",
              "predicted_ns", "source")
 
-    def __init__(self, data: Dict[str, Any], svgs: Sequence[str]) -> None:
-        super().__init__(data)
+    def __init__(self, data: Dict[str, Any], svgs: Sequence[str],
+                 text: Optional[str] = None) -> None:
+        super().__init__(data, text)
         self._svgs = list(svgs)
 
     def _make_rows(self, data: Dict[str, Any]) -> List[Dict[str, Any]]:

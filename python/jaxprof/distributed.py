@@ -16,13 +16,14 @@ from __future__ import annotations
 import argparse
 import os
 import posixpath
+import shutil
 import sys
 import time
 import uuid
 from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 from . import _core
-from .errors import ProfileError
+from .errors import InvalidOptionError, ProfileError
 
 __all__ = ["summarize", "hosts", "partials", "list_hosts", "main"]
 
@@ -241,9 +242,12 @@ def summarize(paths_or_logdir, client=None, format: str = "table", top: int = 5,
               storage_options: Optional[dict] = None, keep_going: bool = False,
               skipped: Optional[List[Tuple[str, str, str]]] = None,
               batch: Optional[int] = None):
-    """``jaxprof summary`` of many hosts, computed on a Dask cluster: the text of the table or
-    CSV, or the JSON as a dict (``format="json"``). ``keep_going``, ``skipped``, ``batch``: as
-    in :func:`partials`."""
+    """``jaxprof summary`` of many hosts, computed on a Dask cluster: the text of the table, or
+    the JSON as a dict (``format="json"``); one screen has no single table shape for CSV.
+    ``keep_going``, ``skipped``, ``batch``: as in :func:`partials`."""
+    if format not in ("table", "json"):
+        raise InvalidOptionError(f"format={format!r}: expected 'table' or 'json'", None,
+                                 "expected 'table' or 'json'")
     merged = partials(paths_or_logdir, client=client, session=session, progress=progress,
                       storage_options=storage_options, keep_going=keep_going, skipped=skipped,
                       batch=batch)
@@ -260,7 +264,11 @@ def hosts(paths_or_logdir, client=None, format: str = "table", top: int = 20,
           progress: Optional[Callable[[int, int, float], None]] = None,
           storage_options: Optional[dict] = None, keep_going: bool = False,
           skipped: Optional[List[Tuple[str, str, str]]] = None, batch: Optional[int] = None):
-    """``jaxprof hosts`` (stragglers, step-time outliers, idle, clock offsets) on a Dask cluster."""
+    """``jaxprof hosts`` (stragglers, step-time outliers, idle, clock offsets) on a Dask cluster:
+    the text of the table or CSV, or the JSON as a dict (``format="json"``)."""
+    if format not in ("table", "json", "csv"):
+        raise InvalidOptionError(f"format={format!r}: expected 'table', 'json' or 'csv'", None,
+                                 "expected 'table', 'json' or 'csv'")
     merged = partials(paths_or_logdir, client=client, session=session, progress=progress,
                       storage_options=storage_options, keep_going=keep_going, skipped=skipped,
                       batch=batch)
@@ -291,9 +299,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--scheduler", help="Dask scheduler address (default: a LocalCluster "
                                             "sized to this machine)")
     parser.add_argument("--command", choices=["summary", "hosts"], default="summary")
-    parser.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    parser.add_argument("--format", choices=["table", "json", "csv"], default="table",
+                        help="table or json; hosts also csv (summary has no single table shape)")
     parser.add_argument("--top", type=int, default=None,
-                        help="rows per section (summary: 5; hosts: 20)")
+                        help="summary: rows per section (default 5); hosts: hosts in the table "
+                             "(0 = all; default: all, or 20 on a terminal)")
+    parser.add_argument("--wide", action="store_true", help="never cut table cells")
     parser.add_argument("--observations", type=int, default=3)
     parser.add_argument("--session", help="session to read from a log directory (default: "
                                           "newest)")
@@ -310,6 +321,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                              "most 64 hosts each)")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     args = parser.parse_args(argv)
+    if args.command == "summary" and args.format == "csv":
+        parser.error("argument --format: summary prints table or json (csv: use --command hosts)")
+    terminal = sys.stdout.isatty()
+    _core.set_table_layout(wide=args.wide,
+                           line_width=shutil.get_terminal_size().columns if terminal else 0,
+                           python=False)
     storage = {}
     for item in args.storage_option:
         key, sep, value = item.partition("=")
@@ -339,7 +356,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.output_partial:
             with open(args.output_partial, "wb") as f:
                 f.write(merged)
-        top = args.top if args.top is not None else (5 if args.command == "summary" else 20)
+            sys.stderr.write(f"jaxprof-dask: wrote {args.output_partial} "
+                             f"({_core.format_bytes(len(merged))}): merged partial summary\n")
+        if args.top is not None:
+            top = args.top
+        elif args.command == "summary":
+            top = 5
+        else:
+            top = 20 if terminal and args.format == "table" else 0
         sys.stdout.write(_core.render_partials([merged], args.command, args.format, top,
                                                args.observations))
     except (FileNotFoundError, ValueError, ProfileError) as e:

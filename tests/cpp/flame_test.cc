@@ -84,6 +84,7 @@ TEST(Flame, CpuMatmulOpWeightsEqualOpsTotals) {
   LoadedProfile lp = load(test_data("jax_cpu_matmul"));
   FlameOptions o;
   o.by = FlameBy::kOpName;
+  o.idle = true;
   FlameTree t = compute_flame(lp.profile, o);
   check_invariants(t);
   ASSERT_EQ(t.devices.size(), 1u);
@@ -183,6 +184,7 @@ TEST(Flame, TpuIdleSplitsIntoDuringAndBetweenModules) {
   FlameOptions o;
   o.by = FlameBy::kModule;
   o.device = "TPU:0";
+  o.idle = true;
   FlameTree t = compute_flame(lp.profile, o);
   check_invariants(t);
   ASSERT_EQ(t.devices.size(), 1u);
@@ -242,8 +244,16 @@ TEST(Flame, RenderersEscapeAndAddUp) {
   EXPECT_EQ(folded_frame("a;b\nc"), "a:b c");
 
   LoadedProfile lp = load(test_data("jax_cpu_8dev"));
-  FlameTree t = compute_flame(lp.profile, {});
+  // By default a device weighs its busy time: idle is 92% of this example's spans.
+  FlameTree busy = compute_flame(lp.profile, {});
+  check_invariants(busy);
+  int64_t busy_sum = 0;
+  for (const FlameDevice& d : busy.devices) busy_sum += d.busy_ps;
+  EXPECT_EQ(busy.nodes[0].total_ps, busy_sum);
+  EXPECT_EQ(render_flame_folded(busy).find("[idle"), std::string::npos);
+  FlameTree t = compute_flame(lp.profile, {.idle = true});
   check_invariants(t);
+  EXPECT_GT(t.nodes[0].total_ps, 10 * busy_sum);
   ASSERT_EQ(t.devices.size(), 8u);
   std::string folded = render_flame_folded(t);
   int64_t sum = 0;

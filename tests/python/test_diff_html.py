@@ -55,7 +55,8 @@ def pair(tmp_path):
 def render(jaxprof_bin, base, new, out: Path, *args) -> Page:
     r = diff(jaxprof_bin, base, new, "-o", out, *args)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == str(out)
+    # The file written is announced on stderr; stdout keeps only results (none here).
+    assert r.stdout == "" and f"jaxprof: wrote {out} (" in r.stderr
     page = Page()
     page.feed(out.read_text(encoding="utf-8"))
     page.close()

@@ -160,3 +160,24 @@ def test_s3_equals_local(jaxprof_bin, client, logdir, s3_server):
         capture_output=True, env=env, timeout=300)
     assert proc.returncode == 2
     assert b"nothing-here" in proc.stderr
+
+
+def test_command_line_output_rules(jaxprof_bin, client, logdir, tmp_path):
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    base = [sys.executable, "-m", "jaxprof.distributed", str(logdir), "--quiet"]
+    # summary has no CSV (as `jaxprof summary`): refused before any work, naming the option.
+    proc = subprocess.run(base + ["--format", "csv"], capture_output=True, env=env, timeout=120)
+    assert proc.returncode == 2 and b"--format" in proc.stderr
+    from jaxprof.errors import InvalidOptionError
+    with pytest.raises(InvalidOptionError, match="format='csv'"):
+        jd.summarize(str(logdir), client=client, format="csv")
+    # hosts: the CLI's table (units in the headers); -o says what it wrote.
+    out = tmp_path / "merged.partial"
+    proc = subprocess.run(base + ["--command", "hosts", "--scheduler", client.scheduler.address,
+                                  "-o", str(out)], capture_output=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
+    assert out.is_file()
+    assert f"jaxprof-dask: wrote {out} (".encode() in proc.stderr
+    text = proc.stdout.decode()
+    assert "median step (" in text and text == oc.run_cli(
+        jaxprof_bin, ["hosts", str(out)]).stdout.decode()

@@ -308,7 +308,7 @@ def test_folded_matches_independent_computation(jaxprof_bin, path, modes):
 
 def test_idle_frames_make_each_device_weigh_its_span(jaxprof_bin):
     path = ops_check.require_profile(ops_check.DATA_DIR / "jax_cpu_8dev")
-    r = run(jaxprof_bin, path, "--folded", "-")
+    r = run(jaxprof_bin, path, "--idle", "--folded", "-")
     assert r.returncode == 0, r.stderr
     per_device: Dict[str, int] = defaultdict(int)
     for stack, w in parse_folded(r.stdout).items():
@@ -360,8 +360,8 @@ def test_untrusted_names_are_escaped(jaxprof_bin, tmp_path):
     prof = tmp_path / "evil.xplane.pb"
     _hostile_profile(prof)
     svg = tmp_path / "evil.svg"
-    r = run(jaxprof_bin, prof, "--by", "module", "-o", svg, "--folded", tmp_path / "f.txt",
-            "--speedscope", tmp_path / "s.json")
+    r = run(jaxprof_bin, prof, "--by", "module", "--idle", "-o", svg, "--folded",
+            tmp_path / "f.txt", "--speedscope", tmp_path / "s.json")
     assert r.returncode == 0, r.stderr
     text = svg.read_text()
     root = _check_svg_safe(text)

@@ -75,3 +75,48 @@ def test_readme_example_runs(tmp_path: Path, capsys) -> None:
     flame = p.flame(by="op-name")
     assert flame.svg().startswith("<?xml") and "train_step" in flame.svg()
     assert "data:image/svg+xml;base64," in flame._repr_html_()
+
+
+def install_line_extras() -> list:
+    """The extras of the README's install line (`pip install ".[a,b]"`)."""
+    text = (ops_check.ROOT / "README.md").read_text()
+    section = text[text.index("## From Python"):]
+    lines = re.findall(r'^pip install (?:--\S+ )*"\.(?:\[([a-z,]+)\])?"', section, flags=re.M)
+    assert lines, "the README's Python section starts with its install line"
+    return [e for e in lines[0].split(",") if e]
+
+
+def test_readme_install_line_brings_what_the_example_needs() -> None:
+    """The ModuleNotFoundError a newcomer met: the example calls to_pandas(), so the install line
+    must bring pandas (and jax, which StepProfiler drives)."""
+    import ast
+
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads((ops_check.ROOT / "pyproject.toml").read_text())["project"]
+    requirements = list(project["dependencies"])
+    for extra in install_line_extras():
+        requirements += project["optional-dependencies"][extra]
+    installed = {re.split(r"[<>=!~ \[;]", r, maxsplit=1)[0].lower() for r in requirements}
+    code = readme_training_example()
+    needs = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            needs |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            needs.add(node.module.split(".")[0])
+    needs.discard("jaxprof")
+    if ".to_pandas()" in code:
+        needs.add("pandas")
+    if ".to_arrow()" in code:
+        needs.add("pyarrow")
+    assert needs >= {"jax", "pandas"}
+    assert needs <= installed, f"the install line misses {sorted(needs - installed)}"
+
+
+def test_to_pandas_without_pandas_says_what_to_install(monkeypatch) -> None:
+    import sys
+
+    p = jaxprof.load(ops_check.DATA_DIR / "jax_cpu_matmul.xplane.pb.gz")
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ModuleNotFoundError, match=r"jaxprof\[dataframe\]"):
+        p.ops().to_pandas()

@@ -27,7 +27,14 @@ struct CommonOptions {
   bool keep_going = false;  // commands that read host by host (add_host_by_host)
 };
 
-void add_common(CLI::App* cmd, CommonOptions& o);
+// The formats a command prints: --format accepts exactly these (the first is the default), and
+// --help lists them. An empty list adds no --format (commands that write a file instead).
+inline const std::vector<std::string> kAllFormats = {"table", "json", "csv"};
+void add_common(CLI::App* cmd, CommonOptions& o,
+                const std::vector<std::string>& formats = kAllFormats);
+// --wide: table cells are never cut (also set on every command that prints tables by
+// add_common).
+void add_wide_option(CLI::App* cmd);
 // For commands that read host by host (load_set): --keep-going, and partials as paths.
 void add_host_by_host(CLI::App* cmd, CommonOptions& o);
 // Reads the hosts one by one into partials holding `extract.parts` (load_partials.h), with a
@@ -43,6 +50,24 @@ void load(const CommonOptions& o, LoadedProfile& out, bool release_counted = fal
 OutputFormat format_of(const CommonOptions& o);
 // Writes to stdout; a closed pipe (jaxprof ... | head) is not an error.
 void write(const std::string& s);
+// Writes `content` to the file `path` and says so on stderr ("jaxprof: wrote PATH (12.3 KiB)"),
+// followed by `next` lines when given (how to open it). Throws InputError when it cannot.
+void write_file(const std::string& path, const std::string& content, const std::string& what,
+                const std::string& next = "");
+// Says on stderr that `path` was written (for files written by other code).
+void announce_written(const std::string& path, const std::string& what,
+                      const std::string& next = "");
+
+// Whether stdout is a terminal: tables written there get a default --top and fit its width.
+bool stdout_is_terminal();
+// The terminal's width in columns (0 when stdout is not a terminal).
+size_t terminal_width();
+// Rows a table shows on a terminal when --top is not given.
+inline constexpr size_t kTerminalTop = 20;
+// The --top to use: what the user gave; else kTerminalTop (or `terminal_default`) for a table on
+// a terminal; else 0 (all). JSON and CSV are always complete unless --top is given.
+size_t top_for(const CLI::Option* top_option, size_t given, OutputFormat format,
+               size_t terminal_default = kTerminalTop);
 void warn(const std::vector<std::string>& warnings);
 
 // Adds a subcommand to `app` and returns what to run when it is chosen (returns the exit code;

@@ -19,12 +19,18 @@ struct CacheOptions {
 };
 
 std::string entries_table(const std::vector<CacheEntry>& entries) {
-  Table t({"device", "op", "call key", "config", "runs", "median", "MAD", "measured at", "host"},
-          {false, false, false, false, true, true, true, false, false});
+  Table t({{"device"},
+           {"op"},
+           {"call key"},
+           {"config"},
+           {"runs", Measure::kCount},
+           {"median", Measure::kDuration},
+           {"MAD", Measure::kDuration},
+           {"measured at"},
+           {"host"}});
   for (const CacheEntry& e : entries)
-    t.add({e.key.device, e.key.op, e.key.call_key, e.config, std::to_string(e.samples_ns.size()),
-           human_duration(e.median_ns * 1000), human_duration(e.mad_ns * 1000), e.measured_at,
-           e.host});
+    t.add({e.key.device, e.key.op, e.key.call_key, e.config, e.samples_ns.size(),
+           e.median_ns * 1000, e.mad_ns * 1000, e.measured_at, e.host});
   return t.render(40) + fmt::format("{} entries\n", entries.size());
 }
 
@@ -82,9 +88,8 @@ RegisterCommand cache_command(95, [](CLI::App& app) -> std::function<int()> {
       if (o->file.empty()) {
         write(json);
       } else {
-        std::ofstream f(o->file, std::ios::binary);
-        f << json;
-        if (!f.flush()) throw InputError(o->file, "cannot write");
+        write_file(o->file, json, "autotuning cache entries (JSON)",
+                   "  `jaxprof cache import " + o->file + "` adds them to another cache\n");
       }
     } else if (imp->parsed()) {
       std::stringstream ss;

@@ -27,13 +27,16 @@ RegisterCommand collectives_command(60, [](CLI::App& app) -> std::function<int()
   add_common(cmd, o->common);
   add_host_by_host(cmd, o->common);
   cmd->add_option("--device", o->device, "Only devices whose name contains this (or re:REGEX)");
-  cmd->add_option("--top", o->top, "Show the N collective ops with the most time (0 = all)");
+  auto* top =
+      cmd->add_option("--top", o->top,
+                      "Show the N collective ops with the most time (0 = all; default: all, or " +
+                          std::to_string(kTerminalTop) + " in a table on a terminal)");
   cmd->add_flag("--instances", o->instances,
                 "JSON: list every instance (one execution on all devices of a group)");
-  return [o]() {
+  return [o, top]() {
     CollectivesOptions c;
     c.filter.device = o->device;
-    c.top = o->top;
+    c.top = top_for(top, o->top, format_of(o->common));
     c.instances = o->instances;
     EventFilter check(c.filter);
     PartialExtractOptions extract;

@@ -9,7 +9,7 @@ namespace {
 RegisterCommand compile_command(30, [](CLI::App& app) -> std::function<int()> {
   struct Options {
     CommonOptions common;
-    size_t top_steps = 0;
+    size_t top_steps = 0, top = 0;
     bool passes_only = false;
   };
   auto o = std::make_shared<Options>();
@@ -23,17 +23,21 @@ RegisterCommand compile_command(30, [](CLI::App& app) -> std::function<int()> {
   add_host_by_host(cmd, o->common);
   cmd->add_option("--top-steps", o->top_steps,
                   "Keep the N largest steps (event names) per compile in JSON/CSV (0 = all)");
+  auto* top = cmd->add_option(
+      "--top", o->top,
+      "Table: list the N modules with the most compile time and detail the N longest compiles "
+      "(0 = all; default: all, or 5 on a terminal)");
   cmd->add_flag("--passes-only", o->passes_only,
                 "Steps are HLO passes alone (no module or program id in their names), with totals "
                 "per pass over every compile");
-  return [o]() {
+  return [o, top]() {
     LoadedPartials loaded;
     load_set(o->common, kPartCompile, loaded);
     CompileOptions options;
     options.top_steps = o->top_steps;
     options.passes_only = o->passes_only;
     CompileResult r = compile_from_partials(loaded.set, options);
-    write(render_compile(r, format_of(o->common)));
+    write(render_compile(r, format_of(o->common), top_for(top, o->top, format_of(o->common), 5)));
     return 0;
   };
 });

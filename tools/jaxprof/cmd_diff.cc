@@ -1,5 +1,4 @@
 // jaxprof diff: what changed between two profiles of the same program, and is it beyond noise.
-#include <fstream>
 
 #include "diff_inputs.h"
 #include "jaxprof/render/diff_render.h"
@@ -37,6 +36,7 @@ RegisterCommand diff_command(80, [](CLI::App& app) -> std::function<int()> {
                   "table)")
       ->check(CLI::IsMember({"table", "json", "csv", "html"}));
   cmd->add_option("-o,--output", o->output, "Write to this file instead of stdout");
+  add_wide_option(cmd);
   cmd->add_option("--title", o->title, "HTML page title (default: jaxprof diff)");
   cmd->add_option("--alpha", o->alpha, "Significance level of the test")
       ->check(CLI::Range(0.0, 1.0))
@@ -81,11 +81,8 @@ RegisterCommand diff_command(80, [](CLI::App& app) -> std::function<int()> {
       write(text);
       return 0;
     }
-    std::ofstream file(o->output, std::ios::binary | std::ios::trunc);
-    file.write(text.data(), static_cast<std::streamsize>(text.size()));
-    file.close();
-    if (!file) throw InputError(o->output, "cannot write the diff");
-    write(o->output + "\n");
+    write_file(o->output, text, format == "html" ? "HTML diff" : format + " diff",
+               format == "html" ? "  open it in a web browser\n" : "");
     return 0;
   };
 });

@@ -21,7 +21,7 @@ RegisterCommand export_command(90, [](CLI::App& app) -> std::function<int()> {
       "a 'modules' track, and the op lines with each op's HLO name, JAX op path, source line,\n"
       "category and collective bandwidth in its args. Open the file in ui.perfetto.dev.\n"
       "See docs/export.md.");
-  add_common(cmd, o->common);
+  add_common(cmd, o->common, /*formats=*/{});  // the file is the output
   cmd->add_option("--perfetto", o->perfetto, "Output file (*.json or *.json.gz)")->required();
   return [o]() {
     LoadedProfile loaded;
@@ -29,10 +29,12 @@ RegisterCommand export_command(90, [](CLI::App& app) -> std::function<int()> {
     PerfettoSummary s = write_perfetto_file(loaded.profile, o->perfetto);
     warn(loaded.profile.warnings);
     for (const std::string& n : s.notes) std::fprintf(stderr, "jaxprof: note: %s\n", n.c_str());
-    write(fmt::format(
-        "wrote {}: {} devices, {} op events, {} category segments, {} module executions, {} "
-        "collective events with bandwidth\n",
-        o->perfetto, s.devices, s.op_events, s.segments, s.executions, s.collective_events));
+    announce_written(
+        o->perfetto,
+        fmt::format("Perfetto/Chrome trace, {} devices, {} op events, {} category segments, {} "
+                    "module executions, {} collective events with bandwidth",
+                    s.devices, s.op_events, s.segments, s.executions, s.collective_events),
+        "  open https://ui.perfetto.dev and use \"Open trace file\" (or `jaxprof view`)\n");
     return 0;
   };
 });

@@ -1,6 +1,5 @@
 // jaxprof flame: device time by source line, JAX op path or module, as a flamegraph.
 #include <cstdio>
-#include <fstream>
 
 #include "cli_common.h"
 #include "jaxprof/analysis/flame.h"
@@ -14,15 +13,12 @@ namespace jaxprof::cli {
 namespace {
 
 // "-" is stdout, so that `--folded - | flamegraph.pl` works.
-void write_output(const std::string& path, const std::string& text) {
-  if (path == "-") {
+void write_output(const std::string& path, const std::string& text, const std::string& what,
+                  const std::string& next) {
+  if (path == "-")
     write(text);
-    return;
-  }
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(text.data(), static_cast<std::streamsize>(text.size()));
-  f.close();
-  if (!f) throw InputError(path, "cannot write the output file");
+  else
+    write_file(path, text, what, next);
 }
 
 RegisterCommand flame_command(40, [](CLI::App& app) -> std::function<int()> {
@@ -30,7 +26,7 @@ RegisterCommand flame_command(40, [](CLI::App& app) -> std::function<int()> {
     CommonOptions common;
     std::string by = "source", device, svg, folded, speedscope, title;
     size_t top = 20;
-    bool no_idle = false;
+    bool idle = false, no_idle = false;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
@@ -51,8 +47,11 @@ RegisterCommand flame_command(40, [](CLI::App& app) -> std::function<int()> {
                   "Write folded stacks ('frame;frame weight_ps' lines) here ('-' = stdout)");
   cmd->add_option("--speedscope", o->speedscope,
                   "Write a speedscope JSON profile here ('-' = stdout)");
-  cmd->add_flag("--no-idle", o->no_idle,
-                "Leave out the idle frames (a device then weighs its busy time, not its span)");
+  cmd->add_flag("--idle", o->idle,
+                "Add idle frames ([idle during modules], [idle between modules]): a device then "
+                "weighs its span, not its busy time");
+  // The default since idle frames went out by default; still accepted.
+  cmd->add_flag("--no-idle", o->no_idle, "")->group("");
   cmd->add_option("--title", o->title, "SVG title (default: the profile path)");
   cmd->add_option("--top", o->top, "Stacks per device in the table (0 = all)")
       ->capture_default_str();
@@ -60,7 +59,8 @@ RegisterCommand flame_command(40, [](CLI::App& app) -> std::function<int()> {
     FlameOptions options;
     parse_flame_by(o->by, options.by);
     options.device = o->device;
-    options.idle = !o->no_idle;
+    if (o->idle && o->no_idle) throw InputError("", "--idle and --no-idle contradict each other");
+    options.idle = o->idle;
     LoadedProfile loaded;
     load(o->common, loaded);
     FlameTree tree = compute_flame(loaded.profile, options);
@@ -70,10 +70,15 @@ RegisterCommand flame_command(40, [](CLI::App& app) -> std::function<int()> {
     if (!o->svg.empty()) {
       FlameSvgOptions svg;
       svg.title = o->title.empty() ? "jaxprof flame: " + o->common.paths.front() : o->title;
-      write_output(o->svg, render_flame_svg(tree, svg));
+      write_output(o->svg, render_flame_svg(tree, svg), "interactive SVG flamegraph",
+                   "  open it in a web browser (hover for times, click a frame to zoom)\n");
     }
-    if (!o->folded.empty()) write_output(o->folded, render_flame_folded(tree));
-    if (!o->speedscope.empty()) write_output(o->speedscope, render_flame_speedscope(tree));
+    if (!o->folded.empty())
+      write_output(o->folded, render_flame_folded(tree), "folded stacks (weights in ps)",
+                   "  feed it to flamegraph.pl or inferno-flamegraph\n");
+    if (!o->speedscope.empty())
+      write_output(o->speedscope, render_flame_speedscope(tree), "speedscope profile",
+                   "  open https://www.speedscope.app and drop the file on it\n");
     if (!files) write(render_flame(tree, format_of(o->common), o->top));
     return 0;
   };

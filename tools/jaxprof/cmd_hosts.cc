@@ -9,7 +9,7 @@ namespace {
 RegisterCommand hosts_command(98, [](CLI::App& app) -> std::function<int()> {
   struct Options {
     CommonOptions common;
-    size_t top = 20;
+    size_t top = 0;
     double outlier_score = 3.5;
   };
   auto o = std::make_shared<Options>();
@@ -24,15 +24,18 @@ RegisterCommand hosts_command(98, [](CLI::App& app) -> std::function<int()> {
       "are read one at a time. See docs/multihost.md.");
   add_common(cmd, o->common);
   add_host_by_host(cmd, o->common);
-  cmd->add_option("--top", o->top, "Hosts shown in the table (0 = all)")->capture_default_str();
+  auto* top = cmd->add_option("--top", o->top,
+                              "Hosts shown in the table (0 = all; default: all, or " +
+                                  std::to_string(kTerminalTop) + " on a terminal)");
   cmd->add_option("--outlier-score", o->outlier_score,
                   "Robust z-score of a host's median step time above which it is slow")
       ->capture_default_str();
-  return [o]() {
+  return [o, top]() {
     LoadedPartials loaded;
     load_set(o->common, kPartTimeline | kPartExecutions | kPartSteps | kPartCollectives, loaded);
     HostsResult r = hosts_from_partials(loaded.set, {.outlier_score = o->outlier_score});
-    write(render_hosts(r, format_of(o->common), o->top));
+    const OutputFormat format = format_of(o->common);
+    write(render_hosts(r, format, top_for(top, o->top, format)));
     return 0;
   };
 });

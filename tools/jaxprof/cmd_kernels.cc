@@ -33,14 +33,16 @@ RegisterCommand kernels_command(65, [](CLI::App& app) -> std::function<int()> {
   cmd->add_option("--match", o->match, "Only kernels whose name matches this RE2 regex");
   cmd->add_option("--min-duration", o->min_duration_ns, "Only launches at least this long (ns)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--top", o->top, "Show the N kernels with the most time (0 = all)");
-  return [o]() {
+  auto* top = cmd->add_option("--top", o->top,
+                              "Show the N kernels with the most time (0 = all; default: all, or " +
+                                  std::to_string(kTerminalTop) + " in a table on a terminal)");
+  return [o, top]() {
     KernelsOptions k;
     k.filter.device = o->device;
     k.filter.prefix = o->prefix;
     k.filter.match = o->match;
     k.filter.min_duration_ps = static_cast<int64_t>(o->min_duration_ns * 1000.0 + 0.5);
-    k.top = o->top;
+    k.top = top_for(top, o->top, format_of(o->common));
     EventFilter check(k.filter);  // reject a bad regex before loading anything
     if (names_partials(o->common.paths) && k.filter.min_duration_ps > 0)
       throw InputError(o->common.paths.front(),

@@ -35,13 +35,15 @@ RegisterCommand ops_command(20, [](CLI::App& app) -> std::function<int()> {
   cmd->add_option("--match", o->match, "Only events whose name matches this RE2 regex (anywhere)");
   cmd->add_option("--min-duration", o->min_duration_ns, "Only events at least this long (ns)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--top", o->top, "Show the N largest groups per device (0 = all)");
+  auto* top = cmd->add_option("--top", o->top,
+                              "Show the N largest groups per device (0 = all; default: all, or " +
+                                  std::to_string(kTerminalTop) + " in a table on a terminal)");
   cmd->add_option("--max-events", o->max_events,
                   "Stop counting after N selected events, with a warning (0 = no cap)");
   cmd->add_flag("--by-program", o->by_program,
                 "hlo-op groups: one row per program, not per module name (programs that share a "
                 "name, e.g. one function jitted for several shapes, are merged by default)");
-  return [o]() {
+  return [o, top]() {
     OpsOptions ops;
     parse_group_by(o->group_by, ops.group_by);
     ops.filter.device = o->device;
@@ -49,7 +51,7 @@ RegisterCommand ops_command(20, [](CLI::App& app) -> std::function<int()> {
     ops.filter.match = o->match;
     ops.filter.min_duration_ps = static_cast<int64_t>(o->min_duration_ns * 1000.0 + 0.5);
     ops.filter.max_events = o->max_events;
-    ops.top = o->top;
+    ops.top = top_for(top, o->top, format_of(o->common));
     ops.by_program = o->by_program;
     EventFilter check(ops.filter);  // reject a bad regex before loading anything
     OpsResult r;

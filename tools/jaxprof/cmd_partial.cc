@@ -1,5 +1,7 @@
 // jaxprof partial: each host's partial summary (docs/multihost.md), for merging later or
 // elsewhere: every command that reports on whole profiles takes partial files as profiles.
+#include <fmt/format.h>
+
 #include <filesystem>
 
 #include "cli_common.h"
@@ -28,7 +30,7 @@ RegisterCommand partial_command(97, [](CLI::App& app) -> std::function<int()> {
       "host, <session>.partial for several. Hosts are read one at a time (--threads at once), so\n"
       "memory stays near the largest host's. Partials given as input are merged. See\n"
       "docs/multihost.md.");
-  add_common(cmd, o->common);
+  add_common(cmd, o->common, /*formats=*/{});  // writes partial files, prints no table
   add_host_by_host(cmd, o->common);
   cmd->add_option("-o,--output", o->output, "Partial file, or directory for one file per host");
   return [o]() {
@@ -56,13 +58,14 @@ RegisterCommand partial_command(97, [](CLI::App& app) -> std::function<int()> {
       for (const HostPartial& h : hosts) {
         std::string path = (fs::path(out) / (h.host + ".partial")).string();
         save_partial_file(path, write_partial_file({&h}));
-        write(path + "\n");
+        announce_written(path, "partial summary of host " + h.host);
       }
     } else {
       std::vector<const HostPartial*> all;
       for (const HostPartial& h : hosts) all.push_back(&h);
       save_partial_file(out, write_partial_file(all));
-      write(out + "\n");
+      announce_written(
+          out, fmt::format("partial summary of {} host{}", all.size(), all.size() == 1 ? "" : "s"));
     }
     return 0;
   };

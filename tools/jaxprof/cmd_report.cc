@@ -1,6 +1,5 @@
 // jaxprof report: every analysis in one self-contained HTML file.
 #include <filesystem>
-#include <fstream>
 
 #include "cli_common.h"
 #include "jaxprof/error.h"
@@ -34,7 +33,7 @@ RegisterCommand report_command(90, [](CLI::App& app) -> std::function<int()> {
   cmd->footer(
       "Default output: <profile stem>.report.html in the current directory. See "
       "docs/report.md.");
-  add_common(cmd, o->common);
+  add_common(cmd, o->common, /*formats=*/{});  // always HTML
   cmd->add_option("-o,--output", o->output, "HTML file to write");
   cmd->add_option("--title", o->title, "Page title (default: jaxprof report: <profile>)");
   cmd->add_option("--top", o->top, "Rows per table")->capture_default_str();
@@ -48,11 +47,9 @@ RegisterCommand report_command(90, [](CLI::App& app) -> std::function<int()> {
     std::string html = render_html_report(loaded.profile, options);
     warn(loaded.profile.warnings);
     std::string out = o->output.empty() ? profile_stem(options.source) + ".report.html" : o->output;
-    std::ofstream f(out, std::ios::binary | std::ios::trunc);
-    f.write(html.data(), static_cast<std::streamsize>(html.size()));
-    f.close();
-    if (!f) throw InputError(out, "cannot write the report");
-    write(out + "\n");
+    write_file(out, html, "HTML report",
+               "  open it in a web browser (one self-contained file: it can be mailed or "
+               "attached)\n");
     return 0;
   };
 });

@@ -1,8 +1,6 @@
 // jaxprof roofline: is each op as fast as the hardware allows, and what bounds it?
 #include <fmt/format.h>
 
-#include <fstream>
-
 #include "cli_common.h"
 #include "jaxprof/analysis/peaks_table.h"
 #include "jaxprof/analysis/roofline.h"
@@ -51,7 +49,9 @@ RegisterCommand roofline_command(28, [](CLI::App& app) -> std::function<int()> {
   cmd->add_option("--match", o->match, "Only events whose name matches this RE2 regex (anywhere)");
   cmd->add_option("--min-duration", o->min_duration_ns, "Only events at least this long (ns)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--top", o->top, "Show the N longest ops per device (0 = all)");
+  auto* top = cmd->add_option("--top", o->top,
+                              "Show the N longest ops per device (0 = all; default: all, or " +
+                                  std::to_string(kTerminalTop) + " in a table on a terminal)");
   cmd->add_option("--peak-tflops", o->peak_tflops,
                   "Peak TFLOP/s, as TYPE=N for one compute type (vector, fp64, fp32, tf32, bf16, "
                   "fp16, fp8, int8) or N for all; repeatable; overrides stats and table");
@@ -68,7 +68,7 @@ RegisterCommand roofline_command(28, [](CLI::App& app) -> std::function<int()> {
   cmd->add_option("--svg", o->svg,
                   "Also write the roofline chart of each device to this SVG file (one chart "
                   "under another)");
-  return [o]() {
+  return [o, top]() {
     RooflineOptions opts;
     opts.filter.device = o->device;
     opts.filter.prefix = o->prefix;
@@ -93,13 +93,10 @@ RegisterCommand roofline_command(28, [](CLI::App& app) -> std::function<int()> {
     warn(loaded.profile.warnings);
     warn(r.warnings);
     if (!o->svg.empty()) {
-      const std::string svg = roofline_svg_stack(r.devices);
-      std::ofstream out(o->svg, std::ios::binary);
-      if (!out || !out.write(svg.data(), static_cast<std::streamsize>(svg.size())))
-        throw InputError(o->svg, "cannot write the SVG file");
-      std::fprintf(stderr, "jaxprof: wrote %s\n", o->svg.c_str());
+      write_file(o->svg, roofline_svg_stack(r.devices), "roofline chart (SVG)");
     }
-    write(render_roofline(r, format_of(o->common)));
+    const OutputFormat format = format_of(o->common);
+    write(render_roofline(r, format, o->top ? 0 : top_for(top, 0, format)));
     return 0;
   };
 });

@@ -18,7 +18,8 @@ RegisterCommand summary_command(5, [](CLI::App& app) -> std::function<int()> {
       "One screen: device time and idle share, top modules, ops, collectives, compile time, and "
       "the observations most worth acting on (default: `jaxprof PATH`)");
   cmd->footer("See docs/summary.md for the sections and the observation rules.");
-  add_common(cmd, o->common);
+  // One screen has no single table shape: JSON carries every section.
+  add_common(cmd, o->common, {"table", "json"});
   add_host_by_host(cmd, o->common);
   cmd->add_option("--top", o->top, "Rows per section")->capture_default_str();
   cmd->add_option("--observations", o->observations, "Observations shown")->capture_default_str();

@@ -189,7 +189,7 @@ RegisterCommand view_command(95, [](CLI::App& app) -> std::function<int()> {
       "The trace is what `jaxprof export --perfetto` writes. --serve answers on 127.0.0.1 only,\n"
       "with CORS for ui.perfetto.dev, and stops once the trace was downloaded (or after\n"
       "--serve-for seconds). See docs/cli.md.");
-  add_common(cmd, o->common);
+  add_common(cmd, o->common, /*formats=*/{});
   cmd->add_option("-o,--output", o->output,
                   "Trace file (default: <capture dir>/<host>.perfetto.json.gz)");
   cmd->add_flag("--serve", o->serve, "Serve the trace to ui.perfetto.dev from 127.0.0.1");

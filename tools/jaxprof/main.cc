@@ -48,6 +48,8 @@ int main(int argc, char** argv) {
     runners.emplace_back(app.get_subcommands({})[before], std::move(run));
   }
 
+  // Tables on a terminal fit its width (--wide turns this off while parsing).
+  jaxprof::set_table_layout({.wide = false, .line_width = terminal_width()});
   if (argc == 1) {
     std::fputs(app.help().c_str(), stderr);
     return kExitBadInput;

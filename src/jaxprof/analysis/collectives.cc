@@ -550,6 +550,7 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
   auto by_time = [](const auto& a, const auto& b) { return a.total_ps > b.total_ps; };
   std::stable_sort(result.ops.begin(), result.ops.end(), by_time);
   std::stable_sort(result.sizes.begin(), result.sizes.end(), by_time);
+  result.ops_total = result.ops.size();
   if (options.top > 0 && result.ops.size() > options.top) result.ops.resize(options.top);
   std::stable_sort(result.instances.begin(), result.instances.end(),
                    [](const CollectiveInstance& a, const CollectiveInstance& b) {

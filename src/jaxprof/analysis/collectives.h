@@ -118,6 +118,7 @@ struct CollectiveDevice {
 struct CollectivesResult {
   std::string convention = kBandwidthConvention;
   std::vector<CollectiveOp> ops;      // by total time, descending
+  size_t ops_total = 0;               // ops before --top kept the largest
   std::vector<CollectiveSize> sizes;  // by total time, descending
   std::vector<CollectiveDevice> devices;
   std::vector<CollectiveInstance> instances;  // only with options.instances; by start

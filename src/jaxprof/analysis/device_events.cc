@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "jaxprof/analysis/natural_order.h"
 #include "jaxprof/model/op_lines.h"
 
 namespace jaxprof {
@@ -11,6 +12,20 @@ namespace jaxprof {
 bool is_op_line(const Profile& profile, const Line& line) {
   return is_op_line_name(profile.str(line.name));
 }
+
+namespace {
+
+// Hosts in load order, each host's devices in natural order (GPU:2 before GPU:10).
+std::vector<DeviceLines> in_natural_order(const Profile& profile, std::vector<DeviceLines> out) {
+  std::stable_sort(out.begin(), out.end(), [&](const DeviceLines& a, const DeviceLines& b) {
+    uint32_t ha = profile.planes[a.plane].host, hb = profile.planes[b.plane].host;
+    if (ha != hb) return ha < hb;
+    return natural_less(a.name, b.name);
+  });
+  return out;
+}
+
+}  // namespace
 
 std::vector<DeviceLines> op_devices(const Profile& profile) {
   std::vector<DeviceLines> out;
@@ -26,7 +41,7 @@ std::vector<DeviceLines> op_devices(const Profile& profile) {
     }
     if (!d.lines.empty()) out.push_back(std::move(d));
   }
-  if (!out.empty()) return out;
+  if (!out.empty()) return in_natural_order(profile, std::move(out));
 
   for (uint32_t pi = 0; pi < profile.planes.size(); ++pi) {
     const Plane& plane = profile.planes[pi];
@@ -73,7 +88,7 @@ std::vector<DeviceLines> op_devices(const Profile& profile) {
       out.push_back(std::move(d));
     }
   }
-  return out;
+  return in_natural_order(profile, std::move(out));
 }
 
 }  // namespace jaxprof

@@ -39,7 +39,8 @@ struct DeviceLines {
 
 bool is_op_line(const Profile& profile, const Line& line);
 
-// Devices with at least one op event, in plane order (hosts in load order). When no /device:
+// Devices with at least one op event: hosts in load order, each host's devices in natural order
+// (GPU:2 before GPU:10, whatever order the file stores planes in). When no /device:
 // plane has op events, the /host:CPU planes with hlo_op events are the devices (CPU backend).
 std::vector<DeviceLines> op_devices(const Profile& profile);
 

@@ -19,9 +19,11 @@ std::unique_ptr<RE2> compile(const std::string& pattern, const char* option) {
 }  // namespace
 
 EventFilter::EventFilter(const EventFilterSpec& spec) : spec_(spec) {
-  if (!spec_.match.empty()) match_ = compile(spec_.match, "--match");
-  if (spec_.device.starts_with("re:")) device_re_ = compile(spec_.device.substr(3), "--device");
-  if (spec_.min_duration_ps < 0) throw InputError("", "--min-duration must not be negative");
+  if (!spec_.match.empty()) match_ = compile(spec_.match, spec_.names.match.c_str());
+  if (spec_.device.starts_with("re:"))
+    device_re_ = compile(spec_.device.substr(3), spec_.names.device.c_str());
+  if (spec_.min_duration_ps < 0)
+    throw InputError("", spec_.names.min_duration + " must not be negative");
 }
 
 bool EventFilter::keeps_device(std::string_view plane_name) const {

@@ -16,6 +16,11 @@ struct EventFilterSpec {
   int64_t min_duration_ps = 0;  // keep events at least this long
   std::string device;           // plane name substring, or "re:REGEX"
   uint64_t max_events = 0;      // 0 = no cap; else stop after this many events (warned)
+  // How the caller spells these options, for error messages: the CLI's flags by default, the
+  // Python keyword arguments ("match=") from the Python package.
+  struct Names {
+    std::string match = "--match", device = "--device", min_duration = "--min-duration";
+  } names;
 };
 
 class EventFilter {

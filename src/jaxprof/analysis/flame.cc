@@ -237,12 +237,14 @@ class TreeBuilder {
       n.total_ps = n.self_ps;
       for (uint32_t c : n.children) n.total_ps += t_.nodes[c].total_ps;
     }
+    // Devices stay in the order they were added (natural order); other frames heaviest first.
     for (FlameNode& n : t_.nodes)
-      std::sort(n.children.begin(), n.children.end(), [&](uint32_t a, uint32_t b) {
-        const FlameNode &x = t_.nodes[a], &y = t_.nodes[b];
-        if (x.total_ps != y.total_ps) return x.total_ps > y.total_ps;
-        return x.name < y.name;
-      });
+      if (n.kind != FrameKind::kRoot)
+        std::sort(n.children.begin(), n.children.end(), [&](uint32_t a, uint32_t b) {
+          const FlameNode &x = t_.nodes[a], &y = t_.nodes[b];
+          if (x.total_ps != y.total_ps) return x.total_ps > y.total_ps;
+          return x.name < y.name;
+        });
   }
 
  private:

@@ -31,7 +31,8 @@ struct FlameOptions {
   std::string device;  // plane name substring, or re:REGEX (as for ops)
   // Idle frames, so that a device's frame weighs its span: "[idle during modules]" and
   // "[idle between modules]" from its module executions, or "[idle]" when those are unknown.
-  bool idle = true;
+  // Off by default: idle is often most of a span and would crowd out the ops (`flame --idle`).
+  bool idle = false;
 };
 
 struct FlameNode {

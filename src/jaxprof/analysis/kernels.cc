@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "jaxprof/analysis/device_events.h"
+#include "jaxprof/analysis/natural_order.h"
 #include "jaxprof/analysis/memory_op.h"
 #include "jaxprof/analysis/partial_build.h"
 
@@ -243,6 +244,8 @@ KernelsResult kernels_from_partials(const PartialSet& set, const KernelsOptions&
     }
   }
 
+  std::stable_sort(result.devices.begin(), result.devices.end(),
+                   [](const std::string& a, const std::string& b) { return natural_less(a, b); });
   for (auto& [name, a] : groups) {
     KernelGroup& g = result.kernels.emplace_back();
     g.name = std::string(name);
@@ -283,6 +286,7 @@ KernelsResult kernels_from_partials(const PartialSet& set, const KernelsOptions&
               if (x.total_ps != y.total_ps) return x.total_ps > y.total_ps;
               return x.name < y.name;
             });
+  result.kernels_total = result.kernels.size();
   if (options.top > 0 && result.kernels.size() > options.top) result.kernels.resize(options.top);
 
   if (result.kernel_events == 0) {
@@ -294,8 +298,10 @@ KernelsResult kernels_from_partials(const PartialSet& set, const KernelsOptions&
       if (host_cpu) result.no_gpu_reason += " (it is a CPU-backend or host-only profile)";
     } else if (!planes) {
       std::string list;
-      for (std::string_view d : other_devices)
-        list += (list.empty() ? "" : ", ") + std::string(d);
+      std::vector<std::string> others(other_devices.begin(), other_devices.end());
+      std::sort(others.begin(), others.end(),
+                [](const std::string& a, const std::string& b) { return natural_less(a, b); });
+      for (const std::string& d : others) list += (list.empty() ? "" : ", ") + d;
       result.no_gpu_reason = "no GPU kernels: the profile's devices are " + list +
                              " (use `jaxprof ops` for their op times)";
     } else {

@@ -47,6 +47,7 @@ struct KernelsResult {
   uint64_t kernel_events = 0;
   int64_t total_ps = 0;
   std::vector<KernelGroup> kernels;  // by total time, descending, then name
+  size_t kernels_total = 0;          // kernels before --top kept the largest
   // Set when the profile holds no GPU kernels: says what it has instead.
   std::string no_gpu_reason;
   std::vector<std::string> warnings;

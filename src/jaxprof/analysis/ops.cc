@@ -413,6 +413,7 @@ OpsResult ops_from_partials(const PartialSet& set, const OpsOptions& options) {
       if (a.module != b.module) return a.module < b.module;
       return a.program_ids < b.program_ids;
     });
+    out.groups_total = out.groups.size();
     if (options.top > 0 && out.groups.size() > options.top) out.groups.resize(options.top);
     result.devices.push_back(std::move(out));
   }

@@ -64,6 +64,7 @@ struct DeviceOps {
   // the timeline's (host-aligned) clock. busy_ps and span_ps are always on the timeline clock.
   uint64_t device_clock_events = 0;
   std::vector<OpGroup> groups;
+  size_t groups_total = 0;  // groups before --top kept the largest
 };
 
 struct OpsResult {

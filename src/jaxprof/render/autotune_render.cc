@@ -73,21 +73,28 @@ std::string table(const AutotuneReport& r) {
   if (r.candidates.empty())
     return fmt::format("no candidate matches '{}' (try `jaxprof modules` or `jaxprof ops`)\n",
                        r.pattern);
-  Table t({"rank", "id", "name", "runs", "median", "mean", "MAD", "95% CI of median", "vs best",
-           "warm-up"},
-          {true, false, false, true, true, true, true, false, true, true});
+  Table t({{"rank", Measure::kCount},
+           {"id"},
+           {"name"},
+           {"runs", Measure::kCount},
+           {"median", Measure::kDuration},
+           {"mean", Measure::kDuration},
+           {"MAD", Measure::kDuration},
+           {"95% CI of median", Measure::kLabel},
+           {"vs best", Measure::kLabel},
+           {"warm-up", Measure::kCount}});
   for (size_t i = 0; i < r.candidates.size(); ++i) {
     const CandidateTiming& c = r.candidates[i];
-    std::string vs = c.samples_ps.empty() || r.winner < 0
-                         ? std::string("-")
+    bool none = c.samples_ps.empty();
+    std::string vs = none || r.winner < 0
+                         ? std::string(kUnknownText)
                          : fmt::format("{:.2f}x", c.median_ps / r.candidates[0].median_ps);
-    t.add({std::to_string(i + 1), c.id, c.names.empty() ? "" : c.names[0],
-           std::to_string(c.samples_ps.size()), human_duration(c.median_ps),
-           human_duration(c.mean_ps), human_duration(c.mad_ps),
-           c.samples_ps.empty()
-               ? std::string("-")
-               : human_duration(c.ci_low_ps) + " - " + human_duration(c.ci_high_ps),
-           vs, std::to_string(c.warmup_samples_ps.size())});
+    t.add({i + 1, c.id, c.names.empty() ? "" : c.names[0], c.samples_ps.size(),
+           none ? Cell::unknown() : Cell(c.median_ps), none ? Cell::unknown() : Cell(c.mean_ps),
+           none ? Cell::unknown() : Cell(c.mad_ps),
+           none ? std::string(kUnknownText)
+                : human_duration(c.ci_low_ps) + " - " + human_duration(c.ci_high_ps),
+           vs, c.warmup_samples_ps.size()});
   }
   std::string out = t.render(40) + "\n";
   if (r.winner < 0) return out + "no winner: no candidate has steady-state samples\n";

@@ -11,7 +11,6 @@ namespace {
 
 // Bandwidth is unknown (null) when the message size is.
 std::string json_bw(double v, uint64_t bytes) { return bytes == 0 ? "null" : number(v); }
-std::string text_bw(double v, uint64_t bytes) { return bytes == 0 ? "" : fmt::format("{:.4g}", v); }
 
 std::string json_traits(const CollectiveTraits& t) {
   return fmt::format("\"size_correction\": {}, \"bus_factor\": {}", number(t.size_correction),
@@ -109,21 +108,29 @@ std::string csv(const CollectivesResult& r) {
   return out;
 }
 
-std::string human_bytes(uint64_t b) {
-  if (b == 0) return "?";
-  if (b < 10000) return fmt::format("{} B", b);
-  if (b < 10000000) return fmt::format("{:.1f} KiB", static_cast<double>(b) / 1024);
-  if (b < (uint64_t{1} << 30)) return fmt::format("{:.1f} MiB", static_cast<double>(b) / (1 << 20));
-  return fmt::format("{:.2f} GiB", static_cast<double>(b) / (1 << 30));
+// Unknown (0 in the analysis: no operand shapes) sizes and bandwidths print as unknown.
+Cell size_cell(uint64_t bytes) {
+  return bytes ? Cell(static_cast<double>(bytes)) : Cell::unknown();
 }
+Cell bw_cell(double gbps, uint64_t bytes) { return bytes ? Cell(gbps) : Cell::unknown(); }
 
 std::string table(const CollectivesResult& r) {
   if (r.ops.empty()) return "no collective ops found\n";
-  auto dur = [](int64_t ps) { return human_duration(static_cast<double>(ps)); };
   std::string out = "Collectives (bandwidth: " + r.convention + ")\n";
-  Table t({"op", "opcode", "module", "N", "size", "count", "total", "mean", "exposed", "hidden",
-           "algbw GB/s", "busbw GB/s", "wait", "late most"},
-          {false, false, false, true, true, true, true, true, true, true, true, true, true, false});
+  Table t({{"op"},
+           {"opcode"},
+           {"module"},
+           {"N", Measure::kLabel},
+           {"size", Measure::kBytes},
+           {"count", Measure::kCount},
+           {"total", Measure::kDuration},
+           {"mean", Measure::kDuration},
+           {"exposed", Measure::kDuration},
+           {"hidden", Measure::kDuration},
+           {"algbw", Measure::kBandwidth},
+           {"busbw", Measure::kBandwidth},
+           {"wait", Measure::kDuration},
+           {"late most"}});
   // Ops of programs that share a module name read alike: such rows say which program they are.
   std::vector<std::string> labels, tellers;
   for (const CollectiveOp& o : r.ops) {
@@ -140,35 +147,46 @@ std::string table(const CollectivesResult& r) {
     t.add({o.name + apart[oi].substr(labels[oi].size()), o.opcode + (o.async ? " (async)" : ""),
            o.module,
            std::to_string(o.group_size) + (o.group_size_from_devices ? "*" : ""),
-           human_bytes(o.message_bytes), std::to_string(o.count), dur(o.total_ps),
-           human_duration(o.mean_ps), dur(o.exposed_ps), dur(o.hidden_ps),
-           text_bw(o.algbw_gbps, o.message_bytes), text_bw(o.busbw_gbps, o.message_bytes),
-           dur(o.wait_total_ps), late});
+           size_cell(o.message_bytes), o.count, o.total_ps, o.mean_ps, o.exposed_ps, o.hidden_ps,
+           bw_cell(o.algbw_gbps, o.message_bytes), bw_cell(o.busbw_gbps, o.message_bytes),
+           o.wait_total_ps, late});
   }
   out += t.render(48);
+  if (r.ops_total > r.ops.size())
+    out += more_rows_line(r.ops.size(), r.ops_total, "collective ops");
   out += "\nPer collective and size\n";
-  Table s({"opcode", "N", "size", "ops", "count", "total", "mean", "exposed", "algbw GB/s",
-           "busbw GB/s", "bus factor"},
-          {false, true, true, true, true, true, true, true, true, true, true});
+  Table s({{"opcode"},
+           {"N", Measure::kLabel},
+           {"size", Measure::kBytes},
+           {"ops", Measure::kCount},
+           {"count", Measure::kCount},
+           {"total", Measure::kDuration},
+           {"mean", Measure::kDuration},
+           {"exposed", Measure::kDuration},
+           {"algbw", Measure::kBandwidth},
+           {"busbw", Measure::kBandwidth},
+           {"bus factor", Measure::kNumber}});
   for (const CollectiveSize& z : r.sizes)
-    s.add({z.opcode, std::to_string(z.group_size), human_bytes(z.message_bytes),
-           std::to_string(z.ops), std::to_string(z.count), dur(z.total_ps),
-           human_duration(z.mean_ps), dur(z.exposed_ps), text_bw(z.algbw_gbps, z.message_bytes),
-           text_bw(z.busbw_gbps, z.message_bytes), fmt::format("{:.4g}", z.traits.bus_factor)});
+    s.add({z.opcode, std::to_string(z.group_size), size_cell(z.message_bytes), z.ops, z.count,
+           z.total_ps, z.mean_ps, z.exposed_ps, bw_cell(z.algbw_gbps, z.message_bytes),
+           bw_cell(z.busbw_gbps, z.message_bytes), z.traits.bus_factor});
   out += s.render(48);
   out += "\nPer device\n";
-  Table d({"device", "host", "executions", "total", "exposed", "late"},
-          {false, false, true, true, true, true});
+  Table d({{"device"},
+           {"host"},
+           {"executions", Measure::kCount},
+           {"total", Measure::kDuration},
+           {"exposed", Measure::kDuration},
+           {"late", Measure::kCount}});
   for (const CollectiveDevice& x : r.devices)
-    d.add({x.device, x.host, std::to_string(x.executions), dur(x.total_ps), dur(x.exposed_ps),
-           std::to_string(x.late_count)});
+    d.add({x.device, x.host, x.executions, x.total_ps, x.exposed_ps, x.late_count});
   out += d.render(48);
   if (!r.most_late_device.empty())
     out += fmt::format("Late most often: {} (started last in {} of {} multi-device instances)\n",
                        r.most_late_device, r.most_late_count, r.multi_device_instances);
   out +=
       "wait: per instance, last end - first start - fastest duration, summed. N*: no replica "
-      "groups in the HLO, N = devices that ran it\n";
+      "groups in the HLO, N = devices that ran it; \xe2\x80\x94: unknown (no operand shapes)\n";
   return out;
 }
 

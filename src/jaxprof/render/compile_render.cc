@@ -92,11 +92,12 @@ std::string csv(const CompileResult& r) {
 
 std::string dur(int64_t ps) { return human_duration(static_cast<double>(ps)); }
 
-std::string share(int64_t part, int64_t whole) {
-  return whole > 0 ? human_percent(static_cast<double>(part) / static_cast<double>(whole)) : "";
+Cell share(int64_t part, int64_t whole) {
+  return whole > 0 ? Cell(static_cast<double>(part) / static_cast<double>(whole)) : Cell::unknown();
 }
 
-std::string table(const CompileResult& r, size_t steps_shown) {
+// `compiles_shown`: compiles listed with their steps, longest first (0 = all, in time order).
+std::string table(const CompileResult& r, size_t steps_shown, size_t compiles_shown) {
   std::string out;
   if (r.compiles.empty()) {
     for (const std::string& n : r.notes) out += n + "\n";
@@ -105,62 +106,92 @@ std::string table(const CompileResult& r, size_t steps_shown) {
   out += fmt::format("{} compile{}, {} wall on the launching threads, {} on worker threads\n\n",
                      r.compiles.size(), r.compiles.size() == 1 ? "" : "s", dur(r.wall_ps),
                      dur(r.worker_busy_ps));
-  Table phases({"phase", "wall", "share", "all threads"}, {false, true, true, true});
+  Table phases({{"phase"},
+                {"wall", Measure::kDuration},
+                {"share", Measure::kShare},
+                {"all threads", Measure::kDuration}});
   for (const CompilePhaseTime& ph : r.phases)
-    phases.add({compile_phase_name(ph.phase), dur(ph.wall_ps), share(ph.wall_ps, r.wall_ps),
-                dur(ph.thread_ps)});
+    phases.add(
+        {compile_phase_name(ph.phase), ph.wall_ps, share(ph.wall_ps, r.wall_ps), ph.thread_ps});
   out += phases.render() + "\n";
-  Table mods({"module", "compiles", "wall", "trace", "lower", "hlo-passes", "codegen", "other"},
-             {false, true, true, true, true, true, true, true});
-  for (const ModuleCompile& m : r.modules) {
-    auto w = [&](CompilePhase p) { return dur(m.phases[static_cast<int>(p)].wall_ps); };
-    int64_t other = m.phases[static_cast<int>(CompilePhase::kCompileOther)].wall_ps +
-                    m.phases[static_cast<int>(CompilePhase::kBetweenStages)].wall_ps;
-    mods.add({module_label(m.module, m.program_id), std::to_string(m.compiles), dur(m.wall_ps),
-              w(CompilePhase::kTrace), w(CompilePhase::kLower), w(CompilePhase::kHloPasses),
-              w(CompilePhase::kCodegen), dur(other)});
+  std::vector<TableColumn> module_columns = {{"module"}, {"compiles", Measure::kCount}};
+  for (const char* h : {"wall", "trace", "lower", "hlo-passes", "codegen", "other"})
+    module_columns.push_back({h, Measure::kDuration});
+  Table mods(std::move(module_columns));
+  size_t modules_shown =
+      compiles_shown ? std::min(r.modules.size(), compiles_shown) : r.modules.size();
+  for (size_t i = 0; i < modules_shown; ++i) {
+    const ModuleCompile& m = r.modules[i];
+    auto w = [&](CompilePhase p) { return m.phases[static_cast<int>(p)].wall_ps; };
+    int64_t other = w(CompilePhase::kCompileOther) + w(CompilePhase::kBetweenStages);
+    mods.add({module_label(m.module, m.program_id), m.compiles, m.wall_ps, w(CompilePhase::kTrace),
+              w(CompilePhase::kLower), w(CompilePhase::kHloPasses), w(CompilePhase::kCodegen),
+              other});
   }
-  out += mods.render() + "\n";
+  out += mods.render();
+  if (modules_shown < r.modules.size())
+    out += more_rows_line(modules_shown, r.modules.size(), "modules");
+  out += "\n";
   if (r.passes_only) {
-    Table passes({"pass", "count", "wall", "share", "all threads"},
-                 {false, true, true, true, true});
+    Table passes({{"pass"},
+                  {"count", Measure::kCount},
+                  {"wall", Measure::kDuration},
+                  {"share", Measure::kShare},
+                  {"all threads", Measure::kDuration}});
     for (size_t k = 0; k < r.passes.size() && k < steps_shown * 4; ++k) {
       const CompileStepTime& s = r.passes[k];
-      passes.add({s.name, std::to_string(s.count), dur(s.wall_ps), share(s.wall_ps, r.wall_ps),
-                  dur(s.thread_ps)});
+      passes.add({s.name, s.count, s.wall_ps, share(s.wall_ps, r.wall_ps), s.thread_ps});
     }
     out += passes.render(60) + "\n";
   }
-  for (const CompileRecord& c : r.compiles) {
+  // The compiles to detail: every one in time order, or the longest few.
+  std::vector<const CompileRecord*> listed;
+  for (const CompileRecord& c : r.compiles) listed.push_back(&c);
+  if (compiles_shown && listed.size() > compiles_shown) {
+    std::stable_sort(listed.begin(), listed.end(),
+                     [](const auto* a, const auto* b) { return a->wall_ps > b->wall_ps; });
+    listed.resize(compiles_shown);
+    std::stable_sort(listed.begin(), listed.end(),
+                     [](const auto* a, const auto* b) { return a->start_ps < b->start_ps; });
+    out += fmt::format("The {} longest compiles:\n", compiles_shown);
+  }
+  for (const CompileRecord* cp : listed) {
+    const CompileRecord& c = *cp;
     std::string label = !c.module.empty()     ? module_label(c.module, c.program_id)
                         : !c.function.empty() ? c.function
                                               : "?";
     out += fmt::format("{}  at {}  wall {}  ({} on {}; {} worker thread{}, {} busy)\n", label,
                        dur(c.start_ps), dur(c.wall_ps), c.host, c.thread, c.worker_threads,
                        c.worker_threads == 1 ? "" : "s", dur(c.worker_busy_ps));
-    Table steps({"step", "phase", "count", "wall", "share", "all threads"},
-                {false, false, true, true, true, true});
+    Table steps({{"step"},
+                 {"phase"},
+                 {"count", Measure::kCount},
+                 {"wall", Measure::kDuration},
+                 {"share", Measure::kShare},
+                 {"all threads", Measure::kDuration}});
     for (size_t k = 0; k < c.steps.size() && k < steps_shown; ++k) {
       const CompileStepTime& s = c.steps[k];
-      steps.add({s.name, compile_phase_name(s.phase), std::to_string(s.count), dur(s.wall_ps),
-                 share(s.wall_ps, c.wall_ps), dur(s.thread_ps)});
+      steps.add({s.name, compile_phase_name(s.phase), s.count, s.wall_ps,
+                 share(s.wall_ps, c.wall_ps), s.thread_ps});
     }
     out += steps.render(60) + "\n";
   }
+  if (listed.size() < r.compiles.size())
+    out += more_rows_line(listed.size(), r.compiles.size(), "compiles");
   for (const std::string& n : r.notes) out += "note: " + n + "\n";
   return out;
 }
 
 }  // namespace
 
-std::string render_compile(const CompileResult& result, OutputFormat format) {
+std::string render_compile(const CompileResult& result, OutputFormat format, size_t top) {
   switch (format) {
     case OutputFormat::kJson:
       return json(result);
     case OutputFormat::kCsv:
       return csv(result);
     case OutputFormat::kTable:
-      return table(result, 8);
+      return table(result, 8, top);
   }
   return {};
 }

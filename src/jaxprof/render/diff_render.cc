@@ -123,16 +123,30 @@ std::string interval_text(const DiffRow& r) {
   return r.ratio ? change_interval(r.ratio_low, r.ratio_high) : "";
 }
 
-std::string p_text(const DiffRow& r) { return r.p_value ? fmt::format("{:.2g}", *r.p_value) : ""; }
+std::string p_text(const DiffRow& r) {
+  return r.p_value ? format_value(Measure::kNumber, *r.p_value) : "";
+}
+Cell p_cell(const DiffRow& r) { return r.p_value ? Cell(*r.p_value) : Cell::unknown(); }
 
 // The columns every compared row shows: medians, the tested change and its interval, p, verdict.
-std::vector<std::string> tested_cells(const DiffRow& x) {
-  return {human_duration(x.base_median_ps),
-          human_duration(x.new_median_ps),
-          change_percent(x.ratio),
-          interval_text(x),
-          p_text(x),
-          change_name(x.change)};
+std::vector<Cell> tested_cells(const DiffRow& x) {
+  return {x.base_median_ps, x.new_median_ps, change_percent(x.ratio),
+          interval_text(x), p_cell(x),       change_name(x.change)};
+}
+
+// The columns of tested_cells, after `leading`; then the contribution.
+std::vector<TableColumn> tested_columns(std::vector<TableColumn> leading, const char* base,
+                                        const char* fresh) {
+  for (TableColumn c :
+       std::initializer_list<TableColumn>{{base, Measure::kDuration},
+                                          {fresh, Measure::kDuration},
+                                          {"change", Measure::kLabel},
+                                          {"interval", Measure::kLabel},
+                                          {"p", Measure::kNumber},
+                                          {"verdict"},
+                                          {"contribution", Measure::kDuration, true}})
+    leading.push_back(std::move(c));
+  return leading;
 }
 
 std::string what_was_tested(const DiffResult& r) {
@@ -179,40 +193,37 @@ std::string table(const DiffResult& r, size_t top) {
       human_duration(r.base_total_ps), human_duration(r.new_total_ps), signed_duration(r.delta_ps),
       r.base_total_ps > 0 ? fmt::format(", {:+.1f}%", (r.delta_ps / r.base_total_ps) * 100) : "");
   out += "step: " + step_text(r) + "\n\n";
-  Table m({"module", "runs", "base median", "new median", "change", "interval", "p", "verdict",
-           "contribution"},
-          {false, true, true, true, true, true, true, false, true});
+  Table m(tested_columns({{"module"}, {"runs", Measure::kLabel}}, "base median", "new median"));
   for (const DiffRow& x : r.modules) {
-    std::vector<std::string> row = {x.name,
-                                    fmt::format("{}/{}", x.base_executions, x.new_executions)};
-    for (std::string& c : tested_cells(x)) row.push_back(std::move(c));
-    row.push_back(signed_duration(x.contribution_ps));
+    std::vector<Cell> row = {x.name, fmt::format("{}/{}", x.base_executions, x.new_executions)};
+    for (Cell& c : tested_cells(x)) row.push_back(std::move(c));
+    row.push_back(x.contribution_ps);
     m.add(std::move(row));
   }
   out += m.render(40) + "\n";
-  Table t({"op", "module", "category", "base/run", "new/run", "change", "interval", "p", "verdict",
-           "contribution", "cum. share"},
-          {false, false, false, true, true, true, true, true, false, true, true});
+  std::vector<TableColumn> op_columns =
+      tested_columns({{"op"}, {"module"}, {"category"}}, "base/run", "new/run");
+  op_columns.push_back({"cum. share", Measure::kShare});
+  Table t(std::move(op_columns));
   size_t shown = 0;
   for (const DiffRow& x : r.ops) {
     if (top && shown++ >= top) break;
     std::string name = x.new_name.empty() ? x.name : x.name + " -> " + x.new_name;
-    std::vector<std::string> row = {name, x.module, x.category};
-    for (std::string& c : tested_cells(x)) row.push_back(std::move(c));
-    row.push_back(signed_duration(x.contribution_ps));
-    row.push_back(r.explained_share ? human_percent(x.cumulative_share) : "");
+    std::vector<Cell> row = {name, x.module, x.category};
+    for (Cell& c : tested_cells(x)) row.push_back(std::move(c));
+    row.push_back(x.contribution_ps);
+    row.push_back(r.explained_share ? Cell(x.cumulative_share) : Cell::unknown());
     t.add(std::move(row));
   }
   out += t.render(48);
-  if (top && r.ops.size() > top) out += fmt::format("({} more ops)\n", r.ops.size() - top);
+  if (top && r.ops.size() > top)
+    out += more_rows_line(top, r.ops.size(), "ops", "--rows 0 shows all");
   out += "\n";
-  Table c({"category", "module", "base/run", "new/run", "change", "interval", "p", "verdict",
-           "contribution"},
-          {false, false, true, true, true, true, true, false, true});
+  Table c(tested_columns({{"category"}, {"module"}}, "base/run", "new/run"));
   for (const DiffRow& x : r.categories) {
-    std::vector<std::string> row = {x.name, x.module};
-    for (std::string& cell : tested_cells(x)) row.push_back(std::move(cell));
-    row.push_back(signed_duration(x.contribution_ps));
+    std::vector<Cell> row = {x.name, x.module};
+    for (Cell& cell : tested_cells(x)) row.push_back(std::move(cell));
+    row.push_back(x.contribution_ps);
     c.add(std::move(row));
   }
   out += c.render(40);

@@ -76,18 +76,17 @@ std::string table(const FlameTree& t, size_t top) {
       out += fmt::format("  idle {} (module executions unknown)",
                          human_duration(static_cast<double>(d.idle_between_modules_ps)));
     out += "\n";
-    Table tab({"time", "share", "stack (outermost first)"}, {true, true, false});
+    Table tab(
+        {{"time", Measure::kDuration}, {"share", Measure::kShare}, {"stack (outermost first)"}});
     int64_t whole = t.nodes[d.node].total_ps;
     std::vector<uint32_t> stacks = stacks_of(t, d.node);
     size_t shown = top > 0 ? std::min(top, stacks.size()) : stacks.size();
     for (size_t i = 0; i < shown; ++i) {
       uint32_t n = stacks[i];
-      tab.add({human_duration(static_cast<double>(t.nodes[n].self_ps)),
-               human_percent(share(t.nodes[n].self_ps, whole)), joined(t, n, " > ", false)});
+      tab.add({t.nodes[n].self_ps, share(t.nodes[n].self_ps, whole), joined(t, n, " > ", false)});
     }
     out += tab.render(160);
-    if (shown < stacks.size())
-      out += fmt::format("({} more stacks; --top 0 shows all)\n", stacks.size() - shown);
+    if (shown < stacks.size()) out += more_rows_line(shown, stacks.size(), "stacks");
     out += "\n";
   }
   if (t.devices.empty())

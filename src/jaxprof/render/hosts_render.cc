@@ -58,23 +58,31 @@ std::string csv(const HostsResult& r) {
 }
 
 std::string table(const HostsResult& r, size_t top) {
-  Table t({"rank", "host", "steps", "median step", "p90", "score", "late by", "last at",
-           "others waited", "waited", "idle", "host-bound", "clock offset"},
-          {true, false, true, true, true, true, true, true, true, true, true, true, true});
+  Table t({{"rank", Measure::kCount},
+           {"host"},
+           {"steps", Measure::kCount},
+           {"median step", Measure::kDuration},
+           {"p90", Measure::kDuration},
+           {"score", Measure::kNumber},
+           {"late by", Measure::kDuration},
+           {"last at", Measure::kLabel},
+           {"others waited", Measure::kDuration},
+           {"waited", Measure::kDuration},
+           {"idle", Measure::kShare},
+           {"host-bound", Measure::kShare},
+           {"clock offset", Measure::kDuration, true}});
+  auto known_if = [](bool known, double v) { return known ? Cell(v) : Cell::unknown(); };
   size_t shown = 0;
   for (const HostRow& h : r.hosts) {
     if (top > 0 && shown++ >= top) break;
-    t.add({std::to_string(h.rank), h.host + (h.slow ? " (slow)" : ""), std::to_string(h.steps),
-           h.steps ? human_duration(h.step_median_ps) : "—",
-           h.steps ? human_duration(h.step_p90_ps) : "—",
-           h.step_score ? fmt::format("{:.1f}", *h.step_score) : "—",
-           h.collectives ? human_duration(static_cast<double>(h.late_ps)) : "—",
+    t.add({h.rank, h.host + (h.slow ? " (slow)" : ""), h.steps,
+           known_if(h.steps > 0, h.step_median_ps), known_if(h.steps > 0, h.step_p90_ps),
+           h.step_score ? Cell(*h.step_score) : Cell::unknown(),
+           known_if(h.collectives > 0, static_cast<double>(h.late_ps)),
            h.collectives ? fmt::format("{}/{}", h.arrived_last, h.collectives) : "—",
-           human_duration(static_cast<double>(h.wait_caused_ps)),
-           human_duration(static_cast<double>(h.waited_ps)),
-           h.span_ps ? human_percent(h.idle_share) : "—",
-           h.span_ps ? human_percent(h.host_bound_share) : "—",
-           h.clock_offset_ps ? human_duration(static_cast<double>(*h.clock_offset_ps)) : "—"});
+           static_cast<double>(h.wait_caused_ps), static_cast<double>(h.waited_ps),
+           known_if(h.span_ps > 0, h.idle_share), known_if(h.span_ps > 0, h.host_bound_share),
+           h.clock_offset_ps ? Cell(static_cast<double>(*h.clock_offset_ps)) : Cell::unknown()});
   }
   std::string out = fmt::format(
       "{} hosts; step times from {}: median {} (MAD {}); {} collective instances across "
@@ -82,8 +90,7 @@ std::string table(const HostsResult& r, size_t top) {
       r.hosts.size(), r.step_source, human_duration(r.median_step_ps),
       human_duration(r.mad_step_ps), r.instances);
   out += t.render(40);
-  if (top > 0 && r.hosts.size() > top)
-    out += fmt::format("({} more hosts: --top 0 shows all)\n", r.hosts.size() - top);
+  if (top > 0 && r.hosts.size() > top) out += more_rows_line(top, r.hosts.size(), "hosts");
   for (const std::string& n : r.notes) out += "note: " + n + "\n";
   return out;
 }

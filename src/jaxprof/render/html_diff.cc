@@ -46,7 +46,7 @@ HtmlCell interval_cell(const DiffRow& r) {
 
 HtmlCell p_cell(const DiffRow& r) {
   if (!r.p_value) return text_cell("");
-  return {fmt::format("{:.2g}", *r.p_value), *r.p_value};
+  return {format_value(Measure::kNumber, *r.p_value), *r.p_value};
 }
 
 std::string op_label(const DiffRow& r) {
@@ -114,9 +114,10 @@ std::string chart_body(const DiffResult& r, size_t bars) {
   for (const DiffRow& op : r.ops) {
     if (v.size() >= bars) break;
     if (op.contribution_ps == 0) continue;
-    v.push_back({op_label(op) + " (" + op.module + ")", op.contribution_ps,
-                 fmt::format("{}{}", change_name(op.change),
-                             op.p_value ? fmt::format(", p = {:.2g}", *op.p_value) : "")});
+    v.push_back(
+        {op_label(op) + " (" + op.module + ")", op.contribution_ps,
+         fmt::format("{}{}", change_name(op.change),
+                     op.p_value ? ", p = " + format_value(Measure::kNumber, *op.p_value) : "")});
   }
   if (v.empty()) return none("No op changed its time: nothing to draw.");
   return "<p class=\"muted\">The ops whose change adds or removes the most device time per "

@@ -195,11 +195,10 @@ std::string collectives_body(PageData& data, const CollectivesResult& c, size_t 
   std::vector<ScatterPoint> points;
   for (const CollectiveOp& op : c.ops)
     if (op.message_bytes > 0 && op.busbw_gbps > 0)
-      points.push_back(
-          {static_cast<double>(op.message_bytes), op.busbw_gbps, op.opcode,
-           fmt::format("{} ({}, N={}): {}, {}", op.name, op.opcode, op.group_size,
-                       axis_value_text(static_cast<double>(op.message_bytes), AxisQuantity::kBytes),
-                       axis_value_text(op.busbw_gbps, AxisQuantity::kBandwidth))});
+      points.push_back({static_cast<double>(op.message_bytes), op.busbw_gbps, op.opcode,
+                        fmt::format("{} ({}, N={}): {}, {}", op.name, op.opcode, op.group_size,
+                                    human_bytes(static_cast<double>(op.message_bytes)),
+                                    human_bandwidth(op.busbw_gbps))});
   if (points.empty())
     out += none("Message sizes are unknown (the profile carries no HLO): no bandwidth plot.");
   else
@@ -212,26 +211,27 @@ std::string collectives_body(PageData& data, const CollectivesResult& c, size_t 
   t.add_column("module", false);
   t.add_column("opcode", false);
   t.add_column("N", true);
-  t.add_column("message bytes", true);
+  t.add_column("message size", true);
   t.add_column("count", true);
   t.add_column("total", true);
   t.add_column("exposed", true);
   t.add_column("hidden", true);
-  t.add_column("busbw GB/s", true);
+  t.add_column("busbw", true);
   t.add_column("wait", true);
   for (size_t i = 0; i < c.ops.size() && i < top; ++i) {
     const CollectiveOp& op = c.ops[i];
     HtmlDrill to_op;
     to_op.targets = kOpsTable;
     to_op.scope = {{"module", op.module}, {"op", op.name}};
-    t.rows.push_back({name_cell(op.name, std::move(to_op)), module_cell(op.module),
-                      name_cell(op.opcode), count_cell(static_cast<double>(op.group_size)),
-                      count_cell(static_cast<double>(op.message_bytes)),
-                      count_cell(static_cast<double>(op.count)),
-                      duration_cell(static_cast<double>(op.total_ps)),
-                      duration_cell(static_cast<double>(op.exposed_ps)),
-                      duration_cell(static_cast<double>(op.hidden_ps)), number_cell(op.busbw_gbps),
-                      duration_cell(static_cast<double>(op.wait_total_ps))});
+    t.rows.push_back(
+        {name_cell(op.name, std::move(to_op)), module_cell(op.module), name_cell(op.opcode),
+         count_cell(static_cast<double>(op.group_size)),
+         bytes_cell(op.message_bytes ? std::optional<double>(op.message_bytes) : std::nullopt),
+         count_cell(static_cast<double>(op.count)), duration_cell(static_cast<double>(op.total_ps)),
+         duration_cell(static_cast<double>(op.exposed_ps)),
+         duration_cell(static_cast<double>(op.hidden_ps)),
+         bandwidth_cell(op.message_bytes ? std::optional<double>(op.busbw_gbps) : std::nullopt),
+         duration_cell(static_cast<double>(op.wait_total_ps))});
   }
   return out + table(data, t);
 }

@@ -75,6 +75,14 @@ HtmlCell long_cell(std::string shown, std::string whole, HtmlDrill drill) {
 HtmlCell duration_cell(double ps) { return {human_duration(ps), ps}; }
 HtmlCell count_cell(double n) { return {fmt::format("{:.0f}", n), n}; }
 HtmlCell percent_cell(double fraction) { return {human_percent(fraction), fraction}; }
-HtmlCell number_cell(double v, const char* unit) { return {fmt::format("{:.3g}{}", v, unit), v}; }
+HtmlCell number_cell(double v, const char* unit) {
+  return {format_value(Measure::kNumber, v) + unit, v};
+}
+HtmlCell bytes_cell(std::optional<double> bytes) {
+  return {format_value(Measure::kBytes, bytes), bytes};
+}
+HtmlCell bandwidth_cell(std::optional<double> gbps) {
+  return {format_value(Measure::kBandwidth, gbps), gbps};
+}
 
 }  // namespace jaxprof

@@ -58,5 +58,8 @@ HtmlCell duration_cell(double ps);
 HtmlCell count_cell(double n);
 HtmlCell percent_cell(double fraction);
 HtmlCell number_cell(double v, const char* unit = "");
+// Sizes and bandwidths as everywhere else (render/units.h); unknown reads "—".
+HtmlCell bytes_cell(std::optional<double> bytes);
+HtmlCell bandwidth_cell(std::optional<double> gbps);
 
 }  // namespace jaxprof

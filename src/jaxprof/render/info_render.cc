@@ -82,11 +82,13 @@ std::string table(const ProfileInfo& info, bool all_lines) {
     }
     size_t shown = 0;
     const size_t limit = all_lines ? p.lines.size() : 12;
-    Table t({"line", "id", "events", "span"}, {false, true, true, true});
+    Table t({{"line"},
+             {"id", Measure::kLabel},
+             {"events", Measure::kCount},
+             {"span", Measure::kDuration}});
     for (const LineInfo& l : p.lines) {
       if (shown++ >= limit) break;
-      t.add({l.name, std::to_string(l.id), std::to_string(l.events),
-             human_duration(static_cast<double>(l.last_ps - l.first_ps))});
+      t.add({l.name, std::to_string(l.id), l.events, l.last_ps - l.first_ps});
     }
     if (t.rows() > 0) {
       std::string rendered = t.render(60);
@@ -103,10 +105,13 @@ std::string table(const ProfileInfo& info, bool all_lines) {
     out += "\n";
   }
   if (!info.modules.empty()) {
-    Table t({"module", "program_id", "events", "hlo instructions"}, {false, true, true, true});
+    Table t({{"module"},
+             {"program_id", Measure::kLabel},
+             {"events", Measure::kCount},
+             {"hlo instructions", Measure::kCount}});
     for (const ModuleInfo& m : info.modules)
-      t.add({m.name, m.program_id == kNoProgram ? "" : std::to_string(m.program_id),
-             std::to_string(m.events), m.has_hlo ? std::to_string(m.instructions) : "-"});
+      t.add({m.name, m.program_id == kNoProgram ? Cell::unknown() : Cell(m.program_id), m.events,
+             m.has_hlo ? Cell(m.instructions) : Cell::unknown()});
     out += "modules\n" + t.render(60);
   }
   for (const auto& e : info.errors) out += "profile error: " + e + "\n";

@@ -23,7 +23,7 @@ std::string json_dim3(const std::optional<std::array<int64_t, 3>>& d) {
 template <typename T>
 std::string text_opt(const std::optional<T>& v) {
   if (!v) return "";
-  if constexpr (std::is_floating_point_v<T>) return fmt::format("{:g}", *v);
+  if constexpr (std::is_floating_point_v<T>) return number(*v);
   return std::to_string(*v);
 }
 
@@ -90,33 +90,47 @@ std::string csv(const KernelsResult& r) {
   return out;
 }
 
+template <typename T>
+Cell opt_cell(const std::optional<T>& v) {
+  return v ? Cell(static_cast<double>(*v)) : Cell::unknown();
+}
+
 std::string table(const KernelsResult& r) {
   if (!r.no_gpu_reason.empty()) return r.no_gpu_reason + "\n";
   std::string out = fmt::format("{} kernel launches on {} GPU{}, {} in all\n", r.kernel_events,
                                 r.devices.size(), r.devices.size() == 1 ? "" : "s",
                                 human_duration(static_cast<double>(r.total_ps)));
-  Table t({"kernel", "count", "total", "mean", "min", "max", "share", "grid", "block", "regs",
-           "shared", "occ%", "hlo_op", "op_name"},
-          {false, true, true, true, true, true, true, true, true, true, true, true, false, false});
+  Table t({{"kernel"},
+           {"count", Measure::kCount},
+           {"total", Measure::kDuration},
+           {"mean", Measure::kDuration},
+           {"min", Measure::kDuration},
+           {"max", Measure::kDuration},
+           {"share", Measure::kShare},
+           {"grid", Measure::kLabel},
+           {"block", Measure::kLabel},
+           {"regs", Measure::kCount},
+           {"shared", Measure::kBytes},
+           {"occupancy", Measure::kPercent},
+           {"hlo_op"},
+           {"op_name"}});
   for (const KernelGroup& k : r.kernels) {
     // The configuration with the most time; "+n" when the kernel was launched several ways.
     const KernelDetails& d = k.configs.front().parsed;
     std::string more =
         k.configs.size() > 1 ? fmt::format(" +{}", k.configs.size() - 1) : std::string();
-    t.add({k.name, std::to_string(k.count), human_duration(static_cast<double>(k.total_ps)),
-           human_duration(k.mean_ps), human_duration(static_cast<double>(k.min_ps)),
-           human_duration(static_cast<double>(k.max_ps)),
-           human_percent(r.total_ps > 0
-                             ? static_cast<double>(k.total_ps) / static_cast<double>(r.total_ps)
-                             : 0.0),
-           (d.grid ? dim3_string(*d.grid) : "") + more, d.block ? dim3_string(*d.block) : "",
-           text_opt(d.registers), text_opt(d.shared_bytes()), text_opt(d.occupancy_pct), k.hlo_op,
-           k.op_name});
+    t.add({k.name, k.count, k.total_ps, k.mean_ps, k.min_ps, k.max_ps,
+           r.total_ps > 0 ? static_cast<double>(k.total_ps) / static_cast<double>(r.total_ps) : 0.0,
+           (d.grid ? dim3_string(*d.grid) : std::string(kUnknownText)) + more,
+           d.block ? dim3_string(*d.block) : std::string(kUnknownText), opt_cell(d.registers),
+           opt_cell(d.shared_bytes()), opt_cell(d.occupancy_pct), k.hlo_op, k.op_name});
   }
   out += t.render(60);
+  if (r.kernels_total > r.kernels.size())
+    out += more_rows_line(r.kernels.size(), r.kernels_total, "kernels");
   out +=
-      "grid/block/regs/shared/occ% are the launch with the most time; +N: N more launch "
-      "configurations (see --format json)\n";
+      "grid/block/regs/shared/occupancy are the launch with the most time; +N: N more launch "
+      "configurations (see --format json); \xe2\x80\x94: not in the profile\n";
   return out;
 }
 

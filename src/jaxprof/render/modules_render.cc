@@ -45,28 +45,25 @@ std::string steps_table(const StepsResult& r) {
   // Steps merged from several devices' windows: also the longest single window.
   bool merged = false;
   for (const Step& s : r.steps) merged = merged || s.windows > 1;
-  std::vector<std::string> head = {"step", "name", "start", "duration"};
-  std::vector<bool> right = {true, false, true, true};
-  if (merged) {
-    head.insert(head.end(), {"windows", "longest window"});
-    right.insert(right.end(), {true, true});
-  }
-  head.insert(head.end(), {"device time", "runs", "warm-up", "modules"});
-  right.insert(right.end(), {true, true, false, false});
-  Table t(head, right);
+  std::vector<TableColumn> columns = {{"step", Measure::kLabel},
+                                      {"name"},
+                                      {"start", Measure::kDuration},
+                                      {"duration", Measure::kDuration}};
+  if (merged)
+    columns.insert(columns.end(),
+                   {{"windows", Measure::kCount}, {"longest window", Measure::kDuration}});
+  columns.insert(
+      columns.end(),
+      {{"device time", Measure::kDuration}, {"runs", Measure::kCount}, {"warm-up"}, {"modules"}});
+  Table t(std::move(columns));
   for (const Step& s : r.steps) {
     std::string mods;
     for (const StepModule& m : s.modules)
-      mods += fmt::format("{}{} ×{}", mods.empty() ? "" : ", ", m.name, m.executions);
-    std::vector<std::string> row = {std::to_string(s.number), s.name,
-                                    human_duration(static_cast<double>(s.start_ps)),
-                                    human_duration(static_cast<double>(s.duration_ps()))};
-    if (merged)
-      row.insert(row.end(), {std::to_string(s.windows),
-                             human_duration(static_cast<double>(s.longest_window_ps))});
-    row.insert(row.end(), {human_duration(static_cast<double>(s.device_ps)),
-                           std::to_string(s.executions), s.warmup ? "yes" : "", mods});
-    t.add(row);
+      mods += fmt::format("{}{} \xc3\x97{}", mods.empty() ? "" : ", ", m.name, m.executions);
+    std::vector<Cell> row = {std::to_string(s.number), s.name, s.start_ps, s.duration_ps()};
+    if (merged) row.insert(row.end(), {s.windows, s.longest_window_ps});
+    row.insert(row.end(), {s.device_ps, s.executions, s.warmup ? "yes" : "", mods});
+    t.add(std::move(row));
   }
   return "\nsteps (" + r.source + ")\n" + t.render(60) +
          fmt::format("steady state: {} steps, mean {} per step, {} device time per step\n",
@@ -121,19 +118,26 @@ std::string table(const ModulesResult& r) {
   if (r.modules.empty())
     return "no XLA module executions found (try `jaxprof ops` or `jaxprof info`)\n" +
            steps_table(r.steps);
-  Table t({"module", "program", "runs", "warm-up", "mean", "std", "cv", "total", "share", "ops/run",
-           "most varying op (cv)"},
-          {false, true, true, true, true, true, true, true, true, true, false});
+  Table t({{"module"},
+           {"program", Measure::kLabel},
+           {"runs", Measure::kCount},
+           {"warm-up", Measure::kCount},
+           {"warm-up time", Measure::kDuration},
+           {"mean", Measure::kDuration},
+           {"std", Measure::kDuration},
+           {"cv", Measure::kNumber},
+           {"total", Measure::kDuration},
+           {"share", Measure::kShare},
+           {"ops/run", Measure::kNumber},
+           {"most varying op (cv)"}});
   for (const ModuleStats& m : r.modules) {
     std::string varying;
     if (!m.varying_ops.empty())
-      varying = fmt::format("{} ({:.2f})", m.varying_ops[0].name, m.varying_ops[0].cv);
-    t.add({m.name, program(m.program_id), std::to_string(m.executions),
-           fmt::format("{} ({})", m.warmup_executions,
-                       human_duration(static_cast<double>(m.warmup_total_ps))),
-           human_duration(m.mean_ps), human_duration(m.std_ps), fmt::format("{:.3f}", m.cv),
-           human_duration(static_cast<double>(m.total_ps)), human_percent(m.share),
-           fmt::format("{:.1f}", m.ops_per_execution), varying});
+      varying = fmt::format("{} ({})", m.varying_ops[0].name,
+                            format_value(Measure::kNumber, m.varying_ops[0].cv));
+    t.add({m.name, m.program_id == kNoProgram ? Cell::unknown() : Cell(m.program_id), m.executions,
+           m.warmup_executions, m.warmup_total_ps, m.mean_ps, m.std_ps, m.cv, m.total_ps, m.share,
+           m.ops_per_execution, varying});
   }
   return t.render(40) +
          "\nmean/std/cv over steady-state runs (warm-up = first run of a program on a device)\n" +

@@ -127,42 +127,32 @@ std::string table(const OpsResult& r) {
     if (d.selected != d.events) out += fmt::format(", {} selected", d.selected);
     out += duration_clock_note(d.device_clock_events, d.events);
     out += "\n";
-    std::vector<std::string> header = {group_by_name(r.group_by)};
-    std::vector<bool> numeric = {false};
-    if (shows_hlo(r.group_by)) {
-      header.insert(header.end(), {"opcode", "module"});
-      numeric.insert(numeric.end(), {false, false});
-    }
-    if (r.group_by == GroupBy::kModule) {
-      header.push_back("program");
-      numeric.push_back(true);
-    }
-    for (const char* h : {"count", "total", "self", "mean", "min", "max", "std", "share"}) {
-      header.push_back(h);
-      numeric.push_back(true);
-    }
-    if (shows_hlo(r.group_by)) {
-      header.insert(header.end(), {"op_name", "source"});
-      numeric.insert(numeric.end(), {false, false});
-    }
-    Table t(header, numeric);
+    std::vector<TableColumn> columns = {{group_by_name(r.group_by)}};
+    if (shows_hlo(r.group_by)) columns.insert(columns.end(), {{"opcode"}, {"module"}});
+    if (r.group_by == GroupBy::kModule) columns.push_back({"program", Measure::kLabel});
+    columns.push_back({"count", Measure::kCount});
+    for (const char* h : {"total", "self", "mean", "min", "max", "std"})
+      columns.push_back({h, Measure::kDuration});
+    columns.push_back({"share", Measure::kShare});
+    if (shows_hlo(r.group_by)) columns.insert(columns.end(), {{"op_name"}, {"source"}});
+    Table t(std::move(columns));
     const std::vector<std::string> names = row_names(r, d);
     for (size_t gi = 0; gi < d.groups.size(); ++gi) {
       const OpGroup& g = d.groups[gi];
-      std::vector<std::string> row = {names[gi]};
+      std::vector<Cell> row = {names[gi]};
       if (shows_hlo(r.group_by)) row.insert(row.end(), {g.opcode, g.module});
       if (r.group_by == GroupBy::kModule)
-        row.push_back(g.program_id == kNoProgram ? "" : std::to_string(g.program_id));
-      row.insert(row.end(),
-                 {std::to_string(g.count), human_duration(static_cast<double>(g.total_ps)),
-                  human_duration(static_cast<double>(g.self_ps)), human_duration(g.mean_ps),
-                  human_duration(static_cast<double>(g.min_ps)),
-                  human_duration(static_cast<double>(g.max_ps)), human_duration(g.std_ps),
-                  human_percent(g.share)});
+        row.push_back(g.program_id == kNoProgram ? Cell::unknown() : Cell(g.program_id));
+      row.insert(row.end(), {g.count, g.total_ps, g.self_ps, g.mean_ps, g.min_ps, g.max_ps,
+                             g.std_ps, g.share});
       if (shows_hlo(r.group_by)) row.insert(row.end(), {g.op_name, g.source});
       t.add(std::move(row));
     }
-    out += t.render(60) + "\n";
+    out += t.render(60);
+    if (d.groups_total > d.groups.size())
+      out += more_rows_line(d.groups.size(), d.groups_total,
+                            std::string(group_by_name(r.group_by)) + " groups");
+    out += "\n";
   }
   if (r.devices.empty())
     out += "no device op events found (try `jaxprof info` to see what the profile holds)\n";

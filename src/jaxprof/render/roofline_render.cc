@@ -161,17 +161,18 @@ std::string csv(const RooflineResult& r) {
   return out;
 }
 
-std::string dash_or(const std::optional<double>& v, const char* fmt_spec, double scale = 1) {
-  if (!v || !std::isfinite(*v)) return "—";
-  return fmt::format(fmt::runtime(fmt_spec), *v * scale);
+// Table cells of optional figures: unknown (or not finite) prints "—".
+Cell finite_cell(const std::optional<double>& v) {
+  return v && std::isfinite(*v) ? Cell(*v) : Cell::unknown();
 }
-std::string dash_or_si(const std::optional<uint64_t>& v, std::string_view unit) {
-  if (!v) return "—";
-  std::string s = si_count(static_cast<double>(*v));
-  if (unit.empty()) return s;
-  // "512 B", "33.6 MB"
-  if (s.back() >= '0' && s.back() <= '9') s += ' ';
-  return s + std::string(unit);
+Cell count_cell(const std::optional<uint64_t>& v) {
+  return v ? Cell(static_cast<double>(*v)) : Cell::unknown();
+}
+Cell duration_cell(const std::optional<int64_t>& ps) {
+  return ps ? Cell(static_cast<double>(*ps)) : Cell::unknown();
+}
+std::optional<double> gbps(const std::optional<double>& bytes_per_s) {
+  return bytes_per_s ? std::optional<double>(*bytes_per_s / 1e9) : std::nullopt;
 }
 
 std::string peaks_line(const DevicePeaks& p) {
@@ -181,10 +182,11 @@ std::string peaks_line(const DevicePeaks& p) {
   for (ComputeType t : {ComputeType::kBf16, ComputeType::kFp32}) {
     const double v = p.flops_for(t, used);
     if (v > 0 && used == t)
-      out += fmt::format(", {} {:.4g} TFLOP/s", compute_type_name(t), v / 1e12);
+      out += fmt::format(", {} {}", compute_type_name(t), format_value(Measure::kFlopRate, v));
   }
-  out += p.bytes_per_s > 0 ? fmt::format(", memory {:.4g} TB/s", p.bytes_per_s / 1e12)
-                           : std::string(", memory —");
+  out += ", memory " + format_value(Measure::kBandwidth,
+                                    p.bytes_per_s > 0 ? std::optional<double>(p.bytes_per_s / 1e9)
+                                                      : std::nullopt);
   out += "\n";
   // Where each figure came from, grouped.
   std::vector<std::pair<std::string, std::string>> by_source;  // source -> what
@@ -205,7 +207,7 @@ std::string peaks_line(const DevicePeaks& p) {
   return out;
 }
 
-std::string table(const RooflineResult& r) {
+std::string table(const RooflineResult& r, size_t top) {
   std::string out;
   for (const RooflineDevice& d : r.devices) {
     const RooflineCoverage& c = d.coverage;
@@ -223,10 +225,20 @@ std::string table(const RooflineResult& r) {
     if (c.unknown_ops) out += fmt::format(", {} ops unknown", c.unknown_ops);
     out += '\n';
     out += peaks_line(d.peaks);
-    Table t(
-        {"hlo-op", "module", "category", "count", "total", "FLOPs", "bytes", "TFLOP/s", "GB/s",
-         "FLOP/B", "bound", "eff", "predicted", "source"},
-        {false, false, false, true, true, true, true, true, true, true, false, true, true, false});
+    Table t({{"hlo-op"},
+             {"module"},
+             {"category"},
+             {"count", Measure::kCount},
+             {"total", Measure::kDuration},
+             {"FLOPs", Measure::kFlops},
+             {"bytes", Measure::kBytes},
+             {"FLOP rate", Measure::kFlopRate},
+             {"bandwidth", Measure::kBandwidth},
+             {"FLOP/B", Measure::kNumber},
+             {"bound"},
+             {"eff", Measure::kShare},
+             {"predicted", Measure::kDuration},
+             {"source"}});
     // Module names several programs share are told apart by program id: "jit_dot(49)".
     std::map<std::string, std::set<ProgramId>> ids;
     for (const RooflineProgram& p : d.programs) ids[p.module].insert(p.program_id);
@@ -234,30 +246,39 @@ std::string table(const RooflineResult& r) {
       if (ids[m].size() < 2 || id == kNoProgram) return m;
       return m + "(" + std::to_string(id) + ")";
     };
+    size_t listed = 0;
     for (const RooflineOp& o : d.ops) {
+      if (top && listed++ >= top) break;
       const RooflineFigures& f = o.figures;
-      t.add({o.name, module_label(o.module, o.program_id), o.category, std::to_string(o.count),
-             human_duration(static_cast<double>(f.time_ps)), dash_or_si(f.flops, ""),
-             dash_or_si(f.bytes_accessed, "B"), dash_or(f.flop_rate, "{:.4g}", 1e-12),
-             dash_or(f.bandwidth, "{:.4g}", 1e-9), dash_or(f.intensity, "{:.3g}"),
-             bound_name(f.bound), f.efficiency ? human_percent(*f.efficiency) : "—",
-             f.predicted_ps ? human_duration(static_cast<double>(*f.predicted_ps)) : "—",
+      t.add({o.name, module_label(o.module, o.program_id), o.category, o.count,
+             static_cast<double>(f.time_ps), count_cell(f.flops), count_cell(f.bytes_accessed),
+             finite_cell(f.flop_rate), finite_cell(gbps(f.bandwidth)), finite_cell(f.intensity),
+             bound_name(f.bound), finite_cell(f.efficiency), duration_cell(f.predicted_ps),
              cost_source_name(o.source)});
     }
-    out += t.render(48) + "\n";
-    Table pt({"program", "id", "ops", "time", "known", "FLOPs", "bytes", "TFLOP/s", "GB/s", "bound",
-              "eff", "predicted"},
-             {false, true, true, true, true, true, true, true, true, false, true, true});
+    out += t.render(48);
+    if (top && d.ops.size() > top) out += more_rows_line(top, d.ops.size(), "ops");
+    out += "\n";
+    Table pt({{"program"},
+              {"id", Measure::kLabel},
+              {"ops", Measure::kCount},
+              {"time", Measure::kDuration},
+              {"known", Measure::kShare},
+              {"FLOPs", Measure::kFlops},
+              {"bytes", Measure::kBytes},
+              {"FLOP rate", Measure::kFlopRate},
+              {"bandwidth", Measure::kBandwidth},
+              {"bound"},
+              {"eff", Measure::kShare},
+              {"predicted", Measure::kDuration}});
     auto program_row = [&](const std::string& name, const std::string& id, uint64_t ops,
                            int64_t known_ps, const RooflineFigures& f) {
-      pt.add({name, id, std::to_string(ops), human_duration(static_cast<double>(f.time_ps)),
-              f.time_ps > 0
-                  ? human_percent(static_cast<double>(known_ps) / static_cast<double>(f.time_ps))
-                  : "—",
-              dash_or_si(f.flops, ""), dash_or_si(f.bytes_accessed, "B"),
-              dash_or(f.flop_rate, "{:.4g}", 1e-12), dash_or(f.bandwidth, "{:.4g}", 1e-9),
-              bound_name(f.bound), f.efficiency ? human_percent(*f.efficiency) : "—",
-              f.predicted_ps ? human_duration(static_cast<double>(*f.predicted_ps)) : "—"});
+      pt.add({name, id, ops, static_cast<double>(f.time_ps),
+              f.time_ps > 0 ? Cell(static_cast<double>(known_ps) / static_cast<double>(f.time_ps))
+                            : Cell::unknown(),
+              count_cell(f.flops), count_cell(f.bytes_accessed), finite_cell(f.flop_rate),
+              finite_cell(gbps(f.bandwidth)), bound_name(f.bound), finite_cell(f.efficiency),
+              duration_cell(f.predicted_ps)});
     };
     for (const RooflineProgram& p : d.programs)
       program_row(p.module.empty() ? "(no module)" : p.module,
@@ -275,19 +296,9 @@ std::string table(const RooflineResult& r) {
 
 }  // namespace
 
-std::string si_count(double v) {
-  static const char* kPrefix[] = {"", " k", " M", " G", " T", " P", " E"};
-  int i = 0;
-  while (std::abs(v) >= 1000 && i < 6) {
-    v /= 1000;
-    ++i;
-  }
-  if (i == 0) return fmt::format("{:.0f}", v);
-  return fmt::format("{:.3g}{}", v, kPrefix[i]);
-}
-
-std::string render_roofline(const RooflineResult& result, OutputFormat format) {
-  return render_in(format, result, json, csv, table);
+std::string render_roofline(const RooflineResult& result, OutputFormat format, size_t top) {
+  return render_in(format, result, json, csv,
+                   [top](const RooflineResult& r) { return table(r, top); });
 }
 
 }  // namespace jaxprof

@@ -7,9 +7,7 @@
 
 namespace jaxprof {
 
-std::string render_roofline(const RooflineResult& result, OutputFormat format);
-
-// A count with an SI prefix for tables: 1.37e12 -> "1.37 T".
-std::string si_count(double v);
+// `top`: the table lists each device's N longest ops (0 = all), saying how many there are.
+std::string render_roofline(const RooflineResult& result, OutputFormat format, size_t top = 0);
 
 }  // namespace jaxprof

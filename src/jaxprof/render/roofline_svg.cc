@@ -26,15 +26,7 @@ const char* category_color(std::string_view c) {
   return "#7f7f7f";
 }
 
-std::string rate_label(double flops_per_s) {
-  static const char* kUnit[] = {"FLOP/s", "kFLOP/s", "MFLOP/s", "GFLOP/s", "TFLOP/s", "PFLOP/s"};
-  int i = 0;
-  while (flops_per_s >= 1000 && i < 5) {
-    flops_per_s /= 1000;
-    ++i;
-  }
-  return fmt::format("{:.4g} {}", flops_per_s, kUnit[i]);
-}
+std::string rate_label(double flops_per_s) { return format_value(Measure::kFlopRate, flops_per_s); }
 
 }  // namespace
 

@@ -12,15 +12,6 @@ namespace {
 std::string dur(double ps) { return human_duration(ps); }
 std::string dur(int64_t ps) { return human_duration(static_cast<double>(ps)); }
 
-std::string bytes(uint64_t b) {
-  if (b == 0) return "?";
-  if (b < 1024) return fmt::format("{} B", b);
-  if (b < 1024 * 1024) return fmt::format("{:.1f} KiB", static_cast<double>(b) / 1024);
-  if (b < 1024ull * 1024 * 1024)
-    return fmt::format("{:.1f} MiB", static_cast<double>(b) / (1024.0 * 1024));
-  return fmt::format("{:.2f} GiB", static_cast<double>(b) / (1024.0 * 1024 * 1024));
-}
-
 std::string json(const SummaryResult& r) {
   const SummaryDeviceTime& d = r.device;
   std::string out = "{\"hosts\": [";
@@ -110,8 +101,12 @@ std::string table(const SummaryResult& r) {
     out += "\n";
   }
   if (!r.modules.empty()) {
-    Table t({"module", "runs", "warm-up", "mean", "total", "share"},
-            {false, true, true, true, true, true});
+    Table t({{"module"},
+             {"runs", Measure::kCount},
+             {"warm-up", Measure::kCount},
+             {"mean", Measure::kDuration},
+             {"total", Measure::kDuration},
+             {"share", Measure::kShare}});
     std::vector<std::string> names, tellers;
     for (const SummaryModule& m : r.modules) {
       names.push_back(m.name);
@@ -121,23 +116,33 @@ std::string table(const SummaryResult& r) {
     names = tell_apart(names, tellers);  // five programs named jit_dot read apart
     for (size_t i = 0; i < r.modules.size(); ++i) {
       const SummaryModule& m = r.modules[i];
-      t.add({names[i], std::to_string(m.executions), std::to_string(m.warmup_executions),
-             dur(m.mean_ps), dur(m.total_ps), human_percent(m.share)});
+      t.add({names[i], m.executions, m.warmup_executions, m.mean_ps, m.total_ps, m.share});
     }
     out += t.render(48) + "\n";
   }
   if (!r.ops.empty()) {
-    Table t({"op", "opcode", "module", "count", "self", "share", "source"},
-            {false, false, false, true, true, true, false});
+    Table t({{"op"},
+             {"opcode"},
+             {"module"},
+             {"count", Measure::kCount},
+             {"self", Measure::kDuration},
+             {"share", Measure::kShare},
+             {"source"}});
     for (const SummaryOp& o : r.ops)
-      t.add({o.name, o.opcode, o.module, std::to_string(o.count), dur(o.self_ps),
-             human_percent(o.share), o.source});
+      t.add({o.name, o.opcode, o.module, o.count, o.self_ps, o.share, o.source});
     out += t.render(48) + "\n";
   }
   if (!r.collectives.empty()) {
-    Table t({"collective", "opcode", "N", "size", "count", "total", "exposed", "exposed/run",
-             "busbw GB/s"},
-            {false, false, true, true, true, true, true, true, true});
+    Table t({{"collective"},
+             {"opcode"},
+             {"N", Measure::kCount},
+             {"size", Measure::kBytes},
+             {"count", Measure::kCount},
+             {"total", Measure::kDuration},
+             {"exposed", Measure::kDuration},
+             {"exposed/run", Measure::kDuration},
+             {"busbw", Measure::kBandwidth}});
+    auto known = [](auto v) { return v > 0 ? Cell(static_cast<double>(v)) : Cell::unknown(); };
     std::vector<std::string> labels, tellers;
     for (const SummaryCollective& c : r.collectives) {
       labels.push_back(c.name + "\n" + c.module);
@@ -147,10 +152,10 @@ std::string table(const SummaryResult& r) {
     const std::vector<std::string> apart = tell_apart(labels, tellers);
     for (size_t ci = 0; ci < r.collectives.size(); ++ci) {
       const SummaryCollective& c = r.collectives[ci];
-      t.add({c.name + apart[ci].substr(labels[ci].size()), c.opcode, c.group_size ? std::to_string(c.group_size) : "?",
-             bytes(c.message_bytes), std::to_string(c.count), dur(c.total_ps), dur(c.exposed_ps),
-             dur(c.exposed_per_execution_ps),
-             c.busbw_gbps > 0 ? fmt::format("{:.4g}", c.busbw_gbps) : ""});
+      t.add({c.name + apart[ci].substr(labels[ci].size()), c.opcode, known(c.group_size),
+             known(c.message_bytes), c.count, c.total_ps, c.exposed_ps,
+             c.exposed_per_execution_ps,
+             c.message_bytes > 0 ? Cell(c.busbw_gbps) : Cell::unknown()});
     }
     out += t.render(48) + "\n";
   }
@@ -170,7 +175,7 @@ std::string render_summary(const SummaryResult& result, OutputFormat format) {
   switch (format) {
     case OutputFormat::kJson:
       return json(result);
-    case OutputFormat::kCsv:  // one screen has no single table shape: JSON carries it all
+    case OutputFormat::kCsv:  // refused by the CLI: one screen has no single table shape
     case OutputFormat::kTable:
       return table(result);
   }

@@ -87,14 +87,20 @@ std::string share(double part, double whole) {
 std::string table(const TimelineResult& r) {
   if (r.devices.empty())
     return "no device op events found (try `jaxprof info` to see what the profile holds)\n";
-  Table t({"device", "span", "compute", "comm exposed", "memcpy exposed", "idle", "idle in modules",
-           "idle between", "comm total", "comm hidden", "memcpy total"},
-          {false, true, true, true, true, true, true, true, true, true, true});
+  std::vector<TableColumn> columns = {{"device"}};
+  for (const char* h :
+       {"span", "compute", "comm exposed", "memcpy exposed", "idle", "idle in modules",
+        "idle between", "comm total", "comm hidden", "memcpy total"})
+    columns.push_back({h, Measure::kDuration});
+  Table t(std::move(columns));
   auto row = [&](const std::string& name, const std::vector<double>& v) {
     double span = v[0];
-    auto cell = [&](double x) { return human_duration(x) + " " + share(x, span); };
-    t.add({name, human_duration(span), cell(v[2]), cell(v[4]), cell(v[6]), cell(v[7]), cell(v[8]),
-           cell(v[9]), human_duration(v[3]), human_duration(v[3] - v[4]), human_duration(v[5])});
+    // Parts of the span also say their share of it.
+    auto part = [&](double x) {
+      return span > 0 && x != 0 ? Cell(x).then(fmt::format("({})", share(x, span))) : Cell(x);
+    };
+    t.add({name, span, part(v[2]), part(v[4]), part(v[6]), part(v[7]), part(v[8]), part(v[9]), v[3],
+           v[3] - v[4], v[5]});
   };
   for (const DeviceTimeline& d : r.devices) {
     std::vector<double> v;
