@@ -5,6 +5,7 @@
 #include "jaxprof/error.h"
 #include "jaxprof/formats/chrome_trace.h"
 #include "jaxprof/formats/nsys_jax.h"
+#include "jaxprof/formats/session_check.h"
 #include "jaxprof/wire/reader.h"
 
 namespace jaxprof {
@@ -26,6 +27,36 @@ bool is_hlo_proto_wrapper(std::string_view bytes, const uint8_t* origin) {
   } catch (const InputError&) {
     return false;
   }
+}
+
+std::string join_reasons(const std::vector<std::string>& reasons) {
+  std::string out;
+  for (const std::string& r : reasons) out += (out.empty() ? "" : "; ") + r;
+  return out;
+}
+
+// Files found in one directory must be the hosts of one capture: refused otherwise. Files named
+// one by one on the command line are the user's choice: a warning then.
+void check_one_session(LoadedProfile& out) {
+  std::vector<std::string> reasons = reasons_not_one_session(out.profile);
+  if (reasons.empty()) return;
+  if (out.files.layout == ProfileLayout::kFile) {
+    out.profile.warnings.push_back("the files named may not be hosts of one capture: " +
+                                   join_reasons(reasons));
+    return;
+  }
+  std::string found;
+  for (const HostFile& h : out.files.hosts)
+    found += (found.empty() ? "" : ", ") + std::filesystem::path(h.path).filename().string();
+  std::string dir = out.files.session_dir.empty() ? out.files.path : out.files.session_dir;
+  throw InputError(dir, "holds " + std::to_string(out.files.hosts.size()) +
+                            " profiles that are not the hosts of one capture (" +
+                            join_reasons(reasons) + "); found: " + found +
+                            ". Read one of them (jaxprof " +
+                            (std::filesystem::path(dir) /
+                             std::filesystem::path(out.files.hosts.front().path).filename())
+                                .string() +
+                            "), or name the files of one capture as several paths");
 }
 
 }  // namespace
@@ -60,6 +91,7 @@ void load_profile(const std::vector<std::string>& paths, const LoadOptions& opti
     if (zips != profiles.size())
       throw InputError(profiles.front(),
                        "give either nsys-jax archives (*.zip) or XSpace profiles");
+    out.files.path = profiles.front();
     for (const auto& p : profiles) {
       import_nsys_jax(out.profile, Buffer::open(p), "", options.import);
       out.files.hosts.push_back(HostFile{std::filesystem::path(p).stem().string(), p});
@@ -69,6 +101,7 @@ void load_profile(const std::vector<std::string>& paths, const LoadOptions& opti
       out.files.hlo_files.push_back(f);
     }
     finish_import(out.profile);
+    check_one_session(out);
     // Several processes: their clocks are aligned so straggler and wait times mean something.
     if (out.profile.hosts.size() > 1) align_nsys_jax_clocks(out.profile);
     return;
@@ -79,6 +112,7 @@ void load_profile(const std::vector<std::string>& paths, const LoadOptions& opti
     out.files = discover_profile(profiles.front(), discover);
   } else {
     // Several files: one host each.
+    out.files.path = profiles.front();
     for (const auto& p : profiles) {
       std::error_code ec;
       if (std::filesystem::is_directory(p, ec))
@@ -111,6 +145,7 @@ void load_profile(const std::vector<std::string>& paths, const LoadOptions& opti
     out.files.hlo_files.push_back(f);
   }
   finish_import(out.profile);
+  check_one_session(out);
 }
 
 }  // namespace jaxprof
