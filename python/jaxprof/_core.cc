@@ -40,10 +40,12 @@
 #include "jaxprof/render/flame_svg.h"
 #include "jaxprof/render/flame_text.h"
 #include "jaxprof/render/info_render.h"
+#include "jaxprof/render/input_render.h"
 #include "jaxprof/render/kernels_render.h"
 #include "jaxprof/render/modules_render.h"
 #include "jaxprof/render/ops_render.h"
 #include "jaxprof/render/perfetto.h"
+#include "jaxprof/render/steady_state_render.h"
 #include "jaxprof/render/summary_render.h"
 #include "jaxprof/render/timeline_render.h"
 
@@ -58,6 +60,8 @@ struct PyProfile {
   // Lines decode lazily (the Profile fills a cache behind const methods): one decoder at a time,
   // since calls run with the GIL released.
   std::mutex mu;
+  // What the analyses count besides the steady state (set by load()).
+  SteadyStateOptions steady;
   const Profile& profile() const { return loaded.profile; }
 };
 
@@ -218,6 +222,7 @@ std::string ops_json(PyProfile& self, const std::string& group_by, const std::st
   o.filter.min_duration_ps = min_duration_ps;
   o.filter.max_events = max_events;
   o.top = top;
+  o.steady = self.steady;
   nb::gil_scoped_release release;
   EventFilter check(o.filter);  // a bad regex fails before any work
   std::lock_guard lock(self.mu);
@@ -233,7 +238,7 @@ std::string info_json(PyProfile& self) {
 std::string timeline_json(PyProfile& self) {
   nb::gil_scoped_release release;
   std::lock_guard lock(self.mu);
-  return render_timeline(compute_timeline(self.profile()), OutputFormat::kJson);
+  return render_timeline(compute_timeline(self.profile(), self.steady), OutputFormat::kJson);
 }
 
 std::string modules_json(PyProfile& self, size_t top_ops) {
@@ -241,6 +246,7 @@ std::string modules_json(PyProfile& self, size_t top_ops) {
   std::lock_guard lock(self.mu);
   ModulesOptions o;
   o.top_ops = top_ops;
+  o.steady = self.steady;
   return render_modules(compute_modules(self.profile(), o), OutputFormat::kJson);
 }
 
@@ -292,6 +298,7 @@ std::unique_ptr<PyFlame> flame(PyProfile& self, const std::string& by, const std
     throw InputError("", "unknown flame grouping '" + by + "' (source, op-name, module)");
   o.device = device;
   o.idle = idle;
+  o.steady = self.steady;
   auto out = std::make_unique<PyFlame>();
   nb::gil_scoped_release release;
   std::lock_guard lock(self.mu);
@@ -305,6 +312,7 @@ std::string collectives_json(PyProfile& self, const std::string& device, size_t 
   o.filter.device = device;
   o.top = top;
   o.instances = instances;
+  o.steady = self.steady;
   nb::gil_scoped_release release;
   EventFilter check(o.filter);
   std::lock_guard lock(self.mu);
@@ -323,10 +331,23 @@ std::string summary_render(PyProfile& self, size_t top, size_t observations, boo
   SummaryOptions o;
   o.top = top;
   o.observations = observations;
+  o.steady = self.steady;
   nb::gil_scoped_release release;
   std::lock_guard lock(self.mu);
   return render_summary(compute_summary(self.profile(), o),
                         text ? OutputFormat::kTable : OutputFormat::kJson);
+}
+
+// What was read (the CLI's "input" JSON member).
+std::string input_json(const PyProfile& self) { return render_input_json(self.loaded.files); }
+
+// What the steady-state figures leave out (the CLI's "set_apart" JSON member, compiles included).
+std::string set_apart_json(PyProfile& self) {
+  nb::gil_scoped_release release;
+  std::lock_guard lock(self.mu);
+  const Profile& p = self.profile();
+  return render_set_apart_json(
+      summarize_set_apart(steady_state(p, self.steady), &steady_state_time(p, self.steady)));
 }
 
 // The Perfetto/Chrome trace of `jaxprof export --perfetto` (the same code), written to `path`.
@@ -525,6 +546,14 @@ NB_MODULE(_core, m) {
       .def("compile_json", &compile_json, "top_steps"_a)
       .def("summary", &summary_render, "top"_a, "observations"_a, "text"_a)
       .def("export_perfetto", &export_perfetto, "path"_a)
+      .def("input_json", &input_json)
+      .def("set_apart_json", &set_apart_json)
+      .def(
+          "set_steady_state",
+          [](PyProfile& s, bool include_autotuning, bool include_warmup) {
+            s.steady = {.include_autotuning = include_autotuning, .include_warmup = include_warmup};
+          },
+          "include_autotuning"_a, "include_warmup"_a)
       .def("autotune_report_json", &autotune_report_json, "pattern"_a, "include_warmup"_a,
            "resamples"_a, "seed"_a);
 

@@ -9,6 +9,7 @@ namespace {
 RegisterCommand collectives_command(60, [](CLI::App& app) -> std::function<int()> {
   struct Options {
     CommonOptions common;
+    SteadyStateOptions steady;
     std::string device;
     size_t top = 0;
     bool instances = false;
@@ -25,6 +26,7 @@ RegisterCommand collectives_command(60, [](CLI::App& app) -> std::function<int()
       "collective's interval minus the compute ops running on the same device. See\n"
       "docs/collectives.md.");
   add_common(cmd, o->common);
+  add_steady_state_options(cmd, o->steady);
   cmd->add_option("--device", o->device, "Only devices whose name contains this (or re:REGEX)");
   cmd->add_option("--top", o->top, "Show the N collective ops with the most time (0 = all)");
   cmd->add_flag("--instances", o->instances,
@@ -36,8 +38,10 @@ RegisterCommand collectives_command(60, [](CLI::App& app) -> std::function<int()
     c.instances = o->instances;
     EventFilter check(c.filter);
     LoadedProfile loaded;
+    c.steady = o->steady;
     load(o->common, loaded);
     CollectivesResult r = compute_collectives(loaded.profile, c);
+    say_set_apart(loaded.profile, c.steady, false, format_of(o->common) == OutputFormat::kJson);
     warn(loaded.profile.warnings);
     warn(r.warnings);
     write(render_collectives(r, format_of(o->common)));

@@ -11,6 +11,7 @@ namespace {
 RegisterCommand kernels_command(65, [](CLI::App& app) -> std::function<int()> {
   struct Options {
     CommonOptions common;
+    SteadyStateOptions steady;
     std::string device, prefix, match;
     double min_duration_ns = 0;
     size_t top = 0;
@@ -26,6 +27,7 @@ RegisterCommand kernels_command(65, [](CLI::App& app) -> std::function<int()> {
       "are left out. On TPU or CPU profiles it says there are no GPU kernels (exit 0). See\n"
       "docs/kernels.md.");
   add_common(cmd, o->common);
+  add_steady_state_options(cmd, o->steady);
   cmd->add_option("--device", o->device, "Only GPUs whose name contains this (or re:REGEX)");
   cmd->add_option("--prefix", o->prefix, "Only kernels whose name starts with this");
   cmd->add_option("--match", o->match, "Only kernels whose name matches this RE2 regex");
@@ -41,8 +43,10 @@ RegisterCommand kernels_command(65, [](CLI::App& app) -> std::function<int()> {
     k.top = o->top;
     EventFilter check(k.filter);  // reject a bad regex before loading anything
     LoadedProfile loaded;
+    k.steady = o->steady;
     load(o->common, loaded);
     KernelsResult r = compute_kernels(loaded.profile, k);
+    say_set_apart(loaded.profile, k.steady, false, format_of(o->common) == OutputFormat::kJson);
     warn(loaded.profile.warnings);
     warn(r.warnings);
     // Tables say it on stdout; for JSON/CSV the message goes to stderr so stdout stays parseable.

@@ -9,6 +9,7 @@ namespace {
 RegisterCommand modules_command(24, [](CLI::App& app) -> std::function<int()> {
   struct Options {
     CommonOptions common;
+    SteadyStateOptions steady;
     size_t top_ops = 5;
   };
   auto o = std::make_shared<Options>();
@@ -19,12 +20,14 @@ RegisterCommand modules_command(24, [](CLI::App& app) -> std::function<int()> {
       "CPU ops of one run_id, GPU kernels of one host ExecuteThunks call). The first run of\n"
       "each program on each device is warm-up and is kept out of mean/std. See docs/modules.md.");
   add_common(cmd, o->common);
+  add_steady_state_options(cmd, o->steady);
   cmd->add_option("--top-ops", o->top_ops, "Most varying ops shown per module")
       ->capture_default_str();
   return [o]() {
     LoadedProfile loaded;
     load(o->common, loaded);
-    ModulesResult r = compute_modules(loaded.profile, {o->top_ops});
+    ModulesResult r = compute_modules(loaded.profile, {.top_ops = o->top_ops, .steady = o->steady});
+    say_set_apart(loaded.profile, o->steady, false, format_of(o->common) == OutputFormat::kJson);
     warn(loaded.profile.warnings);
     write(render_modules(r, format_of(o->common)));
     return 0;

@@ -13,6 +13,7 @@ RegisterCommand ops_command(20, [](CLI::App& app) -> std::function<int()> {
     double min_duration_ns = 0;
     size_t top = 0;
     uint64_t max_events = 0;
+    SteadyStateOptions steady;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
@@ -35,6 +36,7 @@ RegisterCommand ops_command(20, [](CLI::App& app) -> std::function<int()> {
   cmd->add_option("--top", o->top, "Show the N largest groups per device (0 = all)");
   cmd->add_option("--max-events", o->max_events,
                   "Stop counting after N selected events, with a warning (0 = no cap)");
+  add_steady_state_options(cmd, o->steady);
   return [o]() {
     OpsOptions ops;
     parse_group_by(o->group_by, ops.group_by);
@@ -44,11 +46,14 @@ RegisterCommand ops_command(20, [](CLI::App& app) -> std::function<int()> {
     ops.filter.min_duration_ps = static_cast<int64_t>(o->min_duration_ns * 1000.0 + 0.5);
     ops.filter.max_events = o->max_events;
     ops.top = o->top;
+    ops.steady = o->steady;
     EventFilter check(ops.filter);  // reject a bad regex before loading anything
     LoadedProfile loaded;
-    // Ops decode the device lines and read nothing else: the file need not stay resident.
-    load(o->common, loaded, /*release_counted=*/true);
+    // With everything counted, ops decode the device lines and read nothing else: the file need
+    // not stay resident. Telling steady executions apart reads the host's launches on GPUs.
+    load(o->common, loaded, o->steady.include_autotuning && o->steady.include_warmup);
     OpsResult r = compute_ops(loaded.profile, ops);
+    say_set_apart(loaded.profile, ops.steady, false, format_of(o->common) == OutputFormat::kJson);
     warn(loaded.profile.warnings);
     warn(r.warnings);
     write(render_ops(r, format_of(o->common)));

@@ -11,6 +11,7 @@ RegisterCommand summary_command(5, [](CLI::App& app) -> std::function<int()> {
     CommonOptions common;
     size_t top = 5;
     size_t observations = 3;
+    SteadyStateOptions steady;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
@@ -21,12 +22,14 @@ RegisterCommand summary_command(5, [](CLI::App& app) -> std::function<int()> {
   add_common(cmd, o->common);
   cmd->add_option("--top", o->top, "Rows per section")->capture_default_str();
   cmd->add_option("--observations", o->observations, "Observations shown")->capture_default_str();
+  add_steady_state_options(cmd, o->steady);
   return [o]() {
     LoadedProfile loaded;
     load(o->common, loaded);
     SummaryOptions options;
     options.top = o->top;
     options.observations = o->observations;
+    options.steady = o->steady;
     SummaryResult r = compute_summary(loaded.profile, options);
     warn(loaded.profile.warnings);
     warn(r.warnings);

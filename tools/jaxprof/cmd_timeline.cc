@@ -8,22 +8,29 @@ namespace jaxprof::cli {
 namespace {
 
 RegisterCommand timeline_command(26, [](CLI::App& app) -> std::function<int()> {
-  auto o = std::make_shared<CommonOptions>();
+  struct Options {
+    CommonOptions common;
+    SteadyStateOptions steady;
+  };
+  auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
       "timeline", "Per device: compute, exposed communication, exposed memcpy and idle time");
   cmd->footer(
       "Per device, from its first op to its last: compute (union of compute op intervals),\n"
       "communication not overlapped by compute, memcpy overlapped by neither, and idle time,\n"
       "split into idle inside module executions and idle between them. The four parts add up\n"
-      "to the span exactly. Categories come from the HLO opcode, else the kernel name.\n"
-      "See docs/timeline.md.");
-  add_common(cmd, *o);
+      "to the span exactly, with the time set apart from the steady state (autotuning,\n"
+      "warm-up executions, compiling). Categories come from the HLO opcode, else the kernel\n"
+      "name. See docs/timeline.md and docs/steady-state.md.");
+  add_common(cmd, o->common);
+  add_steady_state_options(cmd, o->steady);
   return [o]() {
     LoadedProfile loaded;
-    load(*o, loaded);
-    TimelineResult r = compute_timeline(loaded.profile);
+    load(o->common, loaded);
+    TimelineResult r = compute_timeline(loaded.profile, o->steady);
     warn(loaded.profile.warnings);
-    write(render_timeline(r, format_of(*o)));
+    say_set_apart(loaded.profile, o->steady, true, format_of(o->common) == OutputFormat::kJson);
+    write(render_timeline(r, format_of(o->common)));
     return 0;
   };
 });

@@ -200,6 +200,7 @@ CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions
   std::vector<uint32_t> needed;
   for (const DeviceLines& d : devices) needed.insert(needed.end(), d.lines.begin(), d.lines.end());
   p.require_lines(needed);
+  const SteadyState& steady = steady_state(p, options.steady);
 
   const Events& ev = p.events;
   std::unordered_map<uint64_t, OpInfo> info_cache;
@@ -253,7 +254,7 @@ CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions
       // A line is sorted by start: its compute intervals merge as they come.
       of_line.clear();
       for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
-        if (!dev.counts(ev, e)) continue;
+        if (!dev.counts(ev, e) || steady.set_apart(e)) continue;
         const OpInfo& info = classify(e);
         if (info.collective) {
           coll.push_back(e);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "jaxprof/analysis/event_filter.h"
+#include "jaxprof/analysis/steady_state.h"
 #include "jaxprof/model/profile.h"
 
 namespace jaxprof {
@@ -24,6 +25,7 @@ struct CollectivesOptions {
   EventFilterSpec filter;  // only `device` is used
   size_t top = 0;          // 0 = every op
   bool instances = false;  // keep the per-instance cross-device list
+  SteadyStateOptions steady;
 };
 
 // The collective's traits that fix its bandwidth arithmetic.

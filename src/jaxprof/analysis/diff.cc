@@ -65,9 +65,10 @@ void describe_op(const Profile& p, uint32_t plane, uint32_t e, OpSamples& op) {
 
 }  // namespace
 
-ProfileSamples collect_samples(const Profile& p) {
+ProfileSamples collect_samples(const Profile& p, const SteadyStateOptions& steady_options) {
   ProfileSamples out;
   const std::vector<DeviceExecutions>& all = module_executions(p);
+  const SteadyState& roles = steady_state(p, steady_options);
   struct Exec {
     const ModuleExecution* x;
     uint32_t plane;
@@ -79,7 +80,10 @@ ProfileSamples collect_samples(const Profile& p) {
   };
   std::map<std::string, Build> by_name;
   for (size_t di = 0; di < all.size(); ++di)
-    for (const ModuleExecution& x : all[di].executions) {
+    for (size_t k = 0; k < all[di].executions.size(); ++k) {
+      const ModuleExecution& x = all[di].executions[k];
+      if (roles.roles[di][k] == ExecutionRole::kAutotuning && !steady_options.include_autotuning)
+        continue;
       Build& b = by_name[x.name];
       b.all.push_back({&x, all[di].plane});
       b.devices.insert(di);

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "jaxprof/analysis/steady_state.h"
 #include "jaxprof/model/profile.h"
 
 namespace jaxprof {
@@ -32,6 +33,9 @@ struct FlameOptions {
   // Idle frames, so that a device's frame weighs its span: "[idle during modules]" and
   // "[idle between modules]" from its module executions, or "[idle]" when those are unknown.
   bool idle = true;
+  // Executions set apart from the steady state leave no frames; with `idle`, the time set apart
+  // is one "[set apart]" frame (steady_state.h).
+  SteadyStateOptions steady;
 };
 
 struct FlameNode {
@@ -56,6 +60,7 @@ struct FlameDevice {
   int64_t idle_during_modules_ps = 0;   // inside a module execution, no op running
   int64_t idle_between_modules_ps = 0;  // outside every module execution (all idle when
                                         // executions are unknown)
+  int64_t set_apart_ps = 0;             // with idle frames: time set apart, less busy time
 };
 
 struct FlameTree {

@@ -83,6 +83,7 @@ KernelsResult compute_kernels(const Profile& p, const KernelsOptions& options) {
     needed.insert(needed.end(), lines.begin(), lines.end());
   }
   p.require_lines(needed);
+  const SteadyState& steady = steady_state(p, options.steady);
 
   std::unordered_map<uint32_t, Launch> metadata_launch;  // metadata stats, read once per entry
   std::vector<int8_t> name_ok(p.event_metadata.size(), -1);
@@ -95,6 +96,7 @@ KernelsResult compute_kernels(const Profile& p, const KernelsOptions& options) {
       const Line& line = p.lines[li];
       if (line.event_count == 0 || !is_op_line(p, line)) continue;
       for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
+        if (steady.set_apart(e)) continue;
         uint32_t mi = ev.metadata[e];
         if (filter.filters_names()) {
           if (name_ok[mi] < 0) name_ok[mi] = filter.keeps_name(p.event_display_name(e)) ? 1 : 0;

@@ -31,31 +31,43 @@ Moments moments(const std::vector<double>& v) {
 
 ModulesResult compute_modules(const Profile& p, const ModulesOptions& options) {
   ModulesResult result;
-  std::map<std::pair<std::string, ProgramId>, std::vector<const ModuleExecution*>> by_module;
+  struct Run {
+    const ModuleExecution* x;
+    ExecutionRole role;
+  };
+  std::map<std::pair<std::string, ProgramId>, std::vector<Run>> by_module;
   std::map<std::pair<std::string, ProgramId>, std::set<size_t>> devices;
   const std::vector<DeviceExecutions>& all = module_executions(p);
+  const SteadyState& st = steady_state(p, options.steady);
   for (size_t di = 0; di < all.size(); ++di)
-    for (const ModuleExecution& x : all[di].executions) {
-      by_module[{x.name, x.program_id}].push_back(&x);
+    for (size_t k = 0; k < all[di].executions.size(); ++k) {
+      const ModuleExecution& x = all[di].executions[k];
+      ExecutionRole role = st.roles[di][k];
+      if (role == ExecutionRole::kAutotuning && st.sets_apart(role)) continue;
+      by_module[{x.name, x.program_id}].push_back({&x, role});
       devices[{x.name, x.program_id}].insert(di);
     }
 
-  for (auto& [key, execs] : by_module) {
+  for (auto& [key, runs] : by_module) {
     ModuleStats m;
     m.name = key.first;
     m.program_id = key.second;
     m.devices = devices[key].size();
-    std::vector<const ModuleExecution*> steady;
+    std::vector<const ModuleExecution*> steady, execs;
     uint64_t ops = 0;
-    for (const ModuleExecution* x : execs) {
+    for (const Run& run : runs) {
+      const ModuleExecution* x = run.x;
+      execs.push_back(x);
       ++m.executions;
-      m.total_ps += x->duration_ps();
       ops += x->events.size();
+      m.autotuning |= run.role == ExecutionRole::kAutotuning;
       if (x->warmup) {
         ++m.warmup_executions;
         m.warmup_total_ps += x->duration_ps();
-      } else {
-        steady.push_back(x);
+      }
+      if (!st.sets_apart(run.role)) {
+        m.total_ps += x->duration_ps();
+        if (!x->warmup || options.steady.include_warmup) steady.push_back(x);
       }
     }
     // A program run once per device has no steady state: describe its only runs.

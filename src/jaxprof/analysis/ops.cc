@@ -188,6 +188,7 @@ OpsResult compute_ops(const Profile& p, const OpsOptions& options) {
     if (filter.keeps_device(dev.name))
       needed.insert(needed.end(), dev.lines.begin(), dev.lines.end());
   p.require_lines(needed);  // one decoding pass for all devices
+  const SteadyState& steady = steady_state(p, options.steady);
 
   for (const DeviceLines& dev : devices) {
     const Plane& plane = p.planes[dev.plane];
@@ -218,6 +219,10 @@ OpsResult compute_ops(const Profile& p, const OpsOptions& options) {
       for (uint32_t k = 0; k < n; ++k) {
         uint32_t e = b + k;
         if (!dev.counts(ev, e)) continue;
+        if (steady.set_apart(e)) {
+          ++out.set_apart;
+          continue;
+        }
         int64_t s = ev.start_ps[e], d = ev.duration_ps[e], en = s + d;
         ++out.events;
         first = std::min(first, s);

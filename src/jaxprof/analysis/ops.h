@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "jaxprof/analysis/event_filter.h"
+#include "jaxprof/analysis/steady_state.h"
 #include "jaxprof/model/profile.h"
 
 namespace jaxprof {
@@ -25,6 +26,7 @@ struct OpsOptions {
   GroupBy group_by = GroupBy::kHloOp;
   EventFilterSpec filter;
   size_t top = 0;  // 0 = all groups
+  SteadyStateOptions steady;  // what counts besides steady-state executions
 };
 
 struct OpGroup {
@@ -51,8 +53,9 @@ struct DeviceOps {
   std::string host;
   int64_t busy_ps = 0;
   int64_t span_ps = 0;
-  uint64_t events = 0;    // op events on the device
-  uint64_t selected = 0;  // events that passed the filters
+  uint64_t events = 0;     // op events on the device, set-apart ones left out
+  uint64_t set_apart = 0;  // op events of executions set apart (steady_state.h)
+  uint64_t selected = 0;   // events that passed the filters
   std::vector<OpGroup> groups;
 };
 

@@ -37,13 +37,14 @@ constexpr double kMemcpyShare = 0.10;
 
 void observe(SummaryResult& r, const CollectivesResult& coll) {
   const SummaryDeviceTime& d = r.device;
-  if (d.devices == 0 || d.span_ps <= 0) return;
+  const int64_t steady_span = d.steady_span_ps();
+  if (d.devices == 0 || steady_span <= 0) return;
   const double n = d.devices;
   auto add = [&](std::string rule, std::string text, double time_ps, double share) {
     r.observations.push_back(
         {std::move(rule), std::move(text), static_cast<int64_t>(time_ps + 0.5), share});
   };
-  double between = ratio(d.idle_between_modules_ps, d.span_ps);
+  double between = ratio(d.idle_between_modules_ps, steady_span);
   if (d.executions == 0 && between >= kIdleShare)
     add("idle",
         fmt::format("{} of device time is idle (the profile has no module executions to place it "
@@ -57,7 +58,7 @@ void observe(SummaryResult& r, const CollectivesResult& coll) {
                     "steps)",
                     pct(between)),
         d.idle_between_modules_ps / n, between);
-  double inside = ratio(d.idle_in_modules_ps, d.span_ps);
+  double inside = ratio(d.idle_in_modules_ps, steady_span);
   if (inside >= kIdleShare)
     add("idle-in-modules",
         fmt::format("{} of device time is idle inside module executions: ops wait for the host, "
@@ -70,7 +71,7 @@ void observe(SummaryResult& r, const CollectivesResult& coll) {
                           [](const SummaryCollective& a, const SummaryCollective& b) {
                             return a.exposed_ps < b.exposed_ps;
                           });
-    double share = ratio(c.exposed_ps, d.span_ps);
+    double share = ratio(c.exposed_ps, steady_span);
     if (share >= kExposedShare)
       add("exposed-collective",
           fmt::format("{} ({}, N={}) is exposed for {} per execution, {} of device time: "
@@ -87,7 +88,7 @@ void observe(SummaryResult& r, const CollectivesResult& coll) {
                       op.source.empty() ? "" : " (" + op.source + ")", pct(op.share)),
           op.self_ps / n, op.share);
   }
-  double memcpy = ratio(d.memcpy_exposed_ps, d.span_ps);
+  double memcpy = ratio(d.memcpy_exposed_ps, steady_span);
   if (memcpy >= kMemcpyShare)
     add("exposed-memcpy",
         fmt::format("{} of device time is memory copies hidden by nothing (host<->device "
@@ -98,7 +99,7 @@ void observe(SummaryResult& r, const CollectivesResult& coll) {
   if (r.compile.wall_ps > 0 && r.compile.wall_ps >= kCompileShare * mean_span) {
     double share = r.compile.wall_ps / mean_span;
     add("compile",
-        fmt::format("compiling took {} ({} compile{}, most in {}), {} of the devices' active span: "
+        fmt::format("compiling took {} ({} compile{}, most in {}), {} of the devices' span: "
                     "warm-up in the capture{}",
                     dur(static_cast<double>(r.compile.wall_ps)), r.compile.compiles,
                     r.compile.compiles == 1 ? "" : "s",
@@ -119,7 +120,7 @@ void observe(SummaryResult& r, const CollectivesResult& coll) {
                       "it: a straggler",
                       coll.most_late_device, coll.most_late_count, coll.multi_device_instances,
                       dur(static_cast<double>(wait))),
-          wait / n, ratio(wait, d.span_ps));
+          wait / n, ratio(wait, steady_span));
   }
   std::stable_sort(
       r.observations.begin(), r.observations.end(),
@@ -140,43 +141,42 @@ SummaryResult compute_summary(const Profile& p, const SummaryOptions& options) {
     lines.insert(lines.end(), d.lines.begin(), d.lines.end());
   p.require_lines(lines);
   module_executions(p);
+  // What is steady state: the compile totals come with it (they mark the compiling time).
+  const SteadyState& steady = steady_state(p, options.steady);
+  const SteadyStateTime& steady_time = steady_state_time(p, options.steady);
+  const CompileResult& comp = steady_time.compiles;
+  r.set_apart = summarize_set_apart(steady, &steady_time);
   TimelineResult tl;
   ModulesResult mods;
   OpsResult ops;
   CollectivesResult coll;
-  const CompileOptions compile_options{.top_steps = 1, .totals_only = true};
-  std::optional<CompileResult> compiled;
   {
     Profile::ReadOnlyScope reading(p);
     // Relative costs, so that the longest start first.
-    const std::vector<uint64_t> costs = {3, 1, 3, 2, 2};
+    const std::vector<uint64_t> costs = {3, 1, 3, 2};
     for_each_parallel(costs, parts_for(costs.size(), 1), [&](size_t k, size_t) {
       switch (k) {
         case 0:
-          tl = compute_timeline(p);
+          tl = compute_timeline(p, options.steady);
           break;
         case 1:
-          mods = compute_modules(p, {.top_ops = 0, .steps = false});
+          mods = compute_modules(p, {.top_ops = 0, .steps = false, .steady = options.steady});
           break;
         case 2:
-          ops = compute_ops(p, {});
-          break;
-        case 3:
-          coll = compute_collectives(p, {});
+          ops = compute_ops(p, {.steady = options.steady});
           break;
         default:
-          compiled = compile_totals_from_decoded(p, compile_options);
+          coll = compute_collectives(p, {.steady = options.steady});
       }
     });
   }
-  // Compiles whose module only other threads name: those lines are decoded now.
-  CompileResult comp = compiled ? std::move(*compiled) : compute_compile(p, compile_options);
 
   for (const DeviceTimeline& d : tl.devices) {
     SummaryDeviceTime& s = r.device;
     ++s.devices;
     s.executions += d.executions;
     s.span_ps += d.span_ps;
+    s.set_apart_ps += d.set_apart_ps;
     s.busy_ps += d.busy_ps;
     s.compute_ps += d.compute_ps;
     s.comm_exposed_ps += d.comm_exposed_ps;
@@ -185,7 +185,7 @@ SummaryResult compute_summary(const Profile& p, const SummaryOptions& options) {
     s.idle_in_modules_ps += d.idle_in_modules_ps;
     s.idle_between_modules_ps += d.idle_between_modules_ps;
   }
-  r.device.idle_share = ratio(r.device.idle_ps, r.device.span_ps);
+  r.device.idle_share = ratio(r.device.idle_ps, r.device.steady_span_ps());
 
   for (const ModuleStats& m : mods.modules) {
     if (r.modules.size() >= options.top) break;

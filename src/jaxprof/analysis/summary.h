@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "jaxprof/analysis/steady_state.h"
 #include "jaxprof/model/profile.h"
 
 namespace jaxprof {
@@ -15,6 +16,7 @@ namespace jaxprof {
 struct SummaryOptions {
   size_t top = 5;           // rows per section
   size_t observations = 3;  // observations kept
+  SteadyStateOptions steady;
 };
 
 // Over all devices: sums of each device's span and parts (timeline), so shares are of device time.
@@ -22,6 +24,7 @@ struct SummaryDeviceTime {
   uint32_t devices = 0;
   uint64_t executions = 0;  // module executions found on the devices
   int64_t span_ps = 0;
+  int64_t set_apart_ps = 0;  // not steady state (steady_state.h); the shares below exclude it
   int64_t busy_ps = 0;
   int64_t compute_ps = 0;
   int64_t comm_exposed_ps = 0;
@@ -29,7 +32,8 @@ struct SummaryDeviceTime {
   int64_t idle_ps = 0;
   int64_t idle_in_modules_ps = 0;
   int64_t idle_between_modules_ps = 0;
-  double idle_share = 0;  // idle / span
+  double idle_share = 0;  // idle / (span - set_apart)
+  int64_t steady_span_ps() const { return span_ps - set_apart_ps; }
 };
 
 struct SummaryModule {
@@ -89,6 +93,7 @@ struct SummaryResult {
   std::vector<SummaryCollective> collectives;
   std::string bandwidth_convention;
   SummaryCompile compile;
+  SetApartSummary set_apart;
   std::vector<Observation> observations;
   std::vector<std::string> warnings;
 };

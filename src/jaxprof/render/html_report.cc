@@ -17,6 +17,7 @@
 #include "jaxprof/render/html_charts.h"
 #include "jaxprof/render/html_page.h"
 #include "jaxprof/render/html_table.h"
+#include "jaxprof/render/steady_state_render.h"
 #include "jaxprof/render/text.h"
 #include "jaxprof/render/units.h"
 
@@ -59,6 +60,7 @@ std::string summary_body(const SummaryResult& s, const std::string& source) {
   kv("hosts", hosts.empty() ? "-" : hosts);
   kv("devices", fmt::format("{}", d.devices));
   kv("module executions", fmt::format("{}", d.executions));
+  if (std::string line = render_set_apart_line(s.set_apart); !line.empty()) kv("not counted", line);
   if (d.span_ps > 0) {
     double span = static_cast<double>(d.span_ps);
     kv("device time (sum of spans)", human_duration(span));
@@ -403,16 +405,18 @@ std::string render_html_report(const Profile& profile, const HtmlReportOptions& 
   SummaryOptions so;
   so.top = o.top;
   so.observations = 10;
+  so.steady = o.steady;
   SummaryResult summary = compute_summary(profile, so);
-  TimelineResult timeline = compute_timeline(profile);
-  ModulesResult modules = compute_modules(profile);
+  TimelineResult timeline = compute_timeline(profile, o.steady);
+  ModulesResult modules = compute_modules(profile, {.steady = o.steady});
   FlameOptions fs;
+  fs.steady = o.steady;
   fs.by = FlameBy::kSource;
   FlameTree flame_source = compute_flame(profile, fs);
   fs.by = FlameBy::kOpName;
   FlameTree flame_op = compute_flame(profile, fs);
-  CollectivesResult collectives = compute_collectives(profile, {});
-  KernelsResult kernels = compute_kernels(profile, {});
+  CollectivesResult collectives = compute_collectives(profile, {.steady = o.steady});
+  KernelsResult kernels = compute_kernels(profile, {.steady = o.steady});
   CompileResult compile = compute_compile(profile);
 
   PageData data;

@@ -106,7 +106,8 @@ PerfettoSummary write_perfetto(const Profile& p,
   for (const DeviceSegments& d : segments) segments_of[d.device] = &d;
 
   // Collective message sizes and bandwidth factors per (module, op).
-  CollectivesResult coll = compute_collectives(p, {});
+  // Every op event is exported, set apart from the steady state or not.
+  CollectivesResult coll = compute_collectives(p, {.steady = {true, true}});
   std::map<std::pair<std::string, std::string>, const CollectiveOp*> collective;
   for (const CollectiveOp& c : coll.ops)
     if (c.message_bytes > 0) collective[{c.module, c.name}] = &c;

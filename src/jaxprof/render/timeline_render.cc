@@ -18,7 +18,8 @@ constexpr const char* kFields[] = {"span_ns",
                                    "memcpy_exposed_ns",
                                    "idle_ns",
                                    "idle_in_modules_ns",
-                                   "idle_between_modules_ns"};
+                                   "idle_between_modules_ns",
+                                   "set_apart_ns"};
 
 std::vector<int64_t> values(const DeviceTimeline& t) {
   return {t.span_ps,
@@ -30,7 +31,8 @@ std::vector<int64_t> values(const DeviceTimeline& t) {
           t.memcpy_exposed_ps,
           t.idle_ps,
           t.idle_in_modules_ps,
-          t.idle_between_modules_ps};
+          t.idle_between_modules_ps,
+          t.set_apart_ps};
 }
 
 std::vector<double> values(const TimelineAverage& a) {
@@ -43,7 +45,8 @@ std::vector<double> values(const TimelineAverage& a) {
           a.memcpy_exposed_ps,
           a.idle_ps,
           a.idle_in_modules_ps,
-          a.idle_between_modules_ps};
+          a.idle_between_modules_ps,
+          a.set_apart_ps};
 }
 
 std::string json(const TimelineResult& r) {
@@ -87,14 +90,31 @@ std::string share(double part, double whole) {
 std::string table(const TimelineResult& r) {
   if (r.devices.empty())
     return "no device op events found (try `jaxprof info` to see what the profile holds)\n";
-  Table t({"device", "span", "compute", "comm exposed", "memcpy exposed", "idle", "idle in modules",
-           "idle between", "comm total", "comm hidden", "memcpy total"},
-          {false, true, true, true, true, true, true, true, true, true, true});
+  bool set_apart = false;
+  for (const DeviceTimeline& d : r.devices) set_apart |= d.set_apart_ps > 0;
+  std::vector<std::string> header = {
+      "device",          "span",         "compute",    "comm exposed", "memcpy exposed", "idle",
+      "idle in modules", "idle between", "comm total", "comm hidden",  "memcpy total"};
+  if (set_apart) header.insert(header.begin() + 2, "set apart");
+  std::vector<bool> numeric(header.size(), true);
+  numeric[0] = false;
+  Table t(header, numeric);
   auto row = [&](const std::string& name, const std::vector<double>& v) {
     double span = v[0];
     auto cell = [&](double x) { return human_duration(x) + " " + share(x, span); };
-    t.add({name, human_duration(span), cell(v[2]), cell(v[4]), cell(v[6]), cell(v[7]), cell(v[8]),
-           cell(v[9]), human_duration(v[3]), human_duration(v[3] - v[4]), human_duration(v[5])});
+    std::vector<std::string> cells = {name,
+                                      human_duration(span),
+                                      cell(v[2]),
+                                      cell(v[4]),
+                                      cell(v[6]),
+                                      cell(v[7]),
+                                      cell(v[8]),
+                                      cell(v[9]),
+                                      human_duration(v[3]),
+                                      human_duration(v[3] - v[4]),
+                                      human_duration(v[5])};
+    if (set_apart) cells.insert(cells.begin() + 2, cell(v[10]));
+    t.add(std::move(cells));
   };
   for (const DeviceTimeline& d : r.devices) {
     std::vector<double> v;
@@ -102,8 +122,8 @@ std::string table(const TimelineResult& r) {
     row(d.device, v);
   }
   if (r.devices.size() > 1) row("average", values(r.average));
-  return t.render(40) +
-         "\ncompute + comm exposed + memcpy exposed + idle = span (see docs/timeline.md)\n";
+  return t.render(40) + "\ncompute + comm exposed + memcpy exposed + idle" +
+         (set_apart ? " + set apart" : "") + " = span (see docs/timeline.md)\n";
 }
 
 }  // namespace
