@@ -43,7 +43,7 @@ TEST_P(Captures, SegmentsTileTheSpanWithTheTimelineNumbers) {
   for (size_t i = 0; i < s.size(); ++i) {
     const DeviceTimeline& d = t.devices[i];
     EXPECT_EQ(s[i].device, d.device);
-    int64_t sum[5] = {};
+    int64_t sum[6] = {};
     int64_t at = s[i].segments.front().interval.begin;
     for (const Segment& g : s[i].segments) {
       EXPECT_EQ(g.interval.begin, at);  // contiguous and disjoint

@@ -71,6 +71,10 @@ struct HloModule {
   std::unordered_map<std::string_view, uint32_t> instruction_by_name;
   std::unordered_map<int64_t, uint32_t> instruction_by_id;
   std::unordered_map<int64_t, uint32_t> computation_by_id;
+  // The bytes it was read from (an xla.HloProto, or an HloModuleProto when `bare_module`), for
+  // exports that carry the HLO along.
+  std::string_view serialized;
+  bool bare_module = false;
 
   const HloInstruction* find(std::string_view instruction_name) const;
   // "file:line" of the instruction's metadata, or "" when it has none.
