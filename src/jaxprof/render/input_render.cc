@@ -55,10 +55,11 @@ std::string render_input_json(const ProfileFiles& f) {
                          json_string(h.host), json_string(h.path));
   for (const std::string& h : f.hlo_files) hlo += (hlo.empty() ? "" : ", ") + json_string(h);
   return fmt::format(
-      "{{\"path\": {}, \"layout\": \"{}\", \"session\": {}, \"sessions\": [{}], "
-      "\"newest_by_default\": {}, \"hosts\": [{}], \"hlo_files\": [{}]}}",
+      "{{\"path\": {}, \"layout\": \"{}\", \"session\": {}, \"session_dir\": {}, "
+      "\"sessions\": [{}], \"newest_by_default\": {}, \"hosts\": [{}], \"hlo_files\": [{}]}}",
       json_string(f.path), profile_layout_name(f.layout),
-      f.session.empty() ? std::string("null") : json_string(f.session), sessions,
+      f.session.empty() ? std::string("null") : json_string(f.session),
+      f.session_dir.empty() ? std::string("null") : json_string(f.session_dir), sessions,
       f.newest_by_default ? "true" : "false", hosts, hlo);
 }
 

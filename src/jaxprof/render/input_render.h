@@ -11,7 +11,8 @@ namespace jaxprof {
 
 // One line: "read session S (newest of 2 in DIR; --session picks another): host a (a.xplane.pb)".
 std::string render_input_line(const ProfileFiles& files);
-// {"path": ..., "layout": "file|run-dir|log-dir", "session": ..., "sessions": [...],
+// {"path": ..., "layout": "file|run-dir|log-dir", "session": ..., "session_dir": ..., "sessions":
+// [...],
 //  "newest_by_default": bool, "hosts": [{"host": ..., "path": ...}], "hlo_files": [...]}
 std::string render_input_json(const ProfileFiles& files);
 

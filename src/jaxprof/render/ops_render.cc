@@ -18,9 +18,9 @@ std::string json(const OpsResult& r) {
     if (di) out += ", ";
     out += fmt::format(
         "{{\"device\": {}, \"host\": {}, \"busy_ns\": {}, \"span_ns\": {}, \"events\": {}, "
-        "\"selected_events\": {}, \"groups\": [",
+        "\"selected_events\": {}, \"set_apart\": {}, \"groups\": [",
         json_string(d.device), json_string(d.host), ps_to_ns_exact(d.busy_ps),
-        ps_to_ns_exact(d.span_ps), d.events, d.selected);
+        ps_to_ns_exact(d.span_ps), d.events, d.selected, d.set_apart);
     for (size_t gi = 0; gi < d.groups.size(); ++gi) {
       const OpGroup& g = d.groups[gi];
       if (gi) out += ", ";
