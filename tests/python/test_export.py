@@ -67,7 +67,7 @@ def test_export_matches_ops_and_timeline(jaxprof_bin, tmp_path, name):
         track = tracks[(e["pid"], e["tid"])]
         if track.startswith("category"):
             # One category track per device: "category", or "category /device:CPU:3" when the
-            # plane holds several devices (the CPU backend).
+            # device is not its plane (the CPU backend).
             device = track.split(" ", 1)[1] if " " in track else procs[e["pid"]]
             segment_sums[device][e["name"]] += e["dur"]
             first, last = spans.get(device, (e["ts"], e["ts"] + e["dur"]))

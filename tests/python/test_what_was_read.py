@@ -95,7 +95,7 @@ def test_subfolders_that_are_not_sessions_are_refused(jaxprof_bin, tmp_path):
 def test_files_named_one_by_one_load_with_a_warning(jaxprof_bin):
     gemm = oc.require_profile(oc.XPLANE_FIXTURES / "mi300x_jax_gemm.xplane.pb")
     conv = oc.require_profile(oc.XPLANE_FIXTURES / "mi300x_jax_conv.xplane.pb")
-    proc = oc.run_cli(jaxprof_bin, ["info", str(gemm), str(conv)])
+    proc = oc.run_cli(jaxprof_bin, ["ops", str(gemm), str(conv)])
     assert proc.returncode == 0
     err = proc.stderr.decode()
     assert "may not be hosts of one capture" in err

@@ -281,19 +281,20 @@ PerfettoSummary write_perfetto(const Profile& p,
     // Derived tracks (marked so that a reader of the trace leaves them out), and the module
     // executions as an "XLA Modules" line (where module_executions reads them back) on devices
     // that are not CPU ones.
-    const bool several = xp.devices.size() > 1;
     int tid = 0;
     bool module_line = false;
     for (size_t di : xp.devices) {
       const DeviceLines& dev = devices[di];
       auto seg = segments_of.find(dev.name);
       if (seg == segments_of.end()) continue;  // no op events
+      // A device that is not its plane (the CPU backend's) names itself on its tracks.
+      const bool own = dev.name == p.str(plane.name);
       ++s.devices;
       ++tid;
       out(fmt::format(
           ",\n{{\"ph\": \"M\", \"pid\": {}, \"tid\": {}, \"name\": \"thread_name\", \"args\": "
           "{{\"name\": {}, \"jaxprof_derived\": true}}}}",
-          pid, tid, json_string_html_safe(several ? "category " + dev.name : "category")));
+          pid, tid, json_string_html_safe(own ? "category" : "category " + dev.name)));
       out(sort_event(pid, tid, "thread_sort_index", tid));
       for (const Segment& g : seg->second->segments) {
         out(complete_event(pid, tid, fmt::format("\"{}\"", segment_kind_name(g.kind)),
@@ -305,7 +306,7 @@ PerfettoSummary write_perfetto(const Profile& p,
         out(fmt::format(
             ",\n{{\"ph\": \"M\", \"pid\": {}, \"tid\": {}, \"name\": \"thread_name\", \"args\": "
             "{{\"name\": {}, \"jaxprof_derived\": true}}}}",
-            pid, tid, json_string_html_safe(several ? "modules " + dev.name : "modules")));
+            pid, tid, json_string_html_safe(own ? "modules" : "modules " + dev.name)));
       else
         out(metadata_event(pid, tid, "thread_name", "XLA Modules"));
       module_line |= !dev.hlo_ops_only;
