@@ -38,7 +38,7 @@ std::string join_reasons(const std::vector<std::string>& reasons) {
 // Files found in one directory must be the hosts of one capture: refused otherwise. Files named
 // one by one on the command line are the user's choice: a warning then.
 void check_one_session(LoadedProfile& out) {
-  std::vector<std::string> reasons = reasons_not_one_session(out.profile);
+  std::vector<std::string> reasons = reasons_not_one_session(capture_facts(out.profile));
   if (reasons.empty()) return;
   if (out.files.layout == ProfileLayout::kFile) {
     out.profile.warnings.push_back("the files named may not be hosts of one capture: " +

@@ -1,9 +1,10 @@
-// Whether the hosts of a profile read from one directory can be the hosts of one capture. A run
+// Whether the host files read from one directory can be the hosts of one capture. A run
 // directory that JAX writes holds one file per machine of one session; a folder of profiles
 // gathered by hand does not, and reading it as one profile would merge unrelated runs (and call
 // the difference between them a straggler).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -11,13 +12,25 @@
 
 namespace jaxprof {
 
-// The reasons the profile's hosts cannot be one capture (empty when nothing says so):
+// What one host file says about the capture it came from: enough to compare files without
+// keeping their events (a reader that streams hosts one by one can collect these).
+struct CaptureFacts {
+  std::string file;                      // the file name, for messages
+  std::vector<std::string> captured_on;  // XSpace hostnames
+  bool gpu = false, tpu = false;         // device planes it holds
+  int64_t start_ns = 0;                  // earliest line timestamp (Host::base_ns)
+};
+
+// One entry per host of the profile, in host order.
+std::vector<CaptureFacts> capture_facts(const Profile& profile);
+
+// The reasons the files cannot be the hosts of one capture (empty when nothing says so):
 // - two files say they were captured on the same machine (XSpace hostnames): one machine writes
 //   one file per session;
 // - one file holds TPU devices and another GPU devices;
 // - the files' captures began more than kMaxSessionStartSpreadNs apart (when both clocks are
 //   wall clocks).
-std::vector<std::string> reasons_not_one_session(const Profile& profile);
+std::vector<std::string> reasons_not_one_session(const std::vector<CaptureFacts>& files);
 
 inline constexpr int64_t kMaxSessionStartSpreadNs = int64_t{600} * 1000000000;  // 10 minutes
 
