@@ -30,6 +30,16 @@ import importlib.util, sys
 sys.exit(0 if all(importlib.util.find_spec(m) for m in ("pytest", "google.protobuf", "jax", "numpy",
     "nanobind", "scikit_build_core", "pandas", "pyarrow")) else 1)
 PY
+  # jaxprof.distributed: Dask, fsspec and s3fs; moto's S3-compatible server for its tests.
+  python3 - <<'PY' || python3 -m pip install -q --disable-pip-version-check "dask[distributed]" \
+      fsspec s3fs "moto[server]"
+import importlib.util, sys
+sys.exit(0 if all(importlib.util.find_spec(m) for m in ("distributed", "fsspec", "s3fs", "moto",
+    "flask_cors")) else 1)
+PY
+  # XProf, a reference the roofline tests compare with (they skip without it).
+  python3 -c 'import importlib.util, sys; sys.exit(0 if importlib.util.find_spec("xprof") else 1)' \
+    || python3 -m pip install -q --disable-pip-version-check xprof
 fi
 
 build_dir=${JAXPROF_BUILD_DIR:-build}

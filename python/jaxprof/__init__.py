@@ -11,22 +11,24 @@ Autotuning: :mod:`jaxprof.autotune` (``time_candidates``, ``tune``, the cache, l
 from __future__ import annotations
 
 from ._profile import Events, Plane, Profile, load
-from ._results import FlameResult, InfoResult, OpsResult, Result, SummaryResult
+from ._results import FlameResult, InfoResult, OpsResult, Result, RooflineResult, SummaryResult
 from .errors import CorruptProfileError, InvalidOptionError, ProfileError, ProfileNotFoundError
 
 __version__ = "0.1.0"
 
 __all__ = [
     "load", "Profile", "Events", "Plane", "Result", "OpsResult", "InfoResult", "FlameResult",
-    "SummaryResult", "view", "Viewer",
+    "SummaryResult", "RooflineResult", "view", "Viewer",
     "ProfileError", "ProfileNotFoundError", "CorruptProfileError", "InvalidOptionError",
     "trace", "annotate", "trace_function", "step", "StepProfiler", "latest", "summarize",
+    "wait_for_device",
     "Profiler", "ProfilingError", "autotune",
 ]
 
 _LAZY = {
     "trace": "capture", "annotate": "capture", "trace_function": "capture", "step": "capture",
     "StepProfiler": "capture", "latest": "capture", "summarize": "capture",
+    "wait_for_device": "capture",
     "Profiler": "compat", "ProfilingError": "compat", "view": "view", "Viewer": "view",
 }
 

@@ -20,17 +20,22 @@
 #include "jaxprof/analysis/device_events.h"
 #include "jaxprof/analysis/event_filter.h"
 #include "jaxprof/analysis/flame.h"
+#include "jaxprof/analysis/hosts.h"
 #include "jaxprof/analysis/info.h"
 #include "jaxprof/analysis/kernels.h"
 #include "jaxprof/analysis/modules.h"
 #include "jaxprof/analysis/ops.h"
 #include "jaxprof/analysis/plane_timing.h"
+#include "jaxprof/analysis/roofline.h"
 #include "jaxprof/analysis/summary.h"
 #include "jaxprof/analysis/timeline.h"
 #include "jaxprof/autotune/cache.h"
 #include "jaxprof/autotune/labels.h"
 #include "jaxprof/error.h"
 #include "jaxprof/formats/load.h"
+#include "jaxprof/formats/load_partials.h"
+#include "jaxprof/formats/session_check.h"
+#include "jaxprof/formats/partial_file.h"
 #include "jaxprof/formats/xplane.h"
 #include "jaxprof/render/autotune_render.h"
 #include "jaxprof/render/collectives_render.h"
@@ -39,12 +44,15 @@
 #include "jaxprof/render/flame_speedscope.h"
 #include "jaxprof/render/flame_svg.h"
 #include "jaxprof/render/flame_text.h"
+#include "jaxprof/render/hosts_render.h"
 #include "jaxprof/render/info_render.h"
 #include "jaxprof/render/input_render.h"
 #include "jaxprof/render/kernels_render.h"
 #include "jaxprof/render/modules_render.h"
 #include "jaxprof/render/ops_render.h"
 #include "jaxprof/render/perfetto.h"
+#include "jaxprof/render/roofline_render.h"
+#include "jaxprof/render/roofline_svg.h"
 #include "jaxprof/render/steady_state_render.h"
 #include "jaxprof/render/summary_render.h"
 #include "jaxprof/render/timeline_render.h"
@@ -109,6 +117,130 @@ std::unique_ptr<PyProfile> from_bytes(nb::bytes data, std::string name) {
   index_hlo_from_metadata(profile);
   finish_import(profile);
   return p;
+}
+
+// Partial summaries (docs/multihost.md): what jaxprof.distributed computes on workers and merges.
+nb::bytes to_bytes(const std::string& s) { return nb::bytes(s.data(), s.size()); }
+
+uint32_t parts_named(const std::string& what) {
+  if (what == "all") return kPartAll;
+  if (what == "summary") return summary_parts() | kPartSteps;  // and `hosts`
+  throw InputError("", "unknown partial parts '" + what + "' (all or summary)");
+}
+
+// The partials of the hosts behind `paths` (profiles as the CLI takes them, or partials), one
+// file's bytes; and the hosts skipped with keep_going as (host, path, reason).
+std::tuple<nb::bytes, std::vector<std::tuple<std::string, std::string, std::string>>>
+partials_of_paths(std::vector<std::string> paths, std::string session,
+                  std::vector<std::string> hosts, unsigned threads, bool keep_going,
+                  std::string parts) {
+  std::string bytes;
+  std::vector<std::tuple<std::string, std::string, std::string>> skipped;
+  {
+    nb::gil_scoped_release release;
+    PartialLoadOptions o;
+    o.session = std::move(session);
+    o.hosts = std::move(hosts);
+    o.extract.parts = parts_named(parts);
+    o.import.threads = threads;
+    o.keep_going = keep_going;
+    LoadedPartials loaded;
+    load_partials(paths, o, loaded);
+    std::vector<const HostPartial*> all;
+    for (const HostPartial& h : loaded.set.hosts()) all.push_back(&h);
+    bytes = write_partial_file(all);
+    for (const SkippedHost& s : loaded.skipped) skipped.emplace_back(s.host, s.path, s.reason);
+  }
+  return {to_bytes(bytes), skipped};
+}
+
+// One XSpace's bytes (read wherever the caller runs, e.g. from object storage) as its partial.
+nb::bytes partial_of_bytes(nb::bytes data, std::string host, std::string path, std::string parts) {
+  std::vector<uint8_t> bytes(data.size());
+  std::memcpy(bytes.data(), data.c_str(), data.size());
+  std::string out;
+  {
+    nb::gil_scoped_release release;
+    const uint64_t file_bytes = bytes.size();
+    std::string_view view(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    if (has_gzip_magic(view)) bytes = gunzip(view, path, size_t(1) << 40);
+    Profile profile;
+    import_xspace(profile, Buffer::from_bytes(std::move(bytes), path), host);
+    index_hlo_from_metadata(profile);
+    finish_import(profile);
+    PartialExtractOptions extract;
+    extract.parts = parts_named(parts);
+    std::vector<HostPartial> one = extract_partials(profile, extract);
+    one.front().path = path;
+    one.front().file_bytes = file_bytes;
+    out = write_partial_file({&one.front()});
+  }
+  return to_bytes(out);
+}
+
+PartialSet read_set(const std::vector<nb::bytes>& files) {
+  PartialSet set;
+  for (size_t i = 0; i < files.size(); ++i)
+    set.add(read_partial_file(std::string_view(files[i].c_str(), files[i].size()),
+                              "<partial " + std::to_string(i + 1) + ">"));
+  return set;
+}
+
+// Warnings when the hosts of `file` may not be one capture's (named one by one); throws
+// InputError when they were found in one directory (`from_directory`) and cannot be.
+std::vector<std::string> check_partial_capture(nb::bytes file, std::string path,
+                                               bool from_directory) {
+  PartialSet set = read_set({file});
+  ProfileFiles files;
+  files.path = path;
+  files.layout = from_directory ? ProfileLayout::kRunDir : ProfileLayout::kFile;
+  std::vector<CaptureFacts> facts;
+  for (const HostPartial& h : set.hosts()) {
+    files.hosts.push_back({h.host, h.path});
+    facts.push_back(capture_facts(h));
+  }
+  std::vector<std::string> warnings;
+  if (facts.size() > 1) check_one_capture(files, facts, warnings);
+  return warnings;
+}
+
+// The union of partial files, as one file (the hosts in order; the same host twice is an error).
+nb::bytes merge_partials(std::vector<nb::bytes> files) {
+  PartialSet set = read_set(files);
+  std::string out;
+  {
+    nb::gil_scoped_release release;
+    std::vector<const HostPartial*> all;
+    for (const HostPartial& h : set.hosts()) all.push_back(&h);
+    out = write_partial_file(all);
+  }
+  return to_bytes(out);
+}
+
+// `jaxprof summary` or `jaxprof hosts` of a set of partial files, in a CLI output format.
+std::string render_partials(std::vector<nb::bytes> files, std::string command, std::string format,
+                            size_t top, size_t observations) {
+  OutputFormat f = OutputFormat::kTable;
+  if (!parse_output_format(format, f)) throw InputError("", "unknown format '" + format + "'");
+  PartialSet set = read_set(files);
+  nb::gil_scoped_release release;
+  if (command == "summary") {
+    SummaryOptions o;
+    o.top = top;
+    o.observations = observations;
+    return render_summary(summary_from_partials(set, o), f);
+  }
+  if (command == "hosts") return render_hosts(hosts_from_partials(set), f, top);
+  throw InputError("", "unknown command '" + command + "' (summary or hosts)");
+}
+
+// Host names and file sizes of a partial file, without analysing it.
+std::vector<std::tuple<std::string, std::string, uint64_t>> partial_hosts(nb::bytes file) {
+  std::vector<std::tuple<std::string, std::string, uint64_t>> out;
+  for (const HostPartial& h :
+       read_partial_file(std::string_view(file.c_str(), file.size()), "<partial>"))
+    out.emplace_back(h.host, h.path, h.file_bytes);
+  return out;
 }
 
 nb::list planes(const PyProfile& self) {
@@ -262,6 +394,34 @@ std::string kernels_json(PyProfile& self, const std::string& device, const std::
   EventFilter check(o.filter);
   std::lock_guard lock(self.mu);
   return render_kernels(compute_kernels(self.profile(), o), OutputFormat::kJson);
+}
+
+// `jaxprof roofline --format json` and each device's chart.
+std::tuple<std::string, std::vector<std::string>> roofline(
+    PyProfile& self, const std::string& device, const std::string& prefix, const std::string& match,
+    int64_t min_duration_ps, size_t top, const std::vector<std::string>& peak_tflops,
+    double peak_gbps, const std::string& device_model, int64_t latency_floor_ps) {
+  RooflineOptions o;
+  o.filter.device = device;
+  o.filter.prefix = prefix;
+  o.filter.match = match;
+  o.filter.min_duration_ps = min_duration_ps;
+  o.top = top;
+  o.latency_floor_ps = latency_floor_ps;
+  for (const std::string& p : peak_tflops)
+    if (!parse_peak_flops(p, o.peaks))
+      throw InputError("", "peak_tflops '" + p +
+                               "': expected N or TYPE=N with TYPE one of vector, fp64, fp32, "
+                               "tf32, bf16, fp16, fp8, int8 and N > 0 (TFLOP/s)");
+  o.peaks.bytes_per_s = peak_gbps * 1e9;
+  o.peaks.model = device_model;
+  nb::gil_scoped_release release;
+  EventFilter check(o.filter);
+  std::lock_guard lock(self.mu);
+  RooflineResult r = compute_roofline(self.profile(), o);
+  std::vector<std::string> svgs;
+  for (const RooflineDevice& d : r.devices) svgs.push_back(roofline_svg(d));
+  return {render_roofline(r, OutputFormat::kJson), std::move(svgs)};
 }
 
 // A computed flame tree: rendered on demand (JSON, SVG, folded stacks, speedscope), so that the
@@ -539,6 +699,8 @@ NB_MODULE(_core, m) {
       .def("modules_json", &modules_json, "top_ops"_a)
       .def("kernels_json", &kernels_json, "device"_a, "prefix"_a, "match"_a, "min_duration_ps"_a,
            "top"_a)
+      .def("roofline", &roofline, "device"_a, "prefix"_a, "match"_a, "min_duration_ps"_a, "top"_a,
+           "peak_tflops"_a, "peak_gbps"_a, "device_model"_a, "latency_floor_ps"_a)
       .def("plane_timing", &plane_timing, "plane"_a, "prefix"_a, "regex"_a, "min_duration_ps"_a,
            "max_events"_a, "threads"_a = 0)
       .def("flame", &flame, "by"_a, "device"_a, "idle"_a)
@@ -579,4 +741,12 @@ NB_MODULE(_core, m) {
   m.def("extract_labels", &labels, "text"_a, "prefix"_a);
   m.def("load", &load, "paths"_a, "session"_a, "hosts"_a);
   m.def("from_bytes", &from_bytes, "data"_a, "name"_a);
+  m.def("partials_of_paths", &partials_of_paths, "paths"_a, "session"_a, "hosts"_a, "threads"_a,
+        "keep_going"_a, "parts"_a);
+  m.def("partial_of_bytes", &partial_of_bytes, "data"_a, "host"_a, "path"_a, "parts"_a);
+  m.def("merge_partials", &merge_partials, "files"_a);
+  m.def("check_partial_capture", &check_partial_capture, "file"_a, "path"_a, "from_directory"_a);
+  m.def("render_partials", &render_partials, "files"_a, "command"_a, "format"_a, "top"_a,
+        "observations"_a);
+  m.def("partial_hosts", &partial_hosts, "file"_a);
 }

@@ -10,7 +10,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 import numpy as np
 
 from . import _core
-from ._results import FlameResult, InfoResult, OpsResult, Result, ResultJSON, SummaryResult
+from ._results import (FlameResult, InfoResult, OpsResult, Result, ResultJSON, RooflineResult,
+                       SummaryResult)
 
 __all__ = ["load", "Profile", "Events", "Plane"]
 
@@ -277,6 +278,40 @@ class Profile:
         text = self._core.kernels_json(device or "", prefix or "", match or "",
                                        int(min_duration_ns * 1000.0 + 0.5), int(top))
         return ResultJSON(json.loads(text), "kernels")
+
+    def roofline(self, *, device: Optional[str] = None, prefix: Optional[str] = None,
+                 match: Optional[str] = None, min_duration_ns: float = 0.0, top: int = 0,
+                 peak_tflops: Union[None, float, str, Sequence[str]] = None,
+                 peak_gbps: float = 0.0, device_model: Optional[str] = None,
+                 latency_floor_us: float = 2.0) -> RooflineResult:
+        """FLOPs, bytes, achieved rates, bound and efficiency per HLO op and program
+        (``jaxprof roofline``); one row per (device, op).
+
+        Args:
+            peak_tflops: peak TFLOP/s overriding the device's stats and the table: a number for
+                every compute type, ``"bf16=989"``, or a list of such strings.
+            peak_gbps: peak memory bandwidth in GB/s (10^9 bytes/s).
+            device_model: take the peaks of a known accelerator (``"h100-sxm"``, ``"mi300x"``,
+                ``"tpu-v5e"``, ...).
+            latency_floor_us: roofline time per execution under which a slow op is
+                latency-bound.
+
+        ``data`` equals ``jaxprof roofline --format json``; ``programs`` has the per-program
+        rows; ``svg(device)`` the roofline chart, which Jupyter shows with the table.
+        """
+        if peak_tflops is None:
+            peaks: List[str] = []
+        elif isinstance(peak_tflops, (int, float)):
+            peaks = [repr(float(peak_tflops))]
+        elif isinstance(peak_tflops, str):
+            peaks = [peak_tflops]
+        else:
+            peaks = [str(p) for p in peak_tflops]
+        text, svgs = self._core.roofline(device or "", prefix or "", match or "",
+                                         int(min_duration_ns * 1000.0 + 0.5), int(top), peaks,
+                                         float(peak_gbps), device_model or "",
+                                         int(latency_floor_us * 1e6 + 0.5))
+        return RooflineResult(json.loads(text), list(svgs))
 
     def flame(self, by: str = "source", *, device: Optional[str] = None,
               idle: bool = True) -> FlameResult:

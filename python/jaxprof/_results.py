@@ -7,7 +7,8 @@ import html
 import re
 from typing import Any, Dict, Iterator, List, Optional, Sequence
 
-__all__ = ["Result", "OpsResult", "InfoResult", "ResultJSON", "FlameResult", "SummaryResult"]
+__all__ = ["Result", "OpsResult", "InfoResult", "ResultJSON", "FlameResult", "SummaryResult",
+           "RooflineResult"]
 
 
 class Result:
@@ -255,6 +256,53 @@ class SummaryResult(Result):
             out.append("<p><b>Compile</b></p>" + _html_table([flat], max_rows))
         out.append("</div>")
         return "".join(out)
+
+
+class RooflineResult(Result):
+    """``Profile.roofline()``: one row per (device, op) with its FLOPs, bytes, rates, bound and
+    efficiency, as in ``jaxprof roofline --format json`` (``data``); ``programs`` gives one row
+    per (device, program). In Jupyter: each device's roofline chart above the table."""
+
+    _lead = ("device", "name", "module", "category", "count", "total_ns", "flops",
+             "bytes_accessed", "flop_rate", "bandwidth", "intensity", "bound", "efficiency",
+             "predicted_ns", "source")
+
+    def __init__(self, data: Dict[str, Any], svgs: Sequence[str]) -> None:
+        super().__init__(data)
+        self._svgs = list(svgs)
+
+    def _make_rows(self, data: Dict[str, Any]) -> List[Dict[str, Any]]:
+        return [{"device": d["device"], "host": d["host"], **op}
+                for d in data["devices"] for op in d["ops"]]
+
+    @property
+    def devices(self) -> List[Dict[str, Any]]:
+        """Per device: peaks (with their sources), coverage, totals, programs and ops."""
+        return self.data["devices"]
+
+    @property
+    def warnings(self) -> List[str]:
+        return self.data["warnings"]
+
+    @property
+    def programs(self) -> List[Dict[str, Any]]:
+        """One row per (device, program): time, FLOPs and bytes of its ops, bound, efficiency."""
+        return [{"device": d["device"], **p} for d in self.data["devices"] for p in d["programs"]]
+
+    def svg(self, device: Optional[str] = None) -> str:
+        """The roofline chart (SVG text) of a device (default: the first)."""
+        if not self._svgs:
+            raise ValueError("no device op events: nothing to chart")
+        if device is None:
+            return self._svgs[0]
+        for d, s in zip(self.data["devices"], self._svgs):
+            if d["device"] == device:
+                return s
+        raise KeyError(f"no device {device!r}; devices: {[d['device'] for d in self.devices]}")
+
+    def _repr_html_(self, max_rows: int = 50) -> str:
+        charts = "".join(f"<div>{s}</div>" for s in self._svgs[:8])
+        return charts + super()._repr_html_(max_rows)
 
 
 def _html_table(items: List[Dict[str, Any]], max_rows: int) -> str:

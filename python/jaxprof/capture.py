@@ -18,10 +18,11 @@ from typing import Any, Callable, Iterator, List, Optional, TypeVar, Union
 
 import jax
 
+from ._slow_steps import SlowStep, SlowStepPredicate, SlowStepWatch
 from .errors import ProfileNotFoundError
 
-__all__ = ["trace", "annotate", "trace_function", "step", "StepProfiler", "Capture", "latest",
-           "summarize"]
+__all__ = ["trace", "annotate", "trace_function", "step", "StepProfiler", "Capture", "SlowStep",
+           "latest", "summarize", "wait_for_device"]
 
 log = logging.getLogger("jaxprof")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -77,6 +78,8 @@ class Capture:
         self.ok = False
         self.error: Optional[BaseException] = None
         self.wall_s = 0.0
+        self.drain_s = 0.0  # waiting for earlier steps' device work before the trace started
+        self.reason: Optional[str] = None  # a capture on anomaly: the step that fired it
         self.summary: Optional[str] = None
 
     def __repr__(self) -> str:
@@ -152,15 +155,34 @@ def latest(log_dir: PathLike) -> Path:
     return max(candidates)[2]
 
 
+def _device_time_per_step_ns(modules: Any, steps: int) -> Optional[float]:
+    """The module executions' device time per step: each program's executions in the capture,
+    averaged over the devices that ran it, summed over programs, divided by the steps."""
+    rows = modules.data.get("modules", [])
+    if not rows or steps <= 0:
+        return None
+    per_device = sum(m["total_ns"] / m["devices"] for m in rows if m["devices"])
+    return per_device / steps
+
+
 def summarize(path: PathLike, steps: int = 1, wall_s: Optional[float] = None) -> str:
-    """One line about a capture: step time, device idle share, top op (from the C++ analyses)."""
+    """One line about a capture: the device time per step (its module executions), the wall
+    time per step when ``wall_s`` is given, device idle share and top op (from the C++ analyses).
+    """
     from ._profile import load
 
-    ops = load(path).ops()
+    profile = load(path)
+    ops = profile.ops()
     devices = ops.devices
     parts = []
+    device_ns = _device_time_per_step_ns(profile.modules(top_ops=0), steps)
+    timing = []
+    if device_ns is not None:
+        timing.append(f"{device_ns / 1e6:.2f} ms on the device")
     if wall_s is not None and steps > 0:
-        parts.append(f"step {wall_s / steps * 1e3:.2f} ms")
+        timing.append(f"{wall_s / steps * 1e3:.2f} ms wall")
+    if timing:
+        parts.append("step " + ", ".join(timing))
     if devices:
         span = sum(d["span_ns"] for d in devices)
         busy = sum(d["busy_ns"] for d in devices)
@@ -174,6 +196,17 @@ def summarize(path: PathLike, steps: int = 1, wall_s: Optional[float] = None) ->
     else:
         parts.append("no device ops")
     return ", ".join(parts)
+
+
+def wait_for_device() -> None:
+    """Blocks until the device work dispatched so far has finished: every pending effect and
+    every live array. Work whose results were all dropped cannot be waited for."""
+    jax.effects_barrier()
+    for a in jax.live_arrays():
+        try:
+            a.block_until_ready()
+        except Exception:  # noqa: BLE001 - an array deleted meanwhile has nothing to wait for
+            pass
 
 
 @dataclass
@@ -204,23 +237,45 @@ class StepProfiler:
 
     Captures start at ``first_step``, ``first_step + every_n_steps``, ... (at most
     ``max_profiles``) and cover ``steps_per_profile`` steps, or, with ``duration_ms``, as many
-    steps as it takes for that much time to pass (at least one). Before stopping, the profiler
-    waits for the device work of the profiled steps: ``jax.block_until_ready`` on ``s.result``
-    when set, otherwise on every live array. Each capture is a session
-    ``<log_dir>/plugins/profile/<time>_step<N>/``. A capture that fails (unwritable or full
-    disk, profiler error) is logged on the ``jaxprof`` logger, counted in ``failures`` and
-    skipped; the loop goes on. With ``summarize=True`` a one-line summary of each capture is
-    printed (and kept in ``Capture.summary``).
+    steps as it takes for that much time to pass (at least one).
+
+    What a capture holds: before it starts, the profiler waits for the device work already
+    dispatched (earlier steps still queued on the device), so that a capture of N steps holds
+    those N steps' executions and nothing else. That wait costs the loop one drained dispatch
+    queue per capture: the step before it cannot overlap the next one's dispatch. With
+    ``wait_each_step`` (the default) each profiled step also waits for its own device work
+    inside its step mark (``jax.block_until_ready`` on ``s.result`` when set, otherwise on every
+    live array), so that the mark spans the step's device work as ``jaxprof check`` needs; the
+    profiled steps then run without overlapping host and device work.
+
+    Capture on anomaly: with ``on_slow_step=k`` the profiler keeps the wall times of the last
+    ``slow_step_window`` unprofiled steps (start of a step to start of the next; nothing is
+    profiled for it), and when a step took more than ``k`` times their median it captures the
+    next steps, as a scheduled capture would, at most ``max_slow_profiles`` times and at least
+    ``slow_step_window`` steps apart. ``on_slow_step`` may also be a predicate
+    ``(step_num, seconds, median_seconds) -> bool``. Nothing is judged before
+    ``slow_step_min_history`` steps were seen. ``slow_steps`` lists the steps that fired.
+
+    Each capture is a session ``<log_dir>/plugins/profile/<time>_step<N>/`` (``_slow<N>`` for a
+    capture on anomaly). A capture that fails (unwritable or full disk, profiler error) is logged
+    on the ``jaxprof`` logger, counted in ``failures`` and skipped; the loop goes on. With
+    ``summarize=True`` a one-line summary of each capture is printed (and kept in
+    ``Capture.summary``).
     """
 
     def __init__(self, log_dir: PathLike, every_n_steps: int = 100, max_profiles: int = 5,
                  steps_per_profile: int = 1, duration_ms: Optional[float] = None,
                  first_step: int = 1, *, summarize: bool = False,
                  python_tracer: Optional[bool] = None, host_tracer_level: Optional[int] = None,
-                 print_fn: Callable[[str], None] = print) -> None:
+                 print_fn: Callable[[str], None] = print, wait_each_step: bool = True,
+                 on_slow_step: Union[float, SlowStepPredicate, None] = None,
+                 max_slow_profiles: int = 1, slow_step_window: int = 50,
+                 slow_step_min_history: int = 10) -> None:
         if every_n_steps < 1 or steps_per_profile < 1 or max_profiles < 0:
             raise ValueError("every_n_steps and steps_per_profile must be >= 1, "
                              "max_profiles >= 0")
+        if max_slow_profiles < 0:
+            raise ValueError("max_slow_profiles must be >= 0")
         self.log_dir = Path(log_dir)
         self.every_n_steps = every_n_steps
         self.max_profiles = max_profiles
@@ -231,11 +286,21 @@ class StepProfiler:
         self.python_tracer = python_tracer
         self.host_tracer_level = host_tracer_level
         self.print_fn = print_fn
+        self.wait_each_step = wait_each_step
+        self.max_slow_profiles = max_slow_profiles
+        self._watch = (SlowStepWatch(on_slow_step, slow_step_window, slow_step_min_history)
+                       if on_slow_step is not None else None)
+        self.slow_steps: List[SlowStep] = []  # the steps that fired a capture on anomaly
         self.captures: List[Capture] = []  # every attempt, failed ones included
         self.failures = 0
         self._active: Optional[Capture] = None
         self._steps_in = 0
         self._t0 = 0.0
+        self._scheduled = 0  # scheduled captures attempted
+        # The step being timed: (number, start, clean); clean when no capture touched it.
+        self._open: Optional[tuple] = None
+        self._slow: Optional[SlowStep] = None  # fired, its capture not started yet
+        self._steps_since_slow: Optional[int] = None
 
     @property
     def profiles(self) -> List[Capture]:
@@ -243,20 +308,33 @@ class StepProfiler:
         return [c for c in self.captures if c.ok]
 
     def should_start(self, step_num: int) -> bool:
-        if len(self.captures) >= self.max_profiles or step_num < self.first_step:
+        if self._scheduled >= self.max_profiles or step_num < self.first_step:
             return False
         return (step_num - self.first_step) % self.every_n_steps == 0
 
     @contextlib.contextmanager
     def step(self, step_num: int, name: str = "train") -> Iterator[_StepContext]:
-        if self._active is None and self.should_start(step_num):
-            self._start(step_num)
+        now = time.perf_counter()
+        self._close_timing(now)
+        clean = self._active is None  # no capture runs, starts or stops in this step
+        if self._active is None:
+            if self._slow is not None:
+                slow, self._slow = self._slow, None
+                self._start(step_num, slow)
+                clean = False
+            elif self.should_start(step_num):
+                self._scheduled += 1
+                self._start(step_num, None)
+                clean = False
         ctx = _StepContext(step_num, self._active is not None)
+        self._open = (step_num, now, clean)
         if self._active is None:
             yield ctx
             return
         with jax.profiler.StepTraceAnnotation(name, step_num=step_num):
             yield ctx
+            if self.wait_each_step:
+                self._wait(ctx)
         self._steps_in += 1
         self._active.last_step = step_num
         if self._window_done():
@@ -273,19 +351,59 @@ class StepProfiler:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
+    def _close_timing(self, now: float) -> None:
+        """Ends the wall time of the step before, and judges it when no capture touched it."""
+        opened, self._open = self._open, None
+        if self._watch is None or opened is None:
+            return
+        step_num, start, clean = opened
+        if self._steps_since_slow is not None:
+            self._steps_since_slow += 1
+        if not clean:
+            return
+        try:
+            slow = self._watch.observe(step_num, now - start)
+        except Exception as e:  # noqa: BLE001 - a failing predicate must not stop training
+            log.warning("jaxprof: on_slow_step failed at step %s (%s); slow steps are no longer "
+                        "watched", step_num, e)
+            self._watch = None
+            return
+        cooled = (self._steps_since_slow is None
+                  or self._steps_since_slow >= self._watch.times.maxlen)
+        if (slow is not None and cooled and self._active is None
+                and len(self.slow_steps) < self.max_slow_profiles):
+            self.slow_steps.append(slow)
+            self._slow = slow
+            self._steps_since_slow = 0
+
+    def _wait(self, ctx: _StepContext) -> None:
+        try:
+            if ctx._set:
+                jax.block_until_ready(ctx.result)
+            else:
+                wait_for_device()
+        except Exception as e:  # noqa: BLE001 - the step's own error surfaces where it is used
+            log.warning("jaxprof: waiting for step %s failed (%s)", ctx.step_num, e)
+
     def _window_done(self) -> bool:
         if self.duration_ms is not None:
             return (time.perf_counter() - self._t0) * 1e3 >= self.duration_ms
         return self._steps_in >= self.steps_per_profile
 
-    def _start(self, step_num: int) -> None:
-        cap = Capture(self.log_dir, _session_name(f"step{step_num}"), step_num)
+    def _start(self, step_num: int, slow: Optional[SlowStep]) -> None:
+        label = f"slow{step_num}" if slow is not None else f"step{step_num}"
+        cap = Capture(self.log_dir, _session_name(label), step_num)
+        cap.reason = slow.describe() if slow is not None else None
         self.captures.append(cap)
         try:
             # Fail early (and cheaply) when the directory cannot be written.
             cap.path.parent.mkdir(parents=True, exist_ok=True)
             if not os.access(cap.path.parent, os.W_OK | os.X_OK):
                 raise PermissionError(f"{cap.path.parent} is not writable")
+            # Device work still queued from earlier steps would land in the trace.
+            t = time.perf_counter()
+            wait_for_device()
+            cap.drain_s = time.perf_counter() - t
             opts = _options(cap.session, self.python_tracer, self.host_tracer_level)
             jax.profiler.start_trace(str(self.log_dir), profiler_options=opts)
         except Exception as e:  # noqa: BLE001 - any failure must leave training running
@@ -302,9 +420,7 @@ class StepProfiler:
             if ctx is not None and ctx._set:
                 jax.block_until_ready(ctx.result)
             else:
-                jax.effects_barrier()
-                for a in jax.live_arrays():
-                    a.block_until_ready()
+                wait_for_device()
             cap.wall_s = time.perf_counter() - self._t0
             jax.profiler.stop_trace()
         except Exception as e:  # noqa: BLE001
@@ -315,8 +431,9 @@ class StepProfiler:
         if self.summarize:
             try:
                 steps = (cap.last_step or 0) - (cap.first_step or 0) + 1
-                cap.summary = (f"jaxprof: steps {cap.first_step}-{cap.last_step} -> {cap.path}: "
-                               + summarize(cap.path, steps, cap.wall_s))
+                after = f" (after {cap.reason})" if cap.reason else ""
+                cap.summary = (f"jaxprof: steps {cap.first_step}-{cap.last_step}{after} -> "
+                               f"{cap.path}: " + summarize(cap.path, steps, cap.wall_s))
                 self.print_fn(cap.summary)
             except Exception as e:  # noqa: BLE001 - a summary must never stop training
                 log.warning("jaxprof: could not summarise %s: %s", cap.path, e)

@@ -119,3 +119,27 @@ def build_cpu_backend(path, compress: bool = False) -> None:
     cpu.event(main, py, 0, 200_000)
 
     sb.write(path, compress=compress)
+
+
+def build_cpu_runs(path, ops, module: str = "jit_step", program_id: int = 1,
+                   gap_ps: int = 1_000_000) -> None:
+    """One XLA module run on the CPU backend, as the real captures record it: `ops` maps op name
+    to its duration (ps) in each run; every run holds each op once, back to back on one thread,
+    with the same run_id, and runs follow each other `gap_ps` apart. A warm-up run (the first
+    run's durations) comes first, as jaxprof leaves the first execution of a program out."""
+    runs = len(next(iter(ops.values())))
+    assert all(len(v) == runs for v in ops.values())
+    sb = SpaceBuilder()
+    cpu = sb.plane("/host:CPU")
+    md = {name: cpu.event_md(name, stats={"hlo_module": module, "program_id": program_id})
+          for name in ops}
+    line = cpu.line(10, "tf_pool/10", T_NS)
+    t = 0
+    for run in range(runs + 1):
+        k = max(run - 1, 0)
+        for name, durations in ops.items():
+            d = int(durations[k])
+            cpu.event(line, md[name], t, d, {"hlo_op": name, "run_id": run + 1})
+            t += d
+        t += gap_ps
+    sb.write(path)

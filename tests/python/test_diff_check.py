@@ -217,7 +217,7 @@ def test_diff_table_and_csv(jaxprof_bin, captures):
     proc = run(jaxprof_bin, "diff", captures / "base2", captures / "slow")
     assert proc.returncode == 0
     text = proc.stdout.decode()
-    assert "added" in text and "jit_step" in text and "explain" in text
+    assert "added" in text and "jit_step" in text and "of the op time that moved" in text
     proc = run(jaxprof_bin, "diff", captures / "base2", captures / "slow", "--format", "csv")
     rows = proc.stdout.decode().splitlines()
     assert rows[0].startswith("kind,module,name,new_name,matched_by")
@@ -260,12 +260,20 @@ def side(tmp: Path, name: str) -> list:
     return [tmp / f"{name}{i}" for i in range(CAPTURES)]
 
 
-def test_several_captures_of_the_same_program_pass(jaxprof_bin, multi):
+def test_several_captures_of_the_same_program_never_regress(jaxprof_bin, multi):
     proc = run(jaxprof_bin, "check", "--base", *side(multi, "base"), "--new", *side(multi, "same"))
     line = proc.stdout.decode()
-    # The default 5% budget: the test over captures carries the spread between processes.
-    assert proc.returncode == 0, line + proc.stderr.decode()
-    assert line.startswith("ok: step (wall time of the train step marks) changed"), line
+    # The default 5% budget: the test over captures carries the spread between processes. The
+    # same program is never a regression; whether five processes a side show it within 5%
+    # depends on how far this machine's processes spread, and when they cannot, the line says
+    # so and how many more captures would decide.
+    assert proc.returncode in (0, 4), line + proc.stderr.decode()
+    if proc.returncode == 0:
+        assert line.startswith("ok: step (wall time of the train step marks) changed"), line
+    else:
+        assert line.startswith("INCONCLUSIVE: step (wall time of the train step marks) "
+                               "changed"), line
+        assert "captures per side would decide" in line or "estimate sits at" in line, line
     assert line.count("\n") == 1, line
     steps = CAPTURES * (MULTI_RUNS - 1)  # the first step of each capture is its warm-up
     assert f"{CAPTURES} vs {CAPTURES} captures of {steps} vs {steps} steps" in line, line
@@ -273,7 +281,11 @@ def test_several_captures_of_the_same_program_pass(jaxprof_bin, multi):
     # --base A --base B ... is the same as --base A B ...
     args = [a for p in side(multi, "base") for a in ("--base", p)]
     again = run(jaxprof_bin, "check", *args, "--new", *side(multi, "same"))
-    assert again.returncode == 0 and again.stdout == proc.stdout
+    assert again.returncode == proc.returncode and again.stdout == proc.stdout
+    # A budget above the spread between these processes: shown within it.
+    proc = run(jaxprof_bin, "check", "--base", *side(multi, "base"), "--new", *side(multi, "same"),
+               "--max-regression", "300%")
+    assert proc.returncode == 0, proc.stdout.decode()
 
 
 def test_several_captures_of_a_slower_program_fail_naming_the_op(jaxprof_bin, multi):
@@ -441,13 +453,15 @@ def test_marks_that_do_not_wait_for_their_steps_fall_back(jaxprof_bin, tmp_path)
     assert len(steps) == 20
     outside = [s for s in steps if s["executions"] == 0 or s["device_end"] > s["end"]]
     assert 2 * len(outside) > len(steps), steps
-    proc = run(jaxprof_bin, "check", tmp_path / "cap", tmp_path / "cap", "--format", "json")
+    proc = run(jaxprof_bin, "check", tmp_path / "cap", tmp_path / "cap", "--format", "json",
+               "--inconclusive", "pass")
     assert proc.returncode == 0, proc.stderr
     v = json.loads(proc.stdout)
     assert v["metric_source"] == "top-module", v
     assert v["step_fallback"] in ("no module executions inside the step marks in BASE and NEW",
                                   "the step marks end before their device work in BASE and NEW")
-    assert v["reason"].startswith(f"ok: step (module jit_step; {v['step_fallback']})"), v
+    assert v["verdict"] in ("ok", "inconclusive"), v
+    assert f"step (module jit_step; {v['step_fallback']})" in v["reason"], v
 
 
 def test_sides_given_twice_or_not_at_all_are_usage_errors(jaxprof_bin, multi):

@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import re
+import statistics
+import time
 from pathlib import Path
 
 import pytest
 
 import ops_check
+import timeline_oracle
 
 jax = pytest.importorskip("jax")
 jaxprof = pytest.importorskip("jaxprof", reason="the jaxprof package is not installed (pip install .)")
@@ -35,6 +38,26 @@ def test_readme_example_runs(tmp_path: Path, capsys) -> None:
     assert len(runs) == 2 and all(list(r.glob("*.xplane.pb")) for r in runs)
     lines = [l for l in capsys.readouterr().out.splitlines() if l.startswith("jaxprof")]
     assert len(lines) == 2, lines
+
+    # Each capture holds its one step, not the steps queued before it, and its line gives that
+    # step's device time: as an independent reading of the capture finds it, and as a stopwatch
+    # around the same step outside any capture finds it.
+    train_step, params, x, y = (scope[k] for k in ("train_step", "params", "x", "y"))
+    watch = []
+    for _ in range(15):
+        t = time.perf_counter()
+        jax.block_until_ready(train_step(params, x, y))
+        watch.append(time.perf_counter() - t)
+    for cap, line in zip(prof.profiles, lines):
+        execs = [e for d in timeline_oracle.module_executions(str(cap.path)).values() for e in d
+                 if e["name"] == "jit_train_step"]
+        assert len(execs) == 1, (line, len(execs))
+        m = re.search(r": step ([0-9.]+) ms on the device, ([0-9.]+) ms wall", line)
+        assert m, line
+        device_ms = float(m[1])
+        assert abs(device_ms - (execs[0]["end"] - execs[0]["start"]) / 1e9) <= 0.0051, line
+        assert device_ms <= 3 * statistics.median(watch) * 1e3 + 0.5, (line, watch)
+        assert device_ms >= 0.3 * min(watch) * 1e3, (line, watch)
 
     # The notebook cells: the newest capture (step 60) with the training step's ops.
     p = scope["p"]

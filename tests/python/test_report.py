@@ -19,8 +19,8 @@ import pytest
 from xspace_builder import Ref, SpaceBuilder
 
 ROOT = Path(__file__).resolve().parents[2]
-SECTIONS = ["summary", "device-time", "steps", "modules", "ops", "flame-source", "flame-op-name",
-            "collectives", "kernels", "compile"]
+SECTIONS = ["summary", "device-time", "steps", "modules", "ops", "sources", "flame-source",
+            "flame-op-name", "roofline", "collectives", "kernels", "compile"]
 EVIL = "<script>alert(1)</script>"
 
 
@@ -33,6 +33,7 @@ class Page(HTMLParser):
         self.tags: List[str] = []
         self.sections: Dict[str, str] = {}
         self.tables: Dict[str, List[List[str]]] = {}
+        self.row_attrs: Dict[str, List[Dict[str, str]]] = {}  # per table, per <tr>
         self.scripts: List[Dict[str, str]] = []
         self.texts: List[str] = []
         self._section: Optional[str] = None
@@ -55,6 +56,7 @@ class Page(HTMLParser):
             self.tables[self._table] = []
         elif tag == "tr" and self._table is not None:
             self.tables[self._table].append([])
+            self.row_attrs.setdefault(self._table, []).append(a)
         elif tag == "td":
             self._cell = []
         elif tag == "script":
@@ -86,6 +88,11 @@ class Page(HTMLParser):
 
     def rows(self, table_id: str) -> List[List[str]]:
         return [r for r in self.tables.get(table_id, []) if r]  # the header row has no <td>
+
+    def rows_with_attrs(self, table_id: str):
+        """(cells, data attributes of the <tr>) per body row."""
+        return [(r, a) for r, a in zip(self.tables.get(table_id, []),
+                                       self.row_attrs.get(table_id, [])) if r]
 
 
 def inputs() -> List[Path]:
@@ -149,11 +156,31 @@ def test_report_sections_and_tables(jaxprof_bin, path, tmp_path):
     assert len(page.rows("modules-table")) == min(50, len(modules))
     assert [r[0] for r in page.rows("modules-table")] == [m["name"] for m in modules[:50]]
     ops = cli_json(jaxprof_bin, "summary", path, "--top", "50")["ops"]
-    assert [r[0] for r in page.rows("ops-table")] == [o["name"] for o in ops]
+    # The top ops show; the rows kept for drilling into a module wait hidden (data-extra).
+    op_rows = page.rows_with_attrs("ops-table")
+    assert [r[0] for r, a in op_rows if "data-extra" not in a] == [o["name"] for o in ops]
+    all_ops = cli_json(jaxprof_bin, "summary", path, "--top", "100000")["ops"]
+    for r, a in op_rows:
+        assert a["data-op"] == r[0] and a["data-module"] == (r[1] if r[1] != "\u2014" else "")
+    # Every listed module has its top ops in the table, to drill into.
+    for name in [m["name"] for m in modules[:50]]:
+        mine = [o for o in all_ops if (o["module"] or "") == name]
+        held = [r for r, a in op_rows if a["data-module"] == name]
+        assert len(held) == min(50, len(mine)), name
+    # Source lines: one row per (module, line), each holding ops of the ops table's kind.
+    keys = [(a["data-module"], a["data-source"]) for _, a in page.rows_with_attrs("sources-table")]
+    assert len(keys) == len(set(keys))
+    lines = {(o["module"] or "", o.get("source") or "") for o in all_ops}
+    assert set(keys) <= lines
+    if ops:
+        assert keys
     kernels = cli_json(jaxprof_bin, "kernels", path)["kernels"]
     assert [r[0] for r in page.rows("kernels-table")] == [k["name"] for k in kernels[:50]]
     collectives = cli_json(jaxprof_bin, "collectives", path)["ops"]
     assert len(page.rows("collectives-table")) == min(50, len(collectives))
+    roofline = cli_json(jaxprof_bin, "roofline", path, "--top", "50")["devices"]
+    assert [r[1] for r in page.rows("roofline-table")] == [o["name"] for d in roofline
+                                                            for o in d["ops"]]
     if not kernels:
         assert "kernels-table" not in page.tables
         assert page.sections["kernels"].strip()  # says why instead of vanishing
@@ -317,3 +344,75 @@ def test_step_plot_falls_back_to_module_executions(jaxprof_bin, tmp_path):
     assert data["step_source"] == "module"
     assert "No step marks" in page.sections["steps"] and data["step"] in page.sections["steps"]
     assert "steps-table" not in page.tables
+
+
+def _svg(html: str, cls: str, within: str) -> str:
+    """The first <svg class="cls..."> of section `within`."""
+    import re
+    section = re.search(rf'<section id="{within}">(.*?)</section>', html, re.S).group(1)
+    m = re.search(rf'<svg class="{cls}[^"]*"[^>]*>.*?</svg>', section, re.S)
+    assert m, f"no {cls} chart in {within}"
+    return m.group(0)
+
+
+def _ticks(svg: str, cls: str) -> List[str]:
+    import re
+    return re.findall(rf'<text class="{cls}"[^>]*>([^<]*)</text>', svg)
+
+
+def _round_ticks(labels: List[str]) -> List[float]:
+    """Tick labels of a linear axis: plain round numbers, evenly spaced."""
+    values = [float(t) for t in labels]
+    steps = {round(b - a, 9) for a, b in zip(values, values[1:])}
+    assert len(steps) == 1, labels
+    step = steps.pop()
+    assert step > 0 and any(abs(step / m - round(step / m)) < 1e-9 and round(step / m) in (1, 2, 5)
+                            or abs(step / m - 2.5) < 1e-9 for m in (10.0 ** k for k in range(-4, 8)))
+    return values
+
+
+def test_step_chart_scaled_for_the_steady_state(jaxprof_bin, tmp_path):
+    """The 8-device capture's first step takes 71 ms, the others 2 ms: the warm-up step sits in a
+    panel of its own, the steady steps get a scale of round milliseconds up to about 2 ms."""
+    out = tmp_path / "cpu.html"
+    report(jaxprof_bin, ROOT / "tests/data/jax_cpu_8dev", out)
+    svg = _svg(out.read_text(encoding="utf-8"), "chart wide", "steps")
+    assert 'data-y-unit="ms"' in svg
+    steady = _round_ticks(_ticks(svg, "yt"))
+    assert steady[0] == 0 and 2.083 <= steady[-1] <= 3  # the steady steps fill the scale
+    warm = _round_ticks(_ticks(svg, "wyt"))
+    assert warm[-1] >= 71.484  # the 71.5 ms warm-up step on its own scale
+    assert svg.count('class="warm"') == 2  # the first step, on both lines
+    assert _ticks(svg, "xt") == ["1", "2", "3"]  # the steady steps' numbers
+    assert "viewBox" in svg and "width=" not in svg.split(">")[0]  # CSS sizes it to the page
+
+
+def test_step_chart_of_a_module_and_a_collectives_scatter_from_the_data(jaxprof_bin,
+                                                                        xplane_fixtures, tmp_path):
+    """TPU: 100 executions of jit_f per chip from 551 ms to 982 ms, ticks in round ms; the one
+    all-reduce size (5 GiB) gets a size axis around it, not one from 2 B to 16 GiB."""
+    out = tmp_path / "tpu.html"
+    report(jaxprof_bin, xplane_fixtures / "tpu_4chip_inference.xplane.pb", out)
+    html = out.read_text(encoding="utf-8")
+    steps = _svg(html, "chart wide", "steps")
+    assert 'data-y-unit="ms"' in steps
+    assert _round_ticks(_ticks(steps, "yt"))[-1] == 1000
+    scatter = _svg(html, "chart scatter", "collectives")
+    assert 'data-x-scale="log"' in scatter and 'data-y-scale="linear"' in scatter
+    sizes = _ticks(scatter, "xt")
+    assert 1 <= len(sizes) <= 3, sizes  # a little either side of the one size
+    assert all(t.endswith(" B") or t.endswith("iB") for t in sizes)
+    _round_ticks([t for t in _ticks(scatter, "yt")])
+
+
+def test_collectives_scatter_scales_span_the_data(jaxprof_bin, tmp_path):
+    """The 8-device capture's all-reduces: 4 B at 26 KB/s and 12 KiB at 20 MB/s. Both axes are
+    log (the bandwidths differ 800 times) and span the points, not powers of two up to GiB."""
+    out = tmp_path / "cpu.html"
+    report(jaxprof_bin, ROOT / "tests/data/jax_cpu_8dev", out)
+    scatter = _svg(out.read_text(encoding="utf-8"), "chart scatter", "collectives")
+    assert 'data-x-scale="log"' in scatter and 'data-y-scale="log"' in scatter
+    sizes = _ticks(scatter, "xt")
+    assert sizes[0] == "4 B" and sizes[-1] in ("8 KiB", "16 KiB"), sizes
+    rates = _ticks(scatter, "yt")
+    assert rates and all(r.split()[0] in ("1", "10", "100") for r in rates), rates

@@ -65,6 +65,10 @@ class PlaneBuilder:
             else:
                 s.str_value = str(value)
 
+    def plane_stats(self, stats: Dict[str, Any]) -> None:
+        """Stats of the plane itself (device capabilities)."""
+        self._fill_stats(self.plane.stats, stats)
+
     def event_md(self, name: str, display_name: str = "",
                  stats: Optional[Dict[str, Any]] = None) -> int:
         mid = self._next_md

@@ -1,8 +1,12 @@
 #include "cli_common.h"
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <cstdio>
 
 #include "jaxprof/analysis/parallel_parts.h"
+#include "jaxprof/error.h"
 #include "jaxprof/render/input_render.h"
 #include "jaxprof/render/steady_state_render.h"
 
@@ -97,6 +101,17 @@ void say_set_apart(const Profile& profile, const SteadyStateOptions& o, bool wit
   if (!line.empty()) std::fprintf(stderr, "jaxprof: %s\n", line.c_str());
 }
 
+void say_set_apart(const PartialSet& set, const SteadyStateOptions& o, const CompileResult* compiles,
+                   bool json_output) {
+  SetApartSummary s = set_apart_from_partials(set, o, compiles);
+  if (json_output) {
+    json_notes().set_apart = render_set_apart_json(s);
+    return;
+  }
+  std::string line = render_set_apart_line(s);
+  if (!line.empty()) std::fprintf(stderr, "jaxprof: %s\n", line.c_str());
+}
+
 void write(const std::string& text) {
   if (!json_notes().empty()) {
     std::string with_input = with_input_member(text);
@@ -107,7 +122,55 @@ void write(const std::string& text) {
   }
 }
 
+void add_host_by_host(CLI::App* cmd, CommonOptions& o) {
+  cmd->add_flag("--keep-going", o.keep_going,
+                "Skip a host whose file cannot be read (reported on stderr) instead of stopping");
+}
+
+void load_set(const CommonOptions& o, const PartialExtractOptions& extract, LoadedPartials& out) {
+  PartialLoadOptions lo;
+  lo.session = o.session;
+  lo.hosts = o.hosts;
+  lo.extract = extract;
+  lo.import.threads = o.threads;
+  lo.keep_going = o.keep_going;
+  analysis_threads.store({.threads = o.threads});
+  const bool tty = isatty(fileno(stderr));
+  bool shown = false;
+  if (tty)
+    lo.progress = [&shown](const PartialLoadProgress& p) {
+      if (p.total < 2) return;
+      std::fprintf(stderr, "\rjaxprof: %zu/%zu hosts, %.0f MB/s ", p.done, p.total,
+                   p.seconds > 0 ? static_cast<double>(p.bytes) / 1e6 / p.seconds : 0.0);
+      shown = true;
+    };
+  load_partials(o.paths, lo, out);
+  if (shown) std::fprintf(stderr, "\r\033[K");
+  say_input(out.files, format_of(o) == OutputFormat::kJson);
+  for (const HostPartial& h : out.set.hosts()) warn(h.warnings);
+  for (const SkippedHost& s : out.skipped)
+    std::fprintf(stderr, "jaxprof: skipped host %s: %s\n", s.host.c_str(), s.reason.c_str());
+  if (!out.skipped.empty())
+    std::fprintf(stderr, "jaxprof: read %zu hosts, skipped %zu\n", out.hosts_read,
+                 out.skipped.size());
+}
+
+void load_set(const CommonOptions& o, uint32_t parts, LoadedPartials& out) {
+  PartialExtractOptions extract;
+  extract.parts = parts;
+  load_set(o, extract, out);
+}
+
+void refuse_partials(const CommonOptions& o, std::string_view command) {
+  for (const std::string& p : o.paths)
+    if (names_partials({p}))
+      throw InputError(p, fmt::format("{} reads the events, which a partial summary does not "
+                                      "keep: give the profile",
+                                      command));
+}
+
 void load(const CommonOptions& o, LoadedProfile& out, bool release_counted) {
+  refuse_partials(o, "this command");
   LoadOptions lo;
   lo.session = o.session;
   lo.hosts = o.hosts;

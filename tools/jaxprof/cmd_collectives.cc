@@ -27,6 +27,7 @@ RegisterCommand collectives_command(60, [](CLI::App& app) -> std::function<int()
       "docs/collectives.md.");
   add_common(cmd, o->common);
   add_steady_state_options(cmd, o->steady);
+  add_host_by_host(cmd, o->common);
   cmd->add_option("--device", o->device, "Only devices whose name contains this (or re:REGEX)");
   cmd->add_option("--top", o->top, "Show the N collective ops with the most time (0 = all)");
   cmd->add_flag("--instances", o->instances,
@@ -37,12 +38,15 @@ RegisterCommand collectives_command(60, [](CLI::App& app) -> std::function<int()
     c.top = o->top;
     c.instances = o->instances;
     EventFilter check(c.filter);
-    LoadedProfile loaded;
+    PartialExtractOptions extract;
+    extract.parts = kPartCollectives;
+    extract.device = c.filter.device;
     c.steady = o->steady;
-    load(o->common, loaded);
-    CollectivesResult r = compute_collectives(loaded.profile, c);
-    say_set_apart(loaded.profile, c.steady, false, format_of(o->common) == OutputFormat::kJson);
-    warn(loaded.profile.warnings);
+    extract.steady = c.steady;
+    LoadedPartials loaded;
+    load_set(o->common, extract, loaded);
+    CollectivesResult r = collectives_from_partials(loaded.set, c);
+    say_set_apart(loaded.set, c.steady, nullptr, format_of(o->common) == OutputFormat::kJson);
     warn(r.warnings);
     write(render_collectives(r, format_of(o->common)));
     return 0;

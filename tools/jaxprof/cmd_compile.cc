@@ -20,19 +20,19 @@ RegisterCommand compile_command(30, [](CLI::App& app) -> std::function<int()> {
       "thread, with XLA's work on compiler threads attributed by time. Phase wall times add up\n"
       "to the compile's wall time exactly. See docs/compile.md.");
   add_common(cmd, o->common);
+  add_host_by_host(cmd, o->common);
   cmd->add_option("--top-steps", o->top_steps,
                   "Keep the N largest steps (event names) per compile in JSON/CSV (0 = all)");
   cmd->add_flag("--passes-only", o->passes_only,
                 "Steps are HLO passes alone (no module or program id in their names), with totals "
                 "per pass over every compile");
   return [o]() {
-    LoadedProfile loaded;
-    load(o->common, loaded);
+    LoadedPartials loaded;
+    load_set(o->common, kPartCompile, loaded);
     CompileOptions options;
     options.top_steps = o->top_steps;
     options.passes_only = o->passes_only;
-    CompileResult r = compute_compile(loaded.profile, options);
-    warn(loaded.profile.warnings);
+    CompileResult r = compile_from_partials(loaded.set, options);
     write(render_compile(r, format_of(o->common)));
     return 0;
   };

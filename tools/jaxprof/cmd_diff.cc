@@ -20,12 +20,16 @@ RegisterCommand diff_command(80, [](CLI::App& app) -> std::function<int()> {
   auto* cmd = app.add_subcommand(
       "diff", "Compare two profiles per module, HLO op and category, with significance");
   cmd->footer(
-      "Times are per run of each module (steady state, warm-up runs left out). A change is\n"
-      "reported as slower/faster when a two-sided Mann-Whitney test over the per-run samples\n"
-      "gives p < --alpha and the mean moved by at least --min-change. Ops renamed by the new\n"
-      "compilation are matched by opcode, JAX op path and source line. With several captures\n"
-      "per side (--base A B C --new D E F: separate processes) a Welch t-test over the capture\n"
-      "medians gives p. --format html (or -o FILE.html) writes one self-contained page. See\n"
+      "Times are per run of each module (steady state, warm-up runs left out). Each row shows\n"
+      "the change the test measured: the Hodges-Lehmann ratio (median of the pairwise NEW/BASE\n"
+      "ratios of the runs) with its (1 - alpha) interval from the two-sided Mann-Whitney test,\n"
+      "and a verdict: slower/faster when p < --alpha and the ratio moved by at least\n"
+      "--min-change, same when the interval lies within +/- --min-change, unclear otherwise.\n"
+      "Contributions (change of the mean x runs) add up to the total; shares are of the op time\n"
+      "that moved either way, never over 100%. Ops renamed by the new compilation are matched\n"
+      "by opcode, JAX op path and source line. With several captures per side (--base A B C\n"
+      "--new D E F: separate processes) a Welch t-test over the log capture medians gives p and\n"
+      "the interval. --format html (or -o FILE.html) writes one self-contained page. See\n"
       "docs/diff.md.");
   add_two_profiles(cmd, o->profiles);
   cmd->add_option("--format", o->format,
@@ -37,9 +41,10 @@ RegisterCommand diff_command(80, [](CLI::App& app) -> std::function<int()> {
   cmd->add_option("--alpha", o->alpha, "Significance level of the test")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  cmd->add_option("--min-change", o->min_change, "Smallest relative change that counts")
+  cmd->add_option("--min-change", o->min_change,
+                  "Smallest relative change called slower or faster (and the band of same)")
       ->capture_default_str();
-  cmd->add_option("--top", o->top, "Op differences counted in the explained share")
+  cmd->add_option("--top", o->top, "Op differences whose share of the moved op time is given")
       ->capture_default_str();
   cmd->add_option("--rows", o->rows, "Op rows in the table (0 = all; HTML: default all)");
   auto* rows = cmd->get_option("--rows");

@@ -21,14 +21,18 @@ RegisterCommand modules_command(24, [](CLI::App& app) -> std::function<int()> {
       "each program on each device is warm-up and is kept out of mean/std. See docs/modules.md.");
   add_common(cmd, o->common);
   add_steady_state_options(cmd, o->steady);
+  add_host_by_host(cmd, o->common);
   cmd->add_option("--top-ops", o->top_ops, "Most varying ops shown per module")
       ->capture_default_str();
   return [o]() {
-    LoadedProfile loaded;
-    load(o->common, loaded);
-    ModulesResult r = compute_modules(loaded.profile, {.top_ops = o->top_ops, .steady = o->steady});
-    say_set_apart(loaded.profile, o->steady, false, format_of(o->common) == OutputFormat::kJson);
-    warn(loaded.profile.warnings);
+    PartialExtractOptions extract;
+    extract.parts =
+        kPartExecutions | kPartSteps | (o->top_ops > 0 ? uint32_t{kPartExecutionOps} : 0u);
+    extract.steady = o->steady;
+    LoadedPartials loaded;
+    load_set(o->common, extract, loaded);
+    ModulesResult r = modules_from_partials(loaded.set, {.top_ops = o->top_ops, .steady = o->steady});
+    say_set_apart(loaded.set, o->steady, nullptr, format_of(o->common) == OutputFormat::kJson);
     write(render_modules(r, format_of(o->common)));
     return 0;
   };

@@ -1,6 +1,7 @@
 // jaxprof ops: which ops take the time.
 #include "cli_common.h"
 #include "jaxprof/analysis/ops.h"
+#include "jaxprof/error.h"
 #include "jaxprof/render/ops_render.h"
 
 namespace jaxprof::cli {
@@ -24,6 +25,7 @@ RegisterCommand ops_command(20, [](CLI::App& app) -> std::function<int()> {
       "events, TPU 'XLA Ops' events, or on the CPU backend the host-thread events that carry an\n"
       "hlo_op stat (one device per device_ordinal). See docs/cli.md.");
   add_common(cmd, o->common);
+  add_host_by_host(cmd, o->common);
   cmd->add_option("--group-by", o->group_by, "Group events by")
       ->check(CLI::IsMember({"hlo-op", "kernel", "module", "name", "category", "opcode"}))
       ->capture_default_str();
@@ -48,13 +50,30 @@ RegisterCommand ops_command(20, [](CLI::App& app) -> std::function<int()> {
     ops.top = o->top;
     ops.steady = o->steady;
     EventFilter check(ops.filter);  // reject a bad regex before loading anything
-    LoadedProfile loaded;
-    // With everything counted, ops decode the device lines and read nothing else: the file need
-    // not stay resident. Telling steady executions apart reads the host's launches on GPUs.
-    load(o->common, loaded, o->steady.include_autotuning && o->steady.include_warmup);
-    OpsResult r = compute_ops(loaded.profile, ops);
-    say_set_apart(loaded.profile, ops.steady, false, format_of(o->common) == OutputFormat::kJson);
-    warn(loaded.profile.warnings);
+    OpsResult r;
+    if (o->max_events > 0) {
+      // The cap counts events across hosts in order: one profile of every host.
+      LoadedProfile loaded;
+      // Telling steady executions apart reads the host's launches on GPUs.
+      load(o->common, loaded, ops.steady.include_autotuning && ops.steady.include_warmup);
+      r = compute_ops(loaded.profile, ops);
+      say_set_apart(loaded.profile, ops.steady, false, format_of(o->common) == OutputFormat::kJson);
+      warn(loaded.profile.warnings);
+    } else {
+      PartialExtractOptions extract;
+      extract.parts = kPartOps;
+      extract.op_filter = ops.filter;
+      extract.steady = ops.steady;
+      if (names_partials(o->common.paths) && ops.filter.min_duration_ps > 0)
+        throw InputError(o->common.paths.front(),
+                         "--min-duration needs the events, which a partial summary does not "
+                         "keep: give the profiles");
+      // Ops decode the device lines and read nothing else: the files need not stay resident.
+      LoadedPartials loaded;
+      load_set(o->common, extract, loaded);
+      r = ops_from_partials(loaded.set, ops);
+      say_set_apart(loaded.set, ops.steady, nullptr, format_of(o->common) == OutputFormat::kJson);
+    }
     warn(r.warnings);
     write(render_ops(r, format_of(o->common)));
     return 0;

@@ -20,18 +20,21 @@ RegisterCommand summary_command(5, [](CLI::App& app) -> std::function<int()> {
       "the observations most worth acting on (default: `jaxprof PATH`)");
   cmd->footer("See docs/summary.md for the sections and the observation rules.");
   add_common(cmd, o->common);
+  add_host_by_host(cmd, o->common);
   cmd->add_option("--top", o->top, "Rows per section")->capture_default_str();
   cmd->add_option("--observations", o->observations, "Observations shown")->capture_default_str();
   add_steady_state_options(cmd, o->steady);
   return [o]() {
-    LoadedProfile loaded;
-    load(o->common, loaded);
+    PartialExtractOptions extract;
+    extract.parts = summary_parts();
+    extract.steady = o->steady;
+    LoadedPartials loaded;
+    load_set(o->common, extract, loaded);
     SummaryOptions options;
     options.top = o->top;
     options.observations = o->observations;
     options.steady = o->steady;
-    SummaryResult r = compute_summary(loaded.profile, options);
-    warn(loaded.profile.warnings);
+    SummaryResult r = summary_from_partials(loaded.set, options);
     warn(r.warnings);
     write(render_summary(r, format_of(o->common)));
     return 0;

@@ -1,6 +1,7 @@
 // jaxprof timeline: how each device's span splits into compute, exposed communication, exposed
 // memory copies and idle time.
 #include "cli_common.h"
+#include "jaxprof/analysis/compile.h"
 #include "jaxprof/analysis/timeline.h"
 #include "jaxprof/render/timeline_render.h"
 
@@ -23,13 +24,18 @@ RegisterCommand timeline_command(26, [](CLI::App& app) -> std::function<int()> {
       "warm-up executions, compiling). Categories come from the HLO opcode, else the kernel\n"
       "name. See docs/timeline.md and docs/steady-state.md.");
   add_common(cmd, o->common);
+  add_host_by_host(cmd, o->common);
   add_steady_state_options(cmd, o->steady);
   return [o]() {
-    LoadedProfile loaded;
-    load(o->common, loaded);
-    TimelineResult r = compute_timeline(loaded.profile, o->steady);
-    warn(loaded.profile.warnings);
-    say_set_apart(loaded.profile, o->steady, true, format_of(o->common) == OutputFormat::kJson);
+    PartialExtractOptions extract;
+    extract.parts = kPartTimeline | kPartExecutions | kPartCompileTotals;
+    extract.steady = o->steady;
+    LoadedPartials loaded;
+    load_set(o->common, extract, loaded);
+    TimelineResult r = timeline_from_partials(loaded.set, o->steady);
+    CompileResult compiles =
+        compile_from_partials(loaded.set, {.top_steps = 1, .totals_only = true});
+    say_set_apart(loaded.set, o->steady, &compiles, format_of(o->common) == OutputFormat::kJson);
     write(render_timeline(r, format_of(o->common)));
     return 0;
   };

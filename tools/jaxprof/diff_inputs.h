@@ -60,18 +60,19 @@ inline std::vector<std::string> side_paths(const std::string& arg,
 inline ProfileSamples load_side(const TwoProfiles& o, bool base_side, bool json_output) {
   std::vector<std::string> paths = base_side ? side_paths(o.base_arg, o.base, "BASE", "--base")
                                              : side_paths(o.new_arg, o.now, "NEW", "--new");
-  LoadOptions lo;
-  lo.hosts = o.hosts;
-  lo.import.threads = o.threads;
-  analysis_threads.store({.threads = o.threads});
+  CommonOptions common;
+  common.hosts = o.hosts;
+  common.threads = o.threads;
   std::vector<ProfileSamples> captures;
   for (const std::string& path : paths) {
-    LoadedProfile loaded;
-    load_profile({path}, lo, loaded);
-    say_input(loaded.files, json_output);
-    warn(loaded.profile.warnings);
-    captures.push_back(
-        collect_samples(loaded.profile, {.include_autotuning = o.include_autotuning}));
+    common.paths = {path};
+    common.format = json_output ? "json" : "table";  // where say_input writes
+    PartialExtractOptions extract;
+    extract.parts = kPartExecutions | kPartExecutionOps | kPartSteps;
+    extract.steady = {.include_autotuning = o.include_autotuning};
+    LoadedPartials loaded;
+    load_set(common, extract, loaded);
+    captures.push_back(samples_from_partials(loaded.set, extract.steady));
   }
   return pool_samples(std::move(captures));
 }

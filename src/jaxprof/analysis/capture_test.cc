@@ -84,8 +84,16 @@ double student_t_quantile_upper(double p, double df) {
   return (lo + hi) / 2;
 }
 
-CaptureTest capture_t_test(std::span<const double> base, std::span<const double> now,
-                           double scale) {
+double welch_df(double var_base, double n_base, double var_new, double n_new) {
+  if (n_base <= 1) return n_new - 1;
+  if (n_new <= 1) return n_base - 1;
+  double sa = var_base / n_base, sb = var_new / n_new;
+  if (sa + sb <= 0) return n_base + n_new - 2;
+  return (sa + sb) * (sa + sb) / (sa * sa / (n_base - 1) + sb * sb / (n_new - 1));
+}
+
+CaptureTest capture_t_test(std::span<const double> base, std::span<const double> now, double scale,
+                           double tail) {
   CaptureTest r;
   r.base_captures = base.size();
   r.new_captures = now.size();
@@ -104,18 +112,15 @@ CaptureTest capture_t_test(std::span<const double> base, std::span<const double>
   double ma = mean(a), mb = mean(b);
   double va = sample_variance(a, ma), vb = sample_variance(b, mb);
   double na = static_cast<double>(a.size()), nb = static_cast<double>(b.size());
-  if (a.size() == 1) {
+  if (a.size() == 1)
     va = vb;  // the same spread on both sides
-    r.df = nb - 1;
-  } else if (b.size() == 1) {
+  else if (b.size() == 1)
     vb = va;
-    r.df = na - 1;
-  }
   double sa = weight * va / na, sb = vb / nb;
+  r.var_base = weight * va;
+  r.var_new = vb;
   r.se = std::sqrt(sa + sb);
-  if (a.size() > 1 && b.size() > 1)
-    r.df =
-        r.se > 0 ? (sa + sb) * (sa + sb) / (sa * sa / (na - 1) + sb * sb / (nb - 1)) : na + nb - 2;
+  r.df = welch_df(r.var_base, na, r.var_new, nb);
   double diff = r.log_scale ? mb - ma : mb - scale * ma;  // before the budget
   r.estimate = r.log_scale ? diff - std::log(scale) : diff;
   if (r.se > 0) {
@@ -133,7 +138,7 @@ CaptureTest capture_t_test(std::span<const double> base, std::span<const double>
   r.p_two_sided = std::min(1.0, 2 * std::min(r.p_greater, r.p_less));
   if (r.log_scale) {
     r.ratio = std::exp(diff);
-    double q = r.se > 0 ? student_t_quantile_upper(0.025, r.df) : 0;
+    double q = r.se > 0 ? student_t_quantile_upper(tail, r.df) : 0;
     r.ratio_low = std::exp(diff - q * r.se);
     r.ratio_high = std::exp(diff + q * r.se);
   }

@@ -29,14 +29,22 @@ struct CaptureTest {
   double p_less = 1;     // one-sided: NEW < BASE * scale
   double p_two_sided = 1;
   double ratio = 0;                      // geometric mean of NEW / of BASE (log_scale only)
-  double ratio_low = 0, ratio_high = 0;  // its 95% interval (log_scale only)
+  double ratio_low = 0, ratio_high = 0;  // its interval (log_scale only)
+  // The variances of the two terms of se^2 (BASE's weighted by scale^2 on the linear scale), after
+  // a single capture took the other side's spread: what more captures would divide.
+  double var_base = 0, var_new = 0;
 };
 
 // Welch's t-test of NEW against BASE * scale over per-capture summaries. When one side has a
 // single capture, its variance is taken to be the other side's (degrees of freedom of that side
-// alone): the spread between processes is a property of the machine, not of the program.
+// alone): the spread between processes is a property of the machine, not of the program. The
+// interval leaves `tail` on each side (0.025: the 95% interval).
 CaptureTest capture_t_test(std::span<const double> base, std::span<const double> now,
-                           double scale = 1.0);
+                           double scale = 1.0, double tail = 0.025);
+
+// Welch-Satterthwaite degrees of freedom of se^2 = var_base / n_base + var_new / n_new, where a
+// side with one capture (n = 1) lends the other side's degrees of freedom.
+double welch_df(double var_base, double n_base, double var_new, double n_new);
 
 // Per-capture medians of samples laid out capture after capture (`sizes` executions each);
 // captures without executions are left out.

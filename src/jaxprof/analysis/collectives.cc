@@ -11,6 +11,7 @@
 #include "jaxprof/analysis/category.h"
 #include "jaxprof/analysis/device_events.h"
 #include "jaxprof/analysis/intervals.h"
+#include "jaxprof/analysis/partial_build.h"
 
 namespace jaxprof {
 
@@ -148,25 +149,6 @@ bool resolve_name(std::string_view name, OpInfo& info) {
   return true;
 }
 
-struct Exec {
-  uint32_t device = 0;
-  uint32_t op = 0;
-  uint32_t plane = 0;
-  uint32_t event = 0;  // the start (or only) event
-  int64_t begin = 0, end = 0, exposed = 0;
-  int64_t run_id = 0;
-  bool has_run_id = false;
-  uint64_t index = 0;
-};
-
-struct OpAcc {
-  OpInfo info;
-  uint32_t module = 0;
-  std::string module_name;
-  std::set<uint32_t> devices;
-  std::vector<uint32_t> execs;
-};
-
 // Length of [b, e) covered by `merged` (sorted, disjoint).
 int64_t covered(const std::vector<Interval>& merged, int64_t b, int64_t e) {
   auto it = std::upper_bound(merged.begin(), merged.end(), b,
@@ -192,15 +174,14 @@ double gbps(double bytes, int64_t ps) {
 
 }  // namespace
 
-CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions& options) {
-  EventFilter filter(options.filter);
-  CollectivesResult result;
-  std::vector<DeviceLines> devices = op_devices(p);
-  std::erase_if(devices, [&](const DeviceLines& d) { return !filter.keeps_device(d.name); });
+void extract_collectives(PartialBuild& b, const std::string& device_filter) {
+  const Profile& p = b.p;
+  EventFilter filter(EventFilterSpec{.device = device_filter});
   std::vector<uint32_t> needed;
-  for (const DeviceLines& d : devices) needed.insert(needed.end(), d.lines.begin(), d.lines.end());
+  for (const DeviceLines& d : b.devices)
+    if (filter.keeps_device(d.name)) needed.insert(needed.end(), d.lines.begin(), d.lines.end());
   p.require_lines(needed);
-  const SteadyState& steady = steady_state(p, options.steady);
+  const SteadyState& steady = steady_state(p, b.steady);
 
   const Events& ev = p.events;
   std::unordered_map<uint64_t, OpInfo> info_cache;
@@ -231,22 +212,20 @@ CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions
       info.collective = resolve_name(name, info);
     }
     if (!info.collective) {
-      OpCategory c =
-          instr ? categorize(instr->opcode, name, instr->op_name) : categorize({}, p.event_name(e));
+      OpCategory c = instr ? categorize_instruction(*m, *instr) : categorize({}, p.event_name(e));
       info.compute = c != OpCategory::kCollective && c != OpCategory::kMemcpy;
     }
     return info;
   };
+  const StringId run_id_name[] = {p.strings.find("run_id")};
 
-  std::map<std::pair<uint32_t, std::string>, uint32_t> op_index;  // (module, pair name) -> op
-  std::vector<OpAcc> ops;
-  std::vector<Exec> execs;
-
-  for (uint32_t di = 0; di < devices.size(); ++di) {
-    const DeviceLines& dev = devices[di];
-    CollectiveDevice& out = result.devices.emplace_back();
-    out.device = dev.name;
-    out.host = p.hosts[p.planes[dev.plane].host].name;
+  for (size_t di = 0; di < b.devices.size(); ++di) {
+    const DeviceLines& dev = b.devices[di];
+    if (!filter.keeps_device(dev.name)) continue;
+    PartialDevice& out = b.device(di);
+    HostPartial& h = b.host_of(di);
+    const uint32_t host = b.where[di].host;
+    const int64_t shift = b.device_shift_ps(di);
     std::vector<Interval> compute, of_line;
     std::vector<uint32_t> coll;
     for (uint32_t li : dev.lines) {
@@ -268,38 +247,40 @@ CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions
     std::stable_sort(coll.begin(), coll.end(),
                      [&](uint32_t a, uint32_t b) { return ev.start_ps[a] < ev.start_ps[b]; });
 
+    std::map<std::pair<uint32_t, std::string>, uint32_t> op_index;  // (module, pair name) -> op
+    const int64_t number = device_number(dev.name);
     auto op_of = [&](uint32_t e, const OpInfo& info) {
       auto key = std::make_pair(ev.module[e], info.pair_name);
-      auto [it, inserted] = op_index.try_emplace(key, static_cast<uint32_t>(ops.size()));
+      auto [it, inserted] =
+          op_index.try_emplace(key, static_cast<uint32_t>(out.collective_ops.size()));
       if (inserted) {
-        OpAcc& acc = ops.emplace_back();
-        acc.info = info;
-        acc.module = ev.module[e];
-        const ModuleKey& mk = p.modules[ev.module[e]];
-        acc.module_name = mk.name ? std::string(p.str(mk.name)) : std::string();
+        PartialCollectiveOp& op = out.collective_ops.emplace_back();
+        op.module = b.module(host, ev.module[e]);
+        op.name = h.strings.id(info.pair_name);
+        op.opcode = h.strings.id(info.opcode);
+        op.async = info.async;
+        op.message_bytes = info.bytes;
+        op.shapes = h.strings.id(info.shapes);
+        if (info.groups) {
+          op.groups = static_cast<uint32_t>(info.groups->size());
+          if (!info.groups->empty())
+            op.group_size = static_cast<int64_t>(info.groups->front().size());
+          for (size_t g = 0; g < info.groups->size() && op.device_group < 0; ++g)
+            for (int64_t id : (*info.groups)[g])
+              if (id == number) op.device_group = static_cast<int64_t>(g);
+        }
       }
       return it->second;
     };
-    const StringId run_id_name[] = {p.strings.find("run_id")};
     auto add = [&](uint32_t op, uint32_t first, int64_t begin, int64_t end) {
-      Exec x;
-      x.device = di;
+      PartialCollectiveExecution& x = out.collective_executions.emplace_back();
       x.op = op;
-      x.plane = dev.plane;
-      x.event = first;
-      x.begin = begin;
-      x.end = end;
-      x.exposed = (end - begin) - covered(compute, begin, end);
+      x.begin_ps = begin - shift;
+      x.end_ps = end - shift;
+      x.exposed_ps = (end - begin) - covered(compute, begin, end);
       std::optional<StatValue> run_id[1];
       p.find_event_stats(dev.plane, first, run_id_name, run_id);
-      if (const auto& v = run_id[0]) {
-        if (auto id = v->as_int()) {
-          x.run_id = *id;
-          x.has_run_id = true;
-        }
-      }
-      ops[op].devices.insert(di);
-      execs.push_back(x);
+      if (const auto& v = run_id[0]) x.run_id = v->as_int();
     };
     // Async pairs: a done closes the oldest open start of its start op on this device.
     std::map<uint32_t, std::deque<uint32_t>> open;
@@ -332,30 +313,98 @@ CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions
     for (auto& [op, q] : open)
       for (uint32_t s : q) add(op, s, ev.start_ps[s], ev.end_ps(s));
   }
-  std::sort(execs.begin(), execs.end(), [](const Exec& a, const Exec& b) {
+}
+
+namespace {
+
+struct Exec {
+  uint32_t device = 0;
+  uint32_t op = 0;
+  int64_t begin = 0, end = 0, exposed = 0;
+  int64_t run_id = 0;
+  bool has_run_id = false;
+  uint64_t index = 0;
+};
+
+struct OpAcc {
+  const HostPartial* host = nullptr;
+  const PartialCollectiveOp* info = nullptr;  // as the first device that ran it saw it
+  std::set<uint32_t> devices;
+  std::map<uint32_t, int64_t> device_group;  // device -> its replica group in the HLO
+  std::vector<uint32_t> execs;
+};
+
+}  // namespace
+
+CollectivesResult collectives_from_partials(const PartialSet& set,
+                                            const CollectivesOptions& options) {
+  set.require(kPartCollectives, "collectives");
+  set.require_steady(options.steady, "collectives");
+  EventFilter filter(options.filter);
+  CollectivesResult result;
+  std::vector<const PartialDevice*> devices;
+  std::vector<uint32_t> device_host;
+  std::map<std::tuple<std::string_view, ProgramId, std::string_view>, uint32_t> op_index;
+  std::vector<OpAcc> ops;
+  std::vector<Exec> execs;
+  for (const PartialSet::DeviceRef& ref : set.devices()) {
+    const HostPartial& h = set.hosts()[ref.host];
+    const PartialDevice& dev = set.device(ref);
+    if (!filter.keeps_device(dev.name)) continue;
+    const uint32_t di = static_cast<uint32_t>(devices.size());
+    devices.push_back(&dev);
+    device_host.push_back(ref.host);
+    CollectiveDevice& out = result.devices.emplace_back();
+    out.device = dev.name;
+    out.host = h.host;
+    std::vector<uint32_t> global(dev.collective_ops.size());
+    for (size_t k = 0; k < dev.collective_ops.size(); ++k) {
+      const PartialCollectiveOp& op = dev.collective_ops[k];
+      auto [it, added] = op_index.try_emplace(
+          {h.module_name(op.module), h.modules[op.module].program_id, h.str(op.name)},
+          static_cast<uint32_t>(ops.size()));
+      if (added) ops.push_back({&h, &op, {}, {}, {}});
+      global[k] = it->second;
+      ops[it->second].device_group[di] = op.device_group;
+    }
+    const int64_t shift = set.shift_ps(ref.host);
+    for (const PartialCollectiveExecution& x : dev.collective_executions) {
+      Exec& e = execs.emplace_back();
+      e.device = di;
+      e.op = global[x.op];
+      e.begin = x.begin_ps + shift;
+      e.end = x.end_ps + shift;
+      e.exposed = x.exposed_ps;
+      e.has_run_id = x.run_id.has_value();
+      e.run_id = x.run_id.value_or(0);
+      ops[e.op].devices.insert(di);
+    }
+  }
+  std::stable_sort(execs.begin(), execs.end(), [](const Exec& a, const Exec& b) {
     if (a.begin != b.begin) return a.begin < b.begin;
     return a.device < b.device;
   });
   for (uint32_t i = 0; i < execs.size(); ++i) ops[execs[i].op].execs.push_back(i);
 
   // Replica groups name devices by global id; on one host that is the device's number.
-  bool single_host = p.hosts.size() <= 1;
+  bool single_host = set.hosts().size() <= 1;
   std::vector<std::map<uint32_t, uint64_t>> late(ops.size());
   std::vector<uint64_t> device_late(devices.size(), 0);
 
   for (uint32_t oi = 0; oi < ops.size(); ++oi) {
     OpAcc& acc = ops[oi];
-    const OpInfo& info = acc.info;
+    const PartialCollectiveOp& info = *acc.info;
+    const std::string pair_name(acc.host->str(info.name));
     CollectiveOp& out = result.ops.emplace_back();
-    out.module = acc.module_name;
-    out.name = info.pair_name.starts_with("?") ? info.opcode : info.pair_name;
-    out.opcode = info.opcode;
+    out.module = std::string(acc.host->module_name(info.module));
+    out.opcode = acc.host->str(info.opcode);
+    out.name = pair_name.starts_with("?") ? out.opcode : pair_name;
     out.async = info.async;
-    out.message_bytes = info.bytes;
-    out.operand_shapes = info.shapes;
+    out.message_bytes = info.message_bytes;
+    out.operand_shapes = acc.host->str(info.shapes);
     out.devices = static_cast<uint32_t>(acc.devices.size());
-    if (info.groups && !info.groups->empty() && !info.groups->front().empty()) {
-      out.group_size = static_cast<int64_t>(info.groups->front().size());
+    if (info.group_size > 0) {
+      out.group_size = info.group_size;
     } else {
       out.group_size = out.devices;
       out.group_size_from_devices = true;
@@ -372,13 +421,9 @@ CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions
     if (run_ids)
       for (auto& [id, devs] : run_devices) run_ids &= devs.size() == acc.devices.size();
     std::map<std::pair<uint32_t, int64_t>, uint64_t> counter;
-    std::map<int64_t, int64_t> group_of;  // device number -> replica group
-    bool split = single_host && info.groups && info.groups->size() > 1;
-    if (split) {
-      for (size_t g = 0; g < info.groups->size(); ++g)
-        for (int64_t id : (*info.groups)[g]) group_of[id] = static_cast<int64_t>(g);
-      for (uint32_t d : acc.devices) split &= group_of.count(device_number(devices[d].name)) > 0;
-    }
+    bool split = single_host && info.groups > 1;
+    if (split)
+      for (uint32_t d : acc.devices) split &= acc.device_group[d] >= 0;
     std::map<std::tuple<int64_t, uint64_t, int64_t>, std::vector<uint32_t>> instances;
     out.min_ps = std::numeric_limits<int64_t>::max();
     out.max_ps = 0;
@@ -386,7 +431,7 @@ CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions
       Exec& x = execs[xi];
       int64_t run = run_ids ? x.run_id : 0;
       x.index = counter[{x.device, run}]++;
-      int64_t group = split ? group_of[device_number(devices[x.device].name)] : 0;
+      int64_t group = split ? acc.device_group[x.device] : 0;
       instances[{run, x.index, group}].push_back(xi);
       int64_t d = x.end - x.begin;
       ++out.count;
@@ -443,13 +488,16 @@ CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions
         inst.last_end_ps = last;
         inst.fastest_ps = fastest;
         inst.wait_ps = wait;
-        if (members.size() > 1) inst.late_device = devices[late_dev].name;
+        if (members.size() > 1) inst.late_device = devices[late_dev]->name;
+        if (options.members)
+          for (uint32_t xi : members)
+            inst.members.push_back({device_host[execs[xi].device], execs[xi].begin, execs[xi].end});
       }
     }
     for (auto& [d, n] : late[oi]) {
       if (n > out.late_count) {
         out.late_count = n;
-        out.late_device = devices[d].name;
+        out.late_device = devices[d]->name;
       }
     }
     result.multi_device_instances += out.multi_device_instances;
@@ -458,7 +506,7 @@ CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions
     result.devices[d].late_count = device_late[d];
     if (device_late[d] > result.most_late_count) {
       result.most_late_count = device_late[d];
-      result.most_late_device = devices[d].name;
+      result.most_late_device = devices[d]->name;
     }
   }
   std::erase_if(result.devices, [](const CollectiveDevice& d) { return d.executions == 0; });
@@ -490,16 +538,25 @@ CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions
   std::stable_sort(result.ops.begin(), result.ops.end(), by_time);
   std::stable_sort(result.sizes.begin(), result.sizes.end(), by_time);
   if (options.top > 0 && result.ops.size() > options.top) result.ops.resize(options.top);
-  std::sort(result.instances.begin(), result.instances.end(),
-            [](const CollectiveInstance& a, const CollectiveInstance& b) {
-              return a.first_start_ps < b.first_start_ps;
-            });
+  std::stable_sort(result.instances.begin(), result.instances.end(),
+                   [](const CollectiveInstance& a, const CollectiveInstance& b) {
+                     return a.first_start_ps < b.first_start_ps;
+                   });
   for (const CollectiveOp& op : result.ops)
     if (op.message_bytes == 0 && op.count > 0) {
       result.warnings.push_back("no HLO for " + op.module + "/" + op.name +
                                 ": message size and bandwidth unknown");
     }
   return result;
+}
+
+CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions& options) {
+  EventFilter check(options.filter);  // a bad regex is reported before anything is read
+  PartialExtractOptions extract;
+  extract.parts = kPartCollectives;
+  extract.device = options.filter.device;
+  extract.steady = options.steady;
+  return collectives_from_partials(PartialSet(extract_partials(p, extract)), options);
 }
 
 }  // namespace jaxprof

@@ -25,6 +25,7 @@ struct CollectivesOptions {
   EventFilterSpec filter;  // only `device` is used
   size_t top = 0;          // 0 = every op
   bool instances = false;  // keep the per-instance cross-device list
+  bool members = false;    // with instances: each instance's executions (cross-host analyses)
   SteadyStateOptions steady;
 };
 
@@ -99,6 +100,11 @@ struct CollectiveInstance {
   int64_t fastest_ps = 0;
   int64_t wait_ps = 0;
   std::string late_device;  // latest start; "" for a single device
+  struct Member {
+    uint32_t host = 0;  // index into the set's hosts
+    int64_t begin_ps = 0, end_ps = 0;
+  };
+  std::vector<Member> members;  // with CollectivesOptions::members
 };
 
 struct CollectiveDevice {
@@ -124,5 +130,9 @@ struct CollectivesResult {
 
 // Throws InputError for an invalid --device regex.
 CollectivesResult compute_collectives(const Profile& profile, const CollectivesOptions& options);
+
+class PartialSet;
+CollectivesResult collectives_from_partials(const PartialSet& set,
+                                            const CollectivesOptions& options);
 
 }  // namespace jaxprof

@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "jaxprof/analysis/line_filter.h"
+#include "jaxprof/analysis/partial_build.h"
 
 namespace jaxprof {
 
@@ -333,6 +334,14 @@ std::vector<CompilePhaseTime> empty_phases() {
   return v;
 }
 
+void sort_steps(std::vector<CompileStepTime>& steps) {
+  std::sort(steps.begin(), steps.end(), [](const CompileStepTime& a, const CompileStepTime& b) {
+    if (a.wall_ps != b.wall_ps) return a.wall_ps > b.wall_ps;
+    if (a.thread_ps != b.thread_ps) return a.thread_ps > b.thread_ps;
+    return a.name < b.name;
+  });
+}
+
 std::string_view function_of(std::string_view anchor_name) {
   constexpr std::string_view kPjit = "PjitFunction(";
   if (anchor_name.starts_with(kPjit) && anchor_name.ends_with(')'))
@@ -400,12 +409,12 @@ CompileClasses classify_lines(const Profile& p) {
 // The compiles found on the lines marked in `line_used` (decoded). With `totals_only` phases
 // and steps are left empty; `settled` is cleared when a compile's module might be named
 // differently had the needed lines that are not used been read too.
-CompileResult compile_on_lines(const Profile& p, const CompileOptions& options,
-                               const CompileClasses& c, const std::vector<uint8_t>& line_used,
-                               bool totals_only, bool& settled) {
-  CompileResult result;
-  result.phases = empty_phases();
-  result.passes_only = options.passes_only;
+// Each host's compiles (every step, sorted), from the lines marked in `line_used`.
+std::vector<PartialCompile> compile_records(const Profile& p, const CompileClasses& c,
+                                            const std::vector<uint8_t>& line_used, bool totals_only,
+                                            bool& settled) {
+  std::vector<PartialCompile> out(p.hosts.size());
+  for (PartialCompile& h : out) h.totals_only = totals_only;
   const std::vector<CompileEventClass>& cls = c.cls;
   const std::vector<uint8_t>& plane_has_compile = c.plane_has_compile;
   const std::vector<uint8_t>& line_needed = line_used;
@@ -426,11 +435,10 @@ CompileResult compile_on_lines(const Profile& p, const CompileOptions& options,
         !p.str(p.event_metadata[mi].name).starts_with('$'))
       if (is_module_name(name_suffix(p.str(p.event_metadata[mi].name)))) module_suffixes.want(mi);
 
-  uint64_t unattributed = 0;
-  bool saw_stage = false;
   for (uint32_t pi = 0; pi < p.planes.size(); ++pi) {
     if (!plane_has_compile[pi]) continue;
     const Plane& plane = p.planes[pi];
+    PartialCompile& host = out[plane.host];
     std::vector<LineIncs> lines;
     std::vector<uint32_t> line_pos;  // of lines[L] in the plane
     // Plane positions of the first needed line not used whose events may name a module by a
@@ -464,7 +472,7 @@ CompileResult compile_on_lines(const Profile& p, const CompileOptions& options,
       for (uint32_t i = 0; i < incs.size(); ++i) {
         const Inc& x = incs[i];
         if (x.top != i || x.kind != CompileEventKind::kJaxStage) continue;
-        saw_stage = true;
+        host.saw_stage = true;
         if (last != kNone && x.anchor != kNone && x.anchor == windows[last].anchor) {
           windows[last].roots.push_back(i);
           windows[last].end = std::max(windows[last].end, x.end);
@@ -521,7 +529,7 @@ CompileResult compile_on_lines(const Profile& p, const CompileOptions& options,
         if (incs[i].top != i) continue;
         Window* w = window_at(incs[i].start);
         if (w == nullptr) {
-          ++unattributed;
+          ++host.unattributed;
           continue;
         }
         size_t wi = static_cast<size_t>(w - windows.data());
@@ -736,13 +744,93 @@ CompileResult compile_on_lines(const Profile& p, const CompileOptions& options,
         if (known_modules.count(guess)) module = guess;
       }
       rec.module = std::move(module);
-      if (options.passes_only) keep_passes(rec.steps);
-      std::sort(rec.steps.begin(), rec.steps.end(),
-                [](const CompileStepTime& a, const CompileStepTime& b) {
-                  if (a.wall_ps != b.wall_ps) return a.wall_ps > b.wall_ps;
-                  if (a.thread_ps != b.thread_ps) return a.thread_ps > b.thread_ps;
-                  return a.name < b.name;
-                });
+      sort_steps(rec.steps);
+      host.records.push_back(std::move(rec));
+    }
+  }
+  for (PartialCompile& h : out)
+    std::stable_sort(
+        h.records.begin(), h.records.end(),
+        [](const CompileRecord& a, const CompileRecord& b) { return a.start_ps < b.start_ps; });
+  return out;
+}
+
+std::vector<uint32_t> root_lines(const Profile& p, const CompileClasses& c) {
+  std::vector<uint32_t> roots;
+  for (uint32_t li = 0; li < p.lines.size(); ++li)
+    if (c.line_roots[li]) roots.push_back(li);
+  return roots;
+}
+
+// The launching threads alone give every compile and its wall time; the module too, unless a
+// worker thread could name it first.
+std::optional<std::vector<PartialCompile>> totals_from_roots(const Profile& p,
+                                                             const CompileClasses& c) {
+  for (uint32_t li = 0; li < p.lines.size(); ++li)
+    if (c.line_roots[li] && !p.lines[li].decoded) return std::nullopt;
+  bool settled = true;
+  std::vector<PartialCompile> r = compile_records(p, c, c.line_roots, true, settled);
+  if (!settled) return std::nullopt;
+  return r;
+}
+
+std::vector<PartialCompile> records_of(const Profile& p, bool totals_only) {
+  CompileClasses c = classify_lines(p);
+  if (totals_only) {
+    p.require_lines(root_lines(p, c));
+    if (std::optional<std::vector<PartialCompile>> r = totals_from_roots(p, c)) return *r;
+  }
+  std::vector<uint32_t> needed;
+  for (uint32_t li = 0; li < p.lines.size(); ++li)
+    if (c.line_needed[li]) needed.push_back(li);
+  p.require_lines(needed);
+  bool settled = true;
+  return compile_records(p, c, c.line_needed, totals_only, settled);
+}
+
+}  // namespace
+
+void extract_compile(PartialBuild& b, bool totals_only) {
+  std::vector<PartialCompile> hosts = records_of(b.p, totals_only);
+  for (size_t h = 0; h < hosts.size(); ++h) {
+    const int64_t shift = b.shift_ps(static_cast<uint32_t>(h));
+    for (CompileRecord& r : hosts[h].records) r.start_ps -= shift;
+    b.hosts[h].compile = std::move(hosts[h]);
+  }
+}
+
+std::vector<uint32_t> compile_totals_lines(const Profile& p) {
+  return root_lines(p, classify_lines(p));
+}
+
+CompileResult compile_from_partials(const PartialSet& set, const CompileOptions& options) {
+  if (options.totals_only)
+    set.require_any(kPartCompileTotals | kPartCompile, "compile");
+  else
+    set.require(kPartCompile, "compile");
+  CompileResult result;
+  result.phases = empty_phases();
+  result.passes_only = options.passes_only;
+  bool saw_stage = false, totals_only = false;
+  uint64_t unattributed = 0;
+  for (uint32_t hi = 0; hi < set.hosts().size(); ++hi) {
+    const PartialCompile& c = set.hosts()[hi].compile;
+    saw_stage |= c.saw_stage;
+    totals_only |= c.totals_only || options.totals_only;
+    unattributed += c.unattributed;
+    for (CompileRecord rec : c.records) {
+      rec.start_ps += set.shift_ps(hi);
+      if (options.totals_only) {
+        rec.phases = empty_phases();
+        rec.steps.clear();
+        rec.events = 0;
+        rec.worker_threads = 0;
+        rec.worker_busy_ps = 0;
+      }
+      if (options.passes_only) {
+        keep_passes(rec.steps);
+        sort_steps(rec.steps);
+      }
       if (options.top_steps > 0 && rec.steps.size() > options.top_steps)
         rec.steps.resize(options.top_steps);
       result.compiles.push_back(std::move(rec));
@@ -818,50 +906,10 @@ CompileResult compile_on_lines(const Profile& p, const CompileOptions& options,
   return result;
 }
 
-std::vector<uint32_t> root_lines(const Profile& p, const CompileClasses& c) {
-  std::vector<uint32_t> roots;
-  for (uint32_t li = 0; li < p.lines.size(); ++li)
-    if (c.line_roots[li]) roots.push_back(li);
-  return roots;
-}
-
-// The launching threads alone give every compile and its wall time; the module too, unless a
-// worker thread could name it first.
-std::optional<CompileResult> totals_from_roots(const Profile& p, const CompileClasses& c,
-                                               const CompileOptions& options) {
-  for (uint32_t li = 0; li < p.lines.size(); ++li)
-    if (c.line_roots[li] && !p.lines[li].decoded) return std::nullopt;
-  CompileOptions totals = options;
-  totals.totals_only = true;
-  bool settled = true;
-  CompileResult r = compile_on_lines(p, totals, c, c.line_roots, true, settled);
-  if (!settled) return std::nullopt;
-  return r;
-}
-
-}  // namespace
-
-std::vector<uint32_t> compile_totals_lines(const Profile& p) {
-  return root_lines(p, classify_lines(p));
-}
-
-std::optional<CompileResult> compile_totals_from_decoded(const Profile& p,
-                                                         const CompileOptions& options) {
-  return totals_from_roots(p, classify_lines(p), options);
-}
-
 CompileResult compute_compile(const Profile& p, const CompileOptions& options) {
-  CompileClasses c = classify_lines(p);
-  if (options.totals_only) {
-    p.require_lines(root_lines(p, c));
-    if (std::optional<CompileResult> r = totals_from_roots(p, c, options)) return *r;
-  }
-  std::vector<uint32_t> needed;
-  for (uint32_t li = 0; li < p.lines.size(); ++li)
-    if (c.line_needed[li]) needed.push_back(li);
-  p.require_lines(needed);
-  bool settled = true;
-  return compile_on_lines(p, options, c, c.line_needed, options.totals_only, settled);
+  PartialExtractOptions extract;
+  extract.parts = options.totals_only ? kPartCompileTotals : kPartCompile;
+  return compile_from_partials(PartialSet(extract_partials(p, extract)), options);
 }
 
 }  // namespace jaxprof

@@ -105,12 +105,10 @@ struct CompileResult {
 
 CompileResult compute_compile(const Profile& profile, const CompileOptions& options = {});
 
-// For analyses run side by side on a profile that threads only read: the lines the totals
-// (`totals_only`) are read from first, to decode beforehand, and the totals from them alone;
-// nullopt when those lines are not decoded or do not settle every compile's module (then
-// compute_compile, which decodes more, gives them).
+// The lines the totals (`totals_only`) are read from first: the launching threads.
 std::vector<uint32_t> compile_totals_lines(const Profile& profile);
-std::optional<CompileResult> compile_totals_from_decoded(const Profile& profile,
-                                                         const CompileOptions& options);
+
+class PartialSet;
+CompileResult compile_from_partials(const PartialSet& set, const CompileOptions& options = {});
 
 }  // namespace jaxprof

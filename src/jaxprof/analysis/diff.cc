@@ -8,10 +8,10 @@
 #include <set>
 #include <tuple>
 
-#include "jaxprof/analysis/capture_test.h"
-#include "jaxprof/analysis/category.h"
-#include "jaxprof/analysis/module_executions.h"
+#include "jaxprof/analysis/effect.h"
+#include "jaxprof/analysis/partial.h"
 #include "jaxprof/analysis/significance.h"
+#include "jaxprof/analysis/steps.h"
 
 namespace jaxprof {
 
@@ -27,6 +27,8 @@ const char* change_name(Change c) {
       return "added";
     case Change::kRemoved:
       return "removed";
+    case Change::kUnclear:
+      return "unclear";
   }
   return "?";
 }
@@ -37,41 +39,14 @@ const ModuleSamples* ProfileSamples::find(std::string_view module) const {
   return nullptr;
 }
 
-namespace {
-
-// Opcode, JAX op path, source line and category of op event `e`, as `ops` reports them.
-void describe_op(const Profile& p, uint32_t plane, uint32_t e, OpSamples& op) {
-  const ModuleKey& mk = p.modules[p.events.module[e]];
-  if (p.events.hlo_op[e] != 0) {
-    if (const HloModule* mod = p.hlo.find(hlo_program_key(mk.program_id), p.str(mk.name))) {
-      if (const HloInstruction* instr = mod->find(op.name)) {
-        op.opcode = std::string(instr->opcode);
-        op.op_name = std::string(instr->op_name);
-        op.source = mod->source_line(*instr);
-      }
-    }
-    if (op.op_name.empty()) {
-      // GPU kernels carry the JAX op path as the tf_op stat.
-      if (auto v = p.event_stat(plane, e, "tf_op"); v && v->is_text()) {
-        std::string_view path = v->str;
-        if (path.ends_with(':')) path.remove_suffix(1);
-        if (path.find('/') != std::string_view::npos) op.op_name = std::string(path);
-      }
-    }
-  }
-  op.category = category_name(op.opcode.empty() ? categorize({}, p.event_name(e))
-                                                : categorize(op.opcode, op.name, op.op_name));
-}
-
-}  // namespace
-
-ProfileSamples collect_samples(const Profile& p, const SteadyStateOptions& steady_options) {
+ProfileSamples samples_from_partials(const PartialSet& set, const SteadyStateOptions& steady) {
+  set.require(kPartExecutions | kPartExecutionOps | kPartSteps, "diff");
+  set.require_steady(steady, "diff");
   ProfileSamples out;
-  const std::vector<DeviceExecutions>& all = module_executions(p);
-  const SteadyState& roles = steady_state(p, steady_options);
   struct Exec {
-    const ModuleExecution* x;
-    uint32_t plane;
+    const HostPartial* host;
+    const PartialDevice* device;
+    const PartialExecution* x;
   };
   struct Build {
     std::vector<Exec> all;
@@ -79,16 +54,18 @@ ProfileSamples collect_samples(const Profile& p, const SteadyStateOptions& stead
     std::set<ProgramId> programs;
   };
   std::map<std::string, Build> by_name;
-  for (size_t di = 0; di < all.size(); ++di)
-    for (size_t k = 0; k < all[di].executions.size(); ++k) {
-      const ModuleExecution& x = all[di].executions[k];
-      if (roles.roles[di][k] == ExecutionRole::kAutotuning && !steady_options.include_autotuning)
-        continue;
-      Build& b = by_name[x.name];
-      b.all.push_back({&x, all[di].plane});
+  const auto& refs = set.devices();
+  for (size_t di = 0; di < refs.size(); ++di) {
+    const HostPartial& h = set.hosts()[refs[di].host];
+    const PartialDevice& d = set.device(refs[di]);
+    for (const PartialExecution& x : d.executions) {
+      if (x.role == ExecutionRole::kAutotuning && !steady.include_autotuning) continue;
+      Build& b = by_name[std::string(h.module_name(x.module))];
+      b.all.push_back({&h, &d, &x});
       b.devices.insert(di);
-      b.programs.insert(x.program_id);
+      b.programs.insert(h.modules[x.module].program_id);
     }
+  }
 
   for (auto& [name, b] : by_name) {
     ModuleSamples m;
@@ -109,31 +86,41 @@ ProfileSamples collect_samples(const Profile& p, const SteadyStateOptions& stead
     if (steady.empty()) steady = b.all;
     std::map<std::string, OpSamples> ops;
     for (size_t k = 0; k < steady.size(); ++k) {
-      const ModuleExecution& x = *steady[k].x;
-      m.per_exec.push_back(static_cast<double>(x.duration_ps()));
-      m.total_ps += x.duration_ps();
-      for (uint32_t e : x.events) {
-        StringId op = p.events.hlo_op[e];
-        std::string op_name(op ? p.str(op) : p.event_name(e));
-        auto [it, inserted] = ops.try_emplace(op_name);
+      const Exec& x = steady[k];
+      const int64_t duration = x.x->end_ps - x.x->start_ps;
+      m.per_exec.push_back(static_cast<double>(duration));
+      m.total_ps += duration;
+      for (uint32_t i = x.x->first_op; i < x.x->first_op + x.x->ops; ++i) {
+        const PartialExecutionOp& o = x.device->execution_ops[i];
+        auto [it, inserted] = ops.try_emplace(std::string(x.host->str(o.name)));
         OpSamples& s = it->second;
         if (inserted) {
-          s.name = op_name;
+          s.name = it->first;
           s.per_exec.assign(steady.size(), 0.0);
-          describe_op(p, steady[k].plane, e, s);
+          const PartialOpInfo& info = x.host->op_infos[o.info];
+          s.opcode = x.host->str(info.opcode);
+          s.op_name = x.host->str(info.op_name);
+          s.source = x.host->str(info.source);
+          s.category = x.host->str(info.category);
         }
-        int64_t d = p.events.duration_ps[e];
-        ++s.events;
-        s.total_ps += d;
-        s.per_exec[k] += static_cast<double>(d);
+        s.events += o.events;
+        s.total_ps += o.total_ps;
+        s.per_exec[k] += static_cast<double>(o.total_ps);
       }
     }
     for (auto& [_, s] : ops) m.ops.push_back(std::move(s));
     m.captures = {m.per_exec.size()};
     out.modules.push_back(std::move(m));
   }
-  out.steps = collect_step_samples(p);
+  out.steps = step_samples_from(steps_from_partials(set));
   return out;
+}
+
+ProfileSamples collect_samples(const Profile& p, const SteadyStateOptions& steady) {
+  PartialExtractOptions extract;
+  extract.parts = kPartExecutions | kPartExecutionOps | kPartSteps;
+  extract.steady = steady;
+  return samples_from_partials(PartialSet(extract_partials(p, extract)), steady);
 }
 
 ProfileSamples pool_samples(std::vector<ProfileSamples> captures) {
@@ -243,11 +230,6 @@ double mean(const std::vector<double>& v) {
   return s / static_cast<double>(v.size());
 }
 
-size_t with_executions(std::span<const size_t> captures) {
-  return static_cast<size_t>(
-      std::count_if(captures.begin(), captures.end(), [](size_t n) { return n > 0; }));
-}
-
 // Fills the numbers of a row from the per-execution samples of either side (null = absent),
 // laid out per capture as `bc` and `nc` say.
 void fill(DiffRow& r, const std::vector<double>* b, const std::vector<double>* n, int64_t b_total,
@@ -267,7 +249,6 @@ void fill(DiffRow& r, const std::vector<double>* b, const std::vector<double>* n
     r.new_median_ps = median(*n);
   }
   r.delta_ps = r.new_mean_ps - r.base_mean_ps;
-  if (r.base_mean_ps > 0) r.ratio = r.new_mean_ps / r.base_mean_ps;
   r.contribution_ps = r.delta_ps * weight;
   if (!b) {
     r.change = Change::kAdded;
@@ -277,19 +258,23 @@ void fill(DiffRow& r, const std::vector<double>* b, const std::vector<double>* n
     r.change = Change::kRemoved;
     return;
   }
-  r.base_captures = with_executions(bc);
-  r.new_captures = with_executions(nc);
-  if (r.base_captures + r.new_captures > 2) {
-    r.test = "capture-t";
-    r.p_value = capture_t_test(capture_medians(*b, bc), capture_medians(*n, nc)).p_two_sided;
-  } else {
-    r.test = "mann-whitney";
-    r.p_value = mann_whitney(*b, *n).p_two_sided;
-  }
+  Effect e = compare_samples(*b, bc, *n, nc, 1.0, o.alpha);
+  r.test = e.test;
+  r.base_captures = e.test == std::string_view("capture-t") ? e.base_n : 1;
+  r.new_captures = e.test == std::string_view("capture-t") ? e.new_n : 1;
+  r.p_value = e.p_two_sided;
+  r.ratio = e.ratio;
+  r.ratio_low = e.low;
+  r.ratio_high = e.high;
   r.shift_ps = hodges_lehmann_shift(*b, *n);
-  bool large = !r.ratio || std::fabs(*r.ratio - 1.0) >= o.min_change;
-  r.significant = *r.p_value < o.alpha && large && r.delta_ps != 0;
-  r.change = !r.significant ? Change::kSame : r.delta_ps > 0 ? Change::kSlower : Change::kFaster;
+  double moved = r.ratio ? *r.ratio - 1 : 0;
+  r.significant = *r.p_value < o.alpha && std::fabs(moved) >= o.min_change && moved != 0;
+  if (r.significant)
+    r.change = moved > 0 ? Change::kSlower : Change::kFaster;
+  else if (!r.ratio || (r.ratio_low >= 1 - o.min_change && r.ratio_high <= 1 + o.min_change))
+    r.change = Change::kSame;
+  else
+    r.change = Change::kUnclear;
 }
 
 void sort_by_contribution(std::vector<DiffRow>& rows) {
@@ -396,13 +381,17 @@ DiffResult compute_diff(const ProfileSamples& base, const ProfileSamples& now,
   sort_by_contribution(r.ops);
   sort_by_contribution(r.categories);
   r.explained_top = std::min(o.top, r.ops.size());
-  double running = 0;
+  auto add = [](Contributions& c, double ps) { (ps > 0 ? c.slower_ps : c.faster_ps) += ps; };
   for (size_t i = 0; i < r.ops.size(); ++i) {
-    running += r.ops[i].contribution_ps;
-    if (i < r.explained_top) r.explained_ps = running;
-    if (r.delta_ps != 0) r.ops[i].cumulative_share = running / r.delta_ps;
+    add(r.ops_change, r.ops[i].contribution_ps);
+    if (i < r.explained_top) add(r.explained, r.ops[i].contribution_ps);
   }
-  if (r.delta_ps != 0) r.explained_share = r.explained_ps / r.delta_ps;
+  double gross = r.ops_change.gross_ps(), running = 0;
+  for (DiffRow& op : r.ops) {
+    running += std::fabs(op.contribution_ps);
+    if (gross > 0) op.cumulative_share = std::min(1.0, running / gross);
+  }
+  if (gross > 0) r.explained_share = std::min(1.0, r.explained.gross_ps() / gross);
   return r;
 }
 

@@ -3,9 +3,11 @@
 // line) and per op category within a module, each with a test of whether the change is beyond
 // the run-to-run noise of the per-execution samples.
 //
-// Times are per execution of the op's module (means over steady-state executions, warm-up runs
-// left out). Contributions weight them by how often each module runs per device in BASE, so that
-// they add up to the change in the device time of one BASE-sized run of the whole profile.
+// Times are per execution of the op's module (steady-state executions, warm-up runs left out).
+// Each row's change is the estimate of NEW / BASE that goes with its test, with the interval the
+// test supports (effect.h). Contributions are accounting, not a test: the change of the mean time
+// per execution, weighted by how often each module runs per device in BASE, so that they add up
+// to the change in the device time of one BASE-sized run of the whole profile.
 #pragma once
 
 #include <cstdint>
@@ -56,13 +58,18 @@ struct ProfileSamples {
 // autotuner are left out unless `steady.include_autotuning` (steady_state.h); warm-up runs are
 // kept apart whatever the options.
 ProfileSamples collect_samples(const Profile& profile, const SteadyStateOptions& steady = {});
+class PartialSet;
+ProfileSamples samples_from_partials(const PartialSet& set, const SteadyStateOptions& steady = {});
 
 // Several captures of one program (separate processes) as one set of samples: executions are
 // concatenated capture after capture, ops missing from a capture count 0 in its executions, and
 // devices add up (so runs_per_device is the mean per capture).
 ProfileSamples pool_samples(std::vector<ProfileSamples> captures);
 
-enum class Change : uint8_t { kSame, kSlower, kFaster, kAdded, kRemoved };
+// slower / faster: the test rejects "no change" (p < alpha) and the estimate moved by at least
+// min_change; same: otherwise, when the interval lies within 1 -/+ min_change; unclear: otherwise
+// (the interval is too wide to tell whether it changed by min_change).
+enum class Change : uint8_t { kSame, kSlower, kFaster, kAdded, kRemoved, kUnclear };
 const char* change_name(Change c);
 
 // One compared quantity (module, op, or category within a module).
@@ -76,8 +83,12 @@ struct DiffRow {
   int64_t base_total_ps = 0, new_total_ps = 0;  // over steady executions
   double base_mean_ps = 0, new_mean_ps = 0;     // per execution
   double base_median_ps = 0, new_median_ps = 0;
-  double delta_ps = 0;            // new_mean - base_mean
-  std::optional<double> ratio;    // new_mean / base_mean; none when base is 0
+  double delta_ps = 0;  // new_mean - base_mean
+  // The tested estimate of NEW / BASE (effect.h: Hodges-Lehmann ratio, or the ratio of the
+  // geometric means of the capture medians) and its interval at level 1 - alpha (0 and +inf
+  // where unbounded); none for added or removed, or when both sides are all zero.
+  std::optional<double> ratio;
+  double ratio_low = 0, ratio_high = 0;
   double weight = 0;              // module runs per device (BASE, else NEW)
   double contribution_ps = 0;     // delta * weight
   std::optional<double> p_value;  // two-sided; none for added or removed
@@ -88,7 +99,8 @@ struct DiffRow {
   double shift_ps = 0;                         // Hodges-Lehmann estimate of new - base
   bool significant = false;                    // p < alpha and |ratio - 1| >= min_change
   Change change = Change::kSame;
-  double cumulative_share = 0;  // ops: running sum of contributions / total change
+  // ops: running sum of |contribution| / the sum over all ops (the gross change): at most 1.
+  double cumulative_share = 0;
 };
 
 struct DiffOptions {
@@ -97,17 +109,27 @@ struct DiffOptions {
   size_t top = 10;           // differences counted in `explained`
 };
 
+// Signed op contributions, added up apart: what the slower ops add and the faster ones remove.
+struct Contributions {
+  double slower_ps = 0;  // sum of the positive contributions
+  double faster_ps = 0;  // sum of the negative ones (<= 0)
+  double net_ps() const { return slower_ps + faster_ps; }
+  double gross_ps() const { return slower_ps - faster_ps; }
+};
+
 struct DiffResult {
   double alpha = 0, min_change = 0;
   size_t base_captures = 1, new_captures = 1;
   double base_total_ps = 0, new_total_ps = 0;  // weighted module time: one BASE-sized run
   double delta_ps = 0;
+  Contributions ops_change;  // over all ops
   size_t explained_top = 0;
-  double explained_ps = 0;                // sum of the top ops' contributions
-  std::optional<double> explained_share;  // explained / delta; none when delta is 0
-  std::vector<DiffRow> modules;           // by |contribution| descending
-  std::vector<DiffRow> ops;               // by |contribution| descending
-  std::vector<DiffRow> categories;        // per (module, category), by |contribution| descending
+  Contributions explained;  // over the top ops
+  // Gross change of the top ops / of all ops, in [0, 1]; none when no op changed.
+  std::optional<double> explained_share;
+  std::vector<DiffRow> modules;     // by |contribution| descending
+  std::vector<DiffRow> ops;         // by |contribution| descending
+  std::vector<DiffRow> categories;  // per (module, category), by |contribution| descending
   // The wall time per marked step (name = the marks' name, executions = steps; no weight or
   // contribution), when both sides' step marks are usable; else why not.
   std::optional<DiffRow> step;

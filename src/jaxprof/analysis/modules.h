@@ -55,4 +55,7 @@ struct ModulesResult {
 
 ModulesResult compute_modules(const Profile& profile, const ModulesOptions& options = {});
 
+class PartialSet;
+ModulesResult modules_from_partials(const PartialSet& set, const ModulesOptions& options = {});
+
 }  // namespace jaxprof

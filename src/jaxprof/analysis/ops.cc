@@ -5,11 +5,15 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <optional>
+#include <tuple>
 #include <unordered_map>
 
 #include "jaxprof/analysis/category.h"
 #include "jaxprof/analysis/device_events.h"
 #include "jaxprof/analysis/intervals.h"
+#include "jaxprof/analysis/partial_build.h"
 #include "jaxprof/analysis/self_time.h"
 
 namespace jaxprof {
@@ -45,186 +49,106 @@ bool parse_group_by(std::string_view text, GroupBy& out) {
 
 namespace {
 
-// Running statistics of one group (Welford for the variance; exact integer sums).
-struct Acc {
-  uint64_t count = 0;
-  int64_t total = 0, self = 0;
-  int64_t min = std::numeric_limits<int64_t>::max(), max = std::numeric_limits<int64_t>::min();
-  double mean = 0, m2 = 0;
-  uint32_t first_event = 0;  // a representative, for names and HLO lookups
-
-  void add(int64_t d, int64_t s) {
-    ++count;
-    total += d;
-    self += s;
-    min = std::min(min, d);
-    max = std::max(max, d);
-    double delta = static_cast<double>(d) - mean;
-    mean += delta / static_cast<double>(count);
-    m2 += delta * (static_cast<double>(d) - mean);
-  }
-  // Chan et al.'s combination of two partial variances.
-  void merge(const Acc& o) {
-    if (o.count == 0) return;
-    if (count == 0) {
-      *this = o;
-      return;
-    }
-    double n = static_cast<double>(count), m = static_cast<double>(o.count);
-    double delta = o.mean - mean;
-    mean += delta * m / (n + m);
-    m2 += o.m2 + delta * delta * n * m / (n + m);
-    count += o.count;
-    total += o.total;
-    self += o.self;
-    min = std::min(min, o.min);
-    max = std::max(max, o.max);
-  }
-};
-
 uint64_t pack(uint32_t hi, uint32_t lo) { return (static_cast<uint64_t>(hi) << 32) | lo; }
 
-struct Grouper {
-  const Profile& p;
-  GroupBy by;
-
-  // Key of event e; `fallback` marks hlo-op groups that fell back to the event name.
-  uint64_t key(uint32_t e) const {
-    const Events& ev = p.events;
-    const EventMetadata& m = p.event_metadata[ev.metadata[e]];
-    switch (by) {
-      case GroupBy::kKernel:
-        return m.name;
-      case GroupBy::kName:
-        return m.display_name != 0 ? m.display_name : m.name;
-      case GroupBy::kModule:
-        return ev.module[e];
-      case GroupBy::kHloOp:
-      case GroupBy::kCategory:
-      case GroupBy::kOpcode: {
-        uint32_t module_name = p.modules[ev.module[e]].name;
-        if (ev.hlo_op[e] != 0) return pack(module_name, ev.hlo_op[e]);
-        // No HLO op: group by event name, kept apart from real op names by the top bit.
-        return pack(module_name | 0x80000000u, m.display_name != 0 ? m.display_name : m.name);
-      }
-    }
-    return 0;
+// A device's events with one (module, hlo op, metadata): the finest group.
+struct FineKey {
+  uint64_t module_op = 0;  // module << 32 | hlo_op
+  uint32_t metadata = 0;
+  bool operator==(const FineKey&) const = default;
+};
+struct FineKeyHash {
+  size_t operator()(const FineKey& k) const {
+    return std::hash<uint64_t>()(k.module_op * 0x9E3779B97F4A7C15ull + k.metadata);
   }
 };
 
-struct GroupInfo {
-  std::string name, module, opcode, op_name, source;
-  ProgramId program_id = kNoProgram;
+struct FineAcc {
+  DurationMoments d;
+  int64_t self = 0;
+  uint64_t first = 0;
+  uint32_t first_event = 0;
 };
 
-GroupInfo describe(const Profile& p, GroupBy by, uint64_t key, uint32_t e, uint32_t plane) {
-  GroupInfo g;
+}  // namespace
+
+OpDescription describe_op_event(const Profile& p, uint32_t plane, uint32_t e) {
+  OpDescription d;
   const Events& ev = p.events;
-  const ModuleKey& mk = p.modules[ev.module[e]];
-  switch (by) {
-    case GroupBy::kKernel:
-    case GroupBy::kName:
-      g.name = std::string(p.str(static_cast<StringId>(key)));
-      return g;
-    case GroupBy::kModule:
-      g.name = mk.name == 0 ? "(no module)" : std::string(p.str(mk.name));
-      g.program_id = mk.program_id;
-      return g;
-    case GroupBy::kHloOp:
-    case GroupBy::kCategory:
-    case GroupBy::kOpcode:
-      break;
+  if (ev.hlo_op[e] == 0) {
+    d.category = category_name(categorize({}, p.event_name(e)));
+    return d;
   }
-  g.name = std::string(p.str(static_cast<StringId>(key & 0xffffffffu)));
-  g.module = std::string(p.str(mk.name));
-  g.program_id = mk.program_id;
-  if (ev.hlo_op[e] == 0) return g;
+  const ModuleKey& mk = p.modules[ev.module[e]];
+  std::optional<OpCategory> from_hlo;
   if (const HloModule* mod = p.hlo.find(hlo_program_key(mk.program_id), p.str(mk.name))) {
-    if (const HloInstruction* instr = mod->find(g.name)) {
-      g.opcode = std::string(instr->opcode);
-      g.op_name = std::string(instr->op_name);
-      g.source = mod->source_line(*instr);
+    if (const HloInstruction* instr = mod->find(p.str(ev.hlo_op[e]))) {
+      d.opcode = std::string(instr->opcode);
+      d.op_name = std::string(instr->op_name);
+      d.source = mod->source_line(*instr);
+      from_hlo = categorize_instruction(*mod, *instr);
     }
   }
-  if (g.op_name.empty()) {
+  if (d.op_name.empty()) {
     // GPU kernels carry the JAX op path as the tf_op stat; "XlaModule:" is a placeholder.
     if (auto v = p.event_stat(plane, e, "tf_op"); v && v->is_text()) {
       std::string_view op = v->str;
       if (op.ends_with(':')) op.remove_suffix(1);
-      if (op.find('/') != std::string_view::npos) g.op_name = std::string(op);
+      if (op.find('/') != std::string_view::npos) d.op_name = std::string(op);
     }
   }
-  return g;
+  d.category = category_name(from_hlo ? *from_hlo : categorize({}, p.event_name(e), d.op_name));
+  return d;
 }
 
-void finish(OpGroup& out, const Acc& a, int64_t busy) {
-  out.count = a.count;
-  out.total_ps = a.total;
-  out.self_ps = a.self;
-  out.min_ps = a.count ? a.min : 0;
-  out.max_ps = a.count ? a.max : 0;
-  out.mean_ps = a.count ? static_cast<double>(a.total) / static_cast<double>(a.count) : 0;
-  out.std_ps = a.count ? std::sqrt(std::max(0.0, a.m2 / static_cast<double>(a.count))) : 0;
-  out.share = busy > 0 ? static_cast<double>(a.self) / static_cast<double>(busy) : 0;
-}
-
-}  // namespace
-
-OpsResult compute_ops(const Profile& p, const OpsOptions& options) {
-  EventFilter filter(options.filter);
-  OpsResult result;
-  result.group_by = options.group_by;
-  Grouper grouper{p, options.group_by};
-  uint64_t budget =
-      options.filter.max_events ? options.filter.max_events : std::numeric_limits<uint64_t>::max();
-  bool capped = false;
+void extract_op_groups(PartialBuild& b, const EventFilterSpec& spec) {
+  const Profile& p = b.p;
+  EventFilter filter(spec);
+  uint64_t budget = spec.max_events ? spec.max_events : std::numeric_limits<uint64_t>::max();
 
   // Name filters depend only on the event metadata: decide once per metadata entry.
   std::vector<int8_t> name_ok(p.event_metadata.size(), -1);
-
-  std::vector<DeviceLines> devices = op_devices(p);
   std::vector<uint32_t> needed;
-  for (const DeviceLines& dev : devices)
+  for (const DeviceLines& dev : b.devices)
     if (filter.keeps_device(dev.name))
       needed.insert(needed.end(), dev.lines.begin(), dev.lines.end());
   p.require_lines(needed);  // one decoding pass for all devices
-  const SteadyState& steady = steady_state(p, options.steady);
+  const SteadyState& steady = steady_state(p, b.steady);
 
-  for (const DeviceLines& dev : devices) {
-    const Plane& plane = p.planes[dev.plane];
-    const std::string& device_name = dev.name;
-    if (!filter.keeps_device(device_name)) continue;
-    DeviceOps out;
-    out.device = device_name;
-    out.host = p.hosts[plane.host].name;
+  for (size_t di = 0; di < b.devices.size(); ++di) {
+    const DeviceLines& dev = b.devices[di];
+    if (!filter.keeps_device(dev.name)) continue;
+    PartialDevice& out = b.device(di);
+    HostPartial& host = b.host_of(di);
+    const uint32_t host_index = b.where[di].host;
 
-    std::unordered_map<uint64_t, Acc> groups;
+    std::unordered_map<FineKey, FineAcc, FineKeyHash> groups;
     std::vector<Interval> busy;
     int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
     std::vector<int64_t> self;
     std::vector<uint8_t> participates;
-    uint64_t last_key = ~uint64_t{0};
-    Acc* last_acc = nullptr;
+    FineKey last_key{~uint64_t{0}, 0};
+    FineAcc* last_acc = nullptr;
 
     for (uint32_t li : dev.lines) {
       const Line& line = p.lines[li];
       const Events& ev = p.events;
-      uint32_t b = line.first_event, n = line.event_count;
+      uint32_t begin = line.first_event, n = line.event_count;
       if (dev.hlo_ops_only) {
         participates.assign(n, 0);
-        for (uint32_t k = 0; k < n; ++k) participates[k] = dev.counts(ev, b + k);
+        for (uint32_t k = 0; k < n; ++k) participates[k] = dev.counts(ev, begin + k);
       }
-      compute_self_times(ev, b, n, self, dev.hlo_ops_only ? &participates : nullptr);
+      compute_self_times(ev, begin, n, self, dev.hlo_ops_only ? &participates : nullptr);
       Interval cur{0, -1};
       for (uint32_t k = 0; k < n; ++k) {
-        uint32_t e = b + k;
+        uint32_t e = begin + k;
         if (!dev.counts(ev, e)) continue;
         if (steady.set_apart(e)) {
-          ++out.set_apart;
+          ++out.op_set_apart;
           continue;
         }
         int64_t s = ev.start_ps[e], d = ev.duration_ps[e], en = s + d;
-        ++out.events;
+        uint64_t position = out.op_events++;
         first = std::min(first, s);
         last = std::max(last, en);
         // Events on a line are sorted by start: merge the line's union on the fly.
@@ -239,73 +163,203 @@ OpsResult compute_ops(const Profile& p, const OpsOptions& options) {
           if (name_ok[mi] < 0) name_ok[mi] = filter.keeps_name(p.event_display_name(e)) ? 1 : 0;
           if (!name_ok[mi]) continue;
         }
-        if (d < options.filter.min_duration_ps) continue;
+        if (d < spec.min_duration_ps) continue;
         if (budget == 0) {
-          capped = true;
+          host.op_capped = true;
           continue;
         }
         --budget;
-        ++out.selected;
-        uint64_t key = grouper.key(e);
-        if (key != last_key || last_acc == nullptr) {
+        ++out.op_selected;
+        FineKey key{pack(ev.module[e], ev.hlo_op[e]), mi};
+        if (!(key == last_key) || last_acc == nullptr) {
           auto [it, inserted] = groups.try_emplace(key);
-          if (inserted) it->second.first_event = e;
+          if (inserted) {
+            it->second.first = position;
+            it->second.first_event = e;
+          }
           last_acc = &it->second;
           last_key = key;
         }
-        last_acc->add(d, self[k]);
+        last_acc->d.add(d);
+        last_acc->self += self[k];
       }
       if (cur.end > cur.begin) busy.push_back(cur);
       last_acc = nullptr;  // the map may rehash between lines
     }
-    if (out.events == 0) continue;
-    out.busy_ps = union_length(busy);
-    out.span_ps = last - first;
+    if (out.op_events == 0) continue;
+    out.op_busy_ps = union_length(busy);
+    out.op_span_ps = last - first;
 
-    if (options.group_by == GroupBy::kCategory || options.group_by == GroupBy::kOpcode) {
-      // Both are unions of hlo-op groups: describe each op once, then merge by its label.
-      std::unordered_map<std::string, Acc> merged;
-      for (auto& [key, acc] : groups) {
-        GroupInfo info = describe(p, GroupBy::kHloOp, key, acc.first_event, dev.plane);
-        std::string label;
-        if (options.group_by == GroupBy::kOpcode) {
-          label = info.opcode.empty() ? kUnknownOpcode : info.opcode;
-        } else {
-          std::string kernel(p.event_name(acc.first_event));
-          label = category_name(
-              categorize(info.opcode, info.opcode.empty() ? std::string_view(kernel) : info.name,
-                         info.op_name));
-        }
-        merged[label].merge(acc);
+    // Metadata entries with equal names are one group; in first-event order.
+    std::vector<std::pair<const FineKey*, const FineAcc*>> sorted;
+    for (const auto& [key, acc] : groups) sorted.push_back({&key, &acc});
+    std::sort(sorted.begin(), sorted.end(),
+              [](const auto& a, const auto& b) { return a.second->first < b.second->first; });
+    std::unordered_map<std::string, uint32_t> index;
+    for (const auto& [key, acc] : sorted) {
+      const EventMetadata& m = p.event_metadata[key->metadata];
+      uint32_t module = b.module(host_index, static_cast<uint32_t>(key->module_op >> 32));
+      uint32_t hlo_op = host.strings.id(p.str(static_cast<StringId>(key->module_op)));
+      uint32_t kernel = host.strings.id(p.str(m.name));
+      uint32_t display = host.strings.id(p.str(m.display_name != 0 ? m.display_name : m.name));
+      auto [it, added] =
+          index.try_emplace(fmt::format("{},{},{},{}", module, hlo_op, kernel, display),
+                            static_cast<uint32_t>(out.op_groups.size()));
+      if (!added) {
+        PartialOpGroup& g = out.op_groups[it->second];
+        g.duration.merge(acc->d);
+        g.self_ps += acc->self;
+        continue;
       }
-      for (auto& [label, acc] : merged) {
+      PartialOpGroup& g = out.op_groups.emplace_back();
+      g.module = module;
+      g.hlo_op = hlo_op;
+      g.kernel = kernel;
+      g.display = display;
+      g.duration = acc->d;
+      g.self_ps = acc->self;
+      g.first = acc->first;
+      OpDescription d = describe_op_event(p, dev.plane, acc->first_event);
+      g.opcode = host.strings.id(d.opcode);
+      g.op_name = host.strings.id(d.op_name);
+      g.source = host.strings.id(d.source);
+      g.category = host.strings.id(d.category);
+    }
+  }
+}
+
+namespace {
+
+struct Acc {
+  DurationMoments d;
+  int64_t self = 0;
+  const PartialOpGroup* first = nullptr;  // the representative: the earliest first event
+
+  void add(const PartialOpGroup& g) {
+    d.merge(g.duration);
+    self += g.self_ps;
+    if (!first || g.first < first->first) first = &g;
+  }
+  void merge(const Acc& o) {
+    d.merge(o.d);
+    self += o.self;
+    if (!first || (o.first && o.first->first < first->first)) first = o.first;
+  }
+};
+
+void finish(OpGroup& out, const Acc& a, int64_t busy) {
+  out.count = a.d.count;
+  out.total_ps = a.d.sum;
+  out.self_ps = a.self;
+  out.min_ps = a.d.count ? a.d.min : 0;
+  out.max_ps = a.d.count ? a.d.max : 0;
+  out.mean_ps = a.d.mean();
+  out.std_ps = a.d.std();
+  out.share = busy > 0 ? static_cast<double>(a.self) / static_cast<double>(busy) : 0;
+}
+
+// An hlo-op group as `ops` describes it, from its representative.
+void describe_hlo_op(const HostPartial& h, const Acc& a, OpGroup& g) {
+  const PartialOpGroup& r = *a.first;
+  g.name = std::string(h.str(r.hlo_op != 0 ? r.hlo_op : r.display));
+  g.module = std::string(h.module_name(r.module));
+  g.program_id = h.modules[r.module].program_id;
+  if (r.hlo_op != 0) {
+    g.opcode = h.str(r.opcode);
+    g.op_name = h.str(r.op_name);
+    g.source = h.str(r.source);
+  }
+  // Partials written before categories were recorded: only the strings are left.
+  g.category = r.category != 0
+                   ? std::string(h.str(r.category))
+                   : category_name(categorize(g.opcode,
+                                              g.opcode.empty() ? std::string_view(h.str(r.kernel))
+                                                               : std::string_view(g.name),
+                                              g.op_name));
+}
+
+}  // namespace
+
+OpsResult ops_from_partials(const PartialSet& set, const OpsOptions& options) {
+  set.require(kPartOps, "ops");
+  set.require_steady(options.steady, "ops");
+  EventFilter filter(options.filter);
+  OpsResult result;
+  result.group_by = options.group_by;
+  for (const PartialSet::DeviceRef& ref : set.devices()) {
+    const HostPartial& h = set.hosts()[ref.host];
+    const PartialDevice& dev = set.device(ref);
+    if (!filter.keeps_device(dev.name) || dev.op_events == 0) continue;
+    DeviceOps out;
+    out.device = dev.name;
+    out.host = h.host;
+    out.busy_ps = dev.op_busy_ps;
+    out.span_ps = dev.op_span_ps;
+    out.events = dev.op_events;
+    out.set_apart = dev.op_set_apart;
+
+    // Groups keyed by strings, in the order of their first events.
+    std::map<std::tuple<std::string_view, uint8_t, std::string_view>, Acc> by_key;
+    std::map<std::pair<std::string_view, ProgramId>, Acc> by_module;
+    for (const PartialOpGroup& g : dev.op_groups) {
+      if (filter.filters_names() && !filter.keeps_name(h.str(g.display))) continue;
+      out.selected += g.duration.count;
+      switch (options.group_by) {
+        case GroupBy::kKernel:
+          by_key[{h.str(g.kernel), 0, {}}].add(g);
+          break;
+        case GroupBy::kName:
+          by_key[{h.str(g.display), 0, {}}].add(g);
+          break;
+        case GroupBy::kModule:
+          by_module[{h.module_name(g.module), h.modules[g.module].program_id}].add(g);
+          break;
+        default:
+          // No HLO op: grouped by event name, apart from real op names of the same text.
+          by_key[{h.module_name(g.module), g.hlo_op == 0,
+                  h.str(g.hlo_op != 0 ? g.hlo_op : g.display)}]
+              .add(g);
+      }
+    }
+    if (options.group_by == GroupBy::kModule) {
+      for (const auto& [key, acc] : by_module) {
+        OpGroup& g = out.groups.emplace_back();
+        g.name = key.first.empty() ? "(no module)" : std::string(key.first);
+        g.program_id = key.second;
+        finish(g, acc, out.busy_ps);
+      }
+    } else if (options.group_by == GroupBy::kKernel || options.group_by == GroupBy::kName) {
+      for (const auto& [key, acc] : by_key) {
+        OpGroup& g = out.groups.emplace_back();
+        g.name = std::string(std::get<0>(key));
+        finish(g, acc, out.busy_ps);
+      }
+    } else if (options.group_by == GroupBy::kHloOp) {
+      for (const auto& [key, acc] : by_key) {
+        OpGroup& g = out.groups.emplace_back();
+        describe_hlo_op(h, acc, g);
+        finish(g, acc, out.busy_ps);
+      }
+    } else {
+      // Category and opcode are unions of hlo-op groups: describe each op, merge by its label.
+      std::map<std::string, Acc> merged;
+      for (const auto& [key, acc] : by_key) {
+        OpGroup g;
+        describe_hlo_op(h, acc, g);
+        merged[options.group_by == GroupBy::kOpcode
+                   ? (g.opcode.empty() ? std::string(kUnknownOpcode) : g.opcode)
+                   : g.category]
+            .merge(acc);
+      }
+      for (const auto& [label, acc] : merged) {
         OpGroup& g = out.groups.emplace_back();
         g.name = label;
         if (options.group_by == GroupBy::kCategory) g.category = g.name;
         if (options.group_by == GroupBy::kOpcode) g.opcode = g.name;
         finish(g, acc, out.busy_ps);
       }
-    } else {
-      out.groups.reserve(groups.size());
-      for (auto& [key, acc] : groups) {
-        GroupInfo info = describe(p, options.group_by, key, acc.first_event, dev.plane);
-        OpGroup& g = out.groups.emplace_back();
-        g.name = std::move(info.name);
-        g.module = std::move(info.module);
-        g.program_id = info.program_id;
-        g.opcode = std::move(info.opcode);
-        g.op_name = std::move(info.op_name);
-        g.source = std::move(info.source);
-        if (options.group_by == GroupBy::kHloOp) {
-          std::string kernel(p.event_name(acc.first_event));
-          g.category = category_name(categorize(
-              g.opcode, g.opcode.empty() ? std::string_view(kernel) : std::string_view(g.name),
-              g.op_name));
-        }
-        finish(g, acc, out.busy_ps);
-      }
     }
-    std::sort(out.groups.begin(), out.groups.end(), [](const OpGroup& a, const OpGroup& b) {
+    std::stable_sort(out.groups.begin(), out.groups.end(), [](const OpGroup& a, const OpGroup& b) {
       if (a.total_ps != b.total_ps) return a.total_ps > b.total_ps;
       if (a.name != b.name) return a.name < b.name;
       return a.module < b.module;
@@ -313,11 +367,23 @@ OpsResult compute_ops(const Profile& p, const OpsOptions& options) {
     if (options.top > 0 && out.groups.size() > options.top) out.groups.resize(options.top);
     result.devices.push_back(std::move(out));
   }
-  if (capped)
-    result.warnings.push_back(
-        fmt::format("stopped at --max-events {}: later events are not counted in the groups",
-                    options.filter.max_events));
+  for (const HostPartial& h : set.hosts())
+    if (h.op_capped) {
+      result.warnings.push_back(
+          fmt::format("stopped at --max-events {}: later events are not counted in the groups",
+                      options.filter.max_events));
+      break;
+    }
   return result;
+}
+
+OpsResult compute_ops(const Profile& p, const OpsOptions& options) {
+  EventFilter check(options.filter);  // a bad regex is reported before anything is read
+  PartialExtractOptions extract;
+  extract.parts = kPartOps;
+  extract.op_filter = options.filter;
+  extract.steady = options.steady;
+  return ops_from_partials(PartialSet(extract_partials(p, extract)), options);
 }
 
 }  // namespace jaxprof

@@ -68,4 +68,9 @@ struct OpsResult {
 // Throws InputError for invalid filter options.
 OpsResult compute_ops(const Profile& profile, const OpsOptions& options);
 
+class PartialSet;
+// The same from hosts' partials: the device, prefix and match filters apply; min_duration and
+// max_events need the events (compute_ops applies them while extracting).
+OpsResult ops_from_partials(const PartialSet& set, const OpsOptions& options);
+
 }  // namespace jaxprof

@@ -7,9 +7,22 @@
 #include <cmath>
 
 #include "jaxprof/analysis/capture_test.h"
+#include "jaxprof/analysis/significance.h"
 #include "jaxprof/error.h"
 
 namespace jaxprof {
+
+const char* verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::kOk:
+      return "ok";
+    case Verdict::kRegression:
+      return "regression";
+    case Verdict::kInconclusive:
+      return "inconclusive";
+  }
+  return "?";
+}
 
 namespace {
 
@@ -45,9 +58,10 @@ const ModuleSamples& step_module(const ProfileSamples& base) {
 
 namespace {
 
-size_t with_executions(const std::vector<size_t>& captures) {
-  return static_cast<size_t>(
-      std::count_if(captures.begin(), captures.end(), [](size_t n) { return n > 0; }));
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
 }
 
 double geometric_mean(const std::vector<double>& v) {
@@ -138,6 +152,7 @@ CheckResult check_regression(const ProfileSamples& base, const ProfileSamples& n
       if (m.base && &mb->ops[*m.base] == ob && m.now) b = &mn.ops[*m.now].per_exec;
     if (!b) {
       r.removed = true;
+      r.verdict = Verdict::kOk;
       r.base_executions = a->size();
       r.base_median_ps = median(*a);
       return r;
@@ -148,46 +163,33 @@ CheckResult check_regression(const ProfileSamples& base, const ProfileSamples& n
 
   r.base_executions = a->size();
   r.new_executions = b->size();
-  r.base_captures = std::max<size_t>(1, with_executions(*ac));
-  r.new_captures = std::max<size_t>(1, with_executions(*bc));
   double limit = 1.0 + o.max_regression;
-  if (r.base_captures + r.new_captures > 2) {
-    // Several processes: the captures are the samples.
+  // Each bound of the (1 - 2 alpha) interval is a one-sided (1 - alpha) bound: the verdict reads
+  // the bound on the limit's side, as the one-sided test at alpha does.
+  Effect e = compare_samples(*a, *ac, *b, *bc, limit, 2 * o.alpha);
+  r.test = e.test;
+  r.interval_level = 1 - 2 * o.alpha;
+  r.p_greater = e.p_greater;
+  r.p_less = e.p_less;
+  r.ratio = e.ratio;
+  r.ratio_low = e.low;
+  r.ratio_high = e.high;
+  if (std::string_view(e.test) == "capture-t") {
+    r.base_captures = e.base_n;
+    r.new_captures = e.new_n;
     std::vector<double> ma = capture_medians(*a, *ac), mb = capture_medians(*b, *bc);
-    CaptureTest t = capture_t_test(ma, mb, limit);
-    r.test = "capture-t";
-    r.tested = t.tested;
-    r.p_value = t.p_greater;
-    r.base_median_ps = geometric_mean(ma);
-    r.new_median_ps = geometric_mean(mb);
-    if (t.log_scale) {
-      r.ratio = t.ratio;
-      r.ratio_ci = {t.ratio_low, t.ratio_high};
-    } else {
-      // Some capture's median is 0 (an op that mostly did not run): compare mean medians.
-      double sa = 0, sb = 0;
-      for (double x : ma) sa += x;
-      for (double x : mb) sb += x;
-      sa /= static_cast<double>(ma.size());
-      sb /= static_cast<double>(mb.size());
-      r.base_median_ps = sa;
-      r.new_median_ps = sb;
-      if (sa > 0) r.ratio = sb / sa;
-    }
+    r.base_median_ps = e.log_scale ? geometric_mean(ma) : mean(ma);
+    r.new_median_ps = e.log_scale ? geometric_mean(mb) : mean(mb);
   } else {
     r.base_median_ps = median(*a);
     r.new_median_ps = median(*b);
-    if (r.base_median_ps > 0) r.ratio = r.new_median_ps / r.base_median_ps;
-    r.ratio_ci = bootstrap_median_ratio(*a, *b);
-    r.tested = a->size() >= 3 && b->size() >= 3;
-    if (r.tested) {
-      std::vector<double> scaled(*a);
-      for (double& x : scaled) x *= limit;
-      r.p_value = mann_whitney(scaled, *b).p_greater;
-    }
   }
-  bool over = r.ratio ? *r.ratio > limit : r.new_median_ps > 0;
-  r.regression = r.tested ? over && r.p_value < o.alpha : over;
+  if (e.p_greater < o.alpha)
+    r.verdict = Verdict::kRegression;
+  else if (e.p_less < o.alpha)
+    r.verdict = Verdict::kOk;
+  else
+    r.more = more_samples_to_decide(e, limit, o.alpha);
   if (!metric.starts_with("op:") && !r.module.empty()) find_top_op(base, now, r.module, r);
   return r;
 }

@@ -1,9 +1,13 @@
-// A performance gate for CI: is NEW significantly slower than BASE by more than a budget? The
-// per-execution samples of one metric (the step program, a module, or an op) decide: with one
-// capture per side through a one-sided Mann-Whitney test of NEW against BASE scaled by the
-// budget ("slower by more than 5%" must be shown by the ranks, not by one unlucky run); with
-// several captures on a side through a one-sided Welch t-test over the captures' medians, so that
-// the spread between processes counts as noise (capture_test.h).
+// A performance gate for CI: is NEW slower than BASE by more than a budget, is it not, or can the
+// samples not tell? The per-execution samples of one metric (the step, a module, or an op)
+// decide, through the test of effect.h at the factor 1 + budget, one-sided both ways: with one
+// capture per side Mann-Whitney over the runs ("slower by more than 5%" must be shown by the
+// ranks, not by one unlucky run), with several captures on a side Welch's t-test over the
+// captures' medians, so that the spread between processes counts as noise (capture_test.h).
+//
+//   regression:    NEW / BASE > 1 + budget at level alpha (the interval lies above the limit)
+//   ok:            NEW / BASE < 1 + budget at level alpha (the interval lies below it)
+//   inconclusive:  neither (too few samples, or an interval that holds the limit)
 #pragma once
 
 #include <optional>
@@ -11,7 +15,7 @@
 #include <vector>
 
 #include "jaxprof/analysis/diff.h"
-#include "jaxprof/analysis/significance.h"
+#include "jaxprof/analysis/effect.h"
 
 namespace jaxprof {
 
@@ -20,6 +24,9 @@ struct CheckOptions {
   double max_regression = 0.05;  // allowed relative slowdown
   double alpha = 0.01;           // one-sided significance level
 };
+
+enum class Verdict : uint8_t { kOk, kRegression, kInconclusive };
+const char* verdict_name(Verdict v);  // "ok", "regression", "inconclusive"
 
 struct CheckResult {
   std::string metric;  // what was compared, e.g. "module jit_step" or "op jit_step/dot.3"
@@ -31,16 +38,20 @@ struct CheckResult {
   const char* unit = "runs";          // what a sample is: "runs" of a module, or "steps"
   const char* test = "mann-whitney";  // or "capture-t"
   size_t base_captures = 1, new_captures = 1;
-  bool regression = false;
-  bool tested = false;   // false: too few executions for a test, the medians decided
-  bool removed = false;  // the op is not in NEW
+  Verdict verdict = Verdict::kInconclusive;
+  bool removed = false;  // the op is not in NEW (verdict ok)
   size_t base_executions = 0, new_executions = 0;
-  // mann-whitney: the medians of the runs and their ratio, with a bootstrap 95% interval;
-  // capture-t: the geometric means of the capture medians and their ratio, with the t interval.
+  // The medians of the samples (capture-t: the geometric means of the capture medians).
   double base_median_ps = 0, new_median_ps = 0;
+  // The test's estimate of NEW / BASE and its interval at level 1 - 2 alpha, whose bounds are
+  // the one-sided (1 - alpha) bounds the verdict reads (0 and +inf where unbounded).
   std::optional<double> ratio;
-  Interval95 ratio_ci;
-  double p_value = 1;  // one-sided: NEW > BASE * (1 + max_regression)
+  double ratio_low = 0, ratio_high = 0;
+  double interval_level = 0;
+  double p_greater = 1;  // one-sided: NEW > BASE * (1 + max_regression)
+  double p_less = 1;     // one-sided: NEW < BASE * (1 + max_regression)
+  // inconclusive: how many more samples per side would decide, as far as the spread tells.
+  std::optional<MoreSamples> more;
   // step and module metrics: the op of the module whose change adds the most time per run.
   std::optional<DiffRow> top_op;
   double module_delta_ps = 0;  // change of the module's mean run, for the op's share

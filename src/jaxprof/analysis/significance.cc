@@ -1,6 +1,7 @@
 #include "jaxprof/analysis/significance.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <numeric>
 
@@ -10,9 +11,10 @@ namespace {
 
 double normal_upper_tail(double z) { return 0.5 * std::erfc(z / std::sqrt(2.0)); }
 
-// Exact null distribution of U for samples of sizes n and m without ties: the number of
-// arrangements giving each U, from f(n, m, u) = f(n-1, m, u-m) + f(n, m-1, u).
-std::vector<double> exact_u_distribution(size_t n, size_t m) {
+}  // namespace
+
+// From f(n, m, u) = f(n-1, m, u-m) + f(n, m-1, u).
+std::vector<double> mann_whitney_u_counts(size_t n, size_t m) {
   size_t max_u = n * m;
   // table[j][u] for the current i (first sample size), j = 0..m
   std::vector<std::vector<double>> prev(m + 1), cur(m + 1);
@@ -32,8 +34,6 @@ std::vector<double> exact_u_distribution(size_t n, size_t m) {
   }
   return prev[m];
 }
-
-}  // namespace
 
 MannWhitney mann_whitney(std::span<const double> a, std::span<const double> b) {
   MannWhitney r;
@@ -64,8 +64,8 @@ MannWhitney mann_whitney(std::span<const double> a, std::span<const double> b) {
   r.u = rank_sum_b - dm * (dm + 1) / 2.0;
   double mean_u = dn * dm / 2.0;
 
-  if (!ties && n + m <= 60) {
-    std::vector<double> f = exact_u_distribution(n, m);
+  if (mann_whitney_is_exact(n, m, ties)) {
+    std::vector<double> f = mann_whitney_u_counts(n, m);
     double total = std::accumulate(f.begin(), f.end(), 0.0);
     auto u = static_cast<size_t>(std::llround(r.u));
     double upper = 0, lower = 0;  // P(U >= u), P(U <= u)
@@ -84,6 +84,7 @@ MannWhitney mann_whitney(std::span<const double> a, std::span<const double> b) {
   double var = dn * dm / 12.0 * ((n_all + 1) - tie_term / (n_all * (n_all - 1)));
   if (var <= 0) return r;  // every value equal: no evidence either way
   double sd = std::sqrt(var);
+  r.u_sd = sd;
   double d = r.u - mean_u;
   r.z = d / sd;
   // Continuity correction of 0.5 towards the mean.
@@ -105,22 +106,53 @@ double median(std::vector<double> v) {
   return lo + (hi - lo) / 2.0;
 }
 
+namespace {
+
+// Doubles as unsigned integers in the same order, so that bisection can walk every double.
+uint64_t order_key(double d) {
+  uint64_t u = std::bit_cast<uint64_t>(d);
+  return u & (1ULL << 63) ? ~u : u | (1ULL << 63);
+}
+double from_order_key(uint64_t k) {
+  return std::bit_cast<double>(k & (1ULL << 63) ? k & ~(1ULL << 63) : ~k);
+}
+
+// The k-th smallest (1-based) of the differences y_j - x_i, for x and y sorted: the smallest
+// double t with #{y_j - x_i <= t} >= k, by bisection over doubles with a two-pointer count. The
+// count compares the differences as computed, so the result is one of them, exactly.
+double kth_difference(const std::vector<double>& x, const std::vector<double>& y, size_t k) {
+  auto at_most = [&](double t) {
+    size_t count = 0, i = 0;  // y_j - x_i falls as i grows and rises with j
+    for (double yj : y) {
+      while (i < x.size() && yj - x[i] > t) ++i;
+      count += x.size() - i;
+    }
+    return count;
+  };
+  uint64_t lo = order_key(y.front() - x.back()), hi = order_key(y.back() - x.front());
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (at_most(from_order_key(mid)) >= k)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return from_order_key(lo);
+}
+
+}  // namespace
+
 double hodges_lehmann_shift(std::span<const double> a, std::span<const double> b) {
   if (a.empty() || b.empty()) return 0;
-  // Bound the work on huge samples: thin both to at most 2000 evenly spaced order statistics.
-  auto thin = [](std::span<const double> s) {
-    std::vector<double> v(s.begin(), s.end());
-    std::sort(v.begin(), v.end());
-    if (v.size() <= 2000) return v;
-    std::vector<double> t;
-    for (size_t i = 0; i < 2000; ++i) t.push_back(v[i * v.size() / 2000]);
-    return t;
-  };
-  std::vector<double> x = thin(a), y = thin(b), d;
-  d.reserve(x.size() * y.size());
-  for (double yi : y)
-    for (double xi : x) d.push_back(yi - xi);
-  return median(std::move(d));
+  // O((n + m) log) instead of forming all n * m differences: a diff compares thousands of runs.
+  std::vector<double> x(a.begin(), a.end()), y(b.begin(), b.end());
+  std::sort(x.begin(), x.end());
+  std::sort(y.begin(), y.end());
+  size_t pairs = x.size() * y.size();
+  double hi = kth_difference(x, y, pairs / 2 + 1);
+  if (pairs % 2) return hi;
+  double lo = kth_difference(x, y, pairs / 2);
+  return lo + (hi - lo) / 2;
 }
 
 uint64_t SplitMix64::next() {
@@ -137,32 +169,6 @@ size_t SplitMix64::below(size_t n) {
   do x = next();
   while (x >= limit);
   return static_cast<size_t>(x % n);
-}
-
-Interval95 bootstrap_median_ratio(std::span<const double> a, std::span<const double> b,
-                                  size_t resamples, uint64_t seed) {
-  Interval95 r;
-  if (a.empty() || b.empty() || resamples == 0) return r;
-  SplitMix64 rng(seed);
-  std::vector<double> ratios, ra(a.size()), rb(b.size());
-  ratios.reserve(resamples);
-  for (size_t k = 0; k < resamples; ++k) {
-    for (double& x : ra) x = a[rng.below(a.size())];
-    for (double& x : rb) x = b[rng.below(b.size())];
-    double ma = median(ra), mb = median(rb);
-    if (ma > 0) ratios.push_back(mb / ma);
-  }
-  if (ratios.empty()) return r;
-  std::sort(ratios.begin(), ratios.end());
-  auto at = [&](double q) {
-    double pos = q * static_cast<double>(ratios.size() - 1);
-    size_t i = static_cast<size_t>(pos);
-    double f = pos - static_cast<double>(i);
-    return i + 1 < ratios.size() ? ratios[i] + f * (ratios[i + 1] - ratios[i]) : ratios[i];
-  };
-  r.low = at(0.025);
-  r.high = at(0.975);
-  return r;
 }
 
 }  // namespace jaxprof

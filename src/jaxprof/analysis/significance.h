@@ -1,6 +1,6 @@
 // "Is this change beyond noise": rank statistics over per-execution samples, which need no
 // assumption about the shape of the timing distribution (CPU and GPU timings are skewed and have
-// outliers), and a seeded bootstrap so that the same inputs always give the same answer.
+// outliers), and a small seeded generator so that resampling gives the same answer every time.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +16,15 @@ struct MannWhitney {
   double p_less = 1;     // one-sided: b tends to be smaller than a
   double p_two_sided = 1;
   bool exact = false;  // p from the exact distribution of U (small samples without ties)
+  double u_sd = 0;     // standard deviation of U under the null, tie-corrected (normal case)
 };
+
+// Whether mann_whitney takes p from the exact distribution of U: no ties, at most 60 samples.
+inline bool mann_whitney_is_exact(size_t n, size_t m, bool ties) { return !ties && n + m <= 60; }
+
+// The exact null distribution of U for samples of sizes n and m without ties: how many of the
+// C(n + m, n) arrangements give each U = 0 .. n * m.
+std::vector<double> mann_whitney_u_counts(size_t n, size_t m);
 
 // Mann-Whitney U test of `b` against `a`. Empty samples give p = 1.
 MannWhitney mann_whitney(std::span<const double> a, std::span<const double> b);
@@ -37,13 +45,5 @@ class SplitMix64 {
  private:
   uint64_t state_;
 };
-
-struct Interval95 {
-  double low = 0, high = 0;
-};
-
-// Percentile bootstrap (95%) of median(b) / median(a), resampling each sample independently.
-Interval95 bootstrap_median_ratio(std::span<const double> a, std::span<const double> b,
-                                  size_t resamples = 2000, uint64_t seed = 0x6a617870726f66);
 
 }  // namespace jaxprof

@@ -1,6 +1,7 @@
 #include "jaxprof/analysis/steady_state.h"
 
 #include <algorithm>
+#include <iterator>
 #include <set>
 
 #include "jaxprof/analysis/compile.h"
@@ -20,6 +21,10 @@ const char* execution_role_name(ExecutionRole role) {
   return "steady";
 }
 
+std::string steady_module_label(const std::string& name, ProgramId program) {
+  return program == kNoProgram ? name : name + "(" + std::to_string(program) + ")";
+}
+
 namespace {
 
 std::string options_key(const char* what, const SteadyStateOptions& o) {
@@ -27,7 +32,7 @@ std::string options_key(const char* what, const SteadyStateOptions& o) {
 }
 
 std::string module_label(const ModuleExecution& x) {
-  return x.program_id == kNoProgram ? x.name : x.name + "(" + std::to_string(x.program_id) + ")";
+  return steady_module_label(x.name, x.program_id);
 }
 
 void count(SetApartWork& w, std::set<std::string>& modules, const ModuleExecution& x) {
@@ -130,6 +135,16 @@ SetApartSummary summarize_set_apart(const SteadyState& s, const SteadyStateTime*
     out.compile_wall_ps = time->compiles.wall_ps;
   }
   return out;
+}
+
+void merge_set_apart(SetApartWork& a, const SetApartWork& b) {
+  a.executions += b.executions;
+  a.op_events += b.op_events;
+  a.execution_ps += b.execution_ps;
+  std::vector<std::string> modules;
+  std::set_union(a.modules.begin(), a.modules.end(), b.modules.begin(), b.modules.end(),
+                 std::back_inserter(modules));
+  a.modules = std::move(modules);
 }
 
 const SteadyState& steady_state(const Profile& p, const SteadyStateOptions& options) {

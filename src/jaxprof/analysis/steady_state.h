@@ -30,12 +30,16 @@ struct SteadyStateOptions {
 enum class ExecutionRole : uint8_t { kSteady, kWarmup, kAutotuning };
 const char* execution_role_name(ExecutionRole role);
 
+// A module as SetApartWork lists it: its name, with the program id when it has one.
+std::string steady_module_label(const std::string& name, ProgramId program);
+
 // What one kind of set-apart work amounted to, over all devices.
 struct SetApartWork {
   uint64_t executions = 0;
   uint64_t op_events = 0;
   int64_t execution_ps = 0;          // summed durations of those executions
   std::vector<std::string> modules;  // distinct module labels, by name
+  bool operator==(const SetApartWork&) const = default;
 };
 
 struct SteadyState {
@@ -85,5 +89,12 @@ struct SetApartSummary {
   int64_t compile_wall_ps = 0;
 };
 SetApartSummary summarize_set_apart(const SteadyState& steady, const SteadyStateTime* time);
+// The same from host partials (partial.h) extracted with `options`, with the compiles of
+// `compiles` when given.
+class PartialSet;
+SetApartSummary set_apart_from_partials(const PartialSet& set, const SteadyStateOptions& options,
+                                        const CompileResult* compiles);
+// Adds `b` to `a` (modules as a sorted union).
+void merge_set_apart(SetApartWork& a, const SetApartWork& b);
 
 }  // namespace jaxprof

@@ -9,8 +9,11 @@
 namespace jaxprof {
 
 StepSamples collect_step_samples(const Profile& profile) {
+  return step_samples_from(compute_steps(profile));
+}
+
+StepSamples step_samples_from(StepsResult r) {
   StepSamples out;
-  StepsResult r = compute_steps(profile);
   // Only the program's own marks span the host work around a step; steps read from device
   // marks (Steps lines, group ids) cover device work alone, which the module metric already has.
   if (r.source != "host-annotation") r.steps.clear();

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "jaxprof/analysis/steps.h"
 #include "jaxprof/model/profile.h"
 
 namespace jaxprof {
@@ -29,6 +30,7 @@ struct StepSamples {
 };
 
 StepSamples collect_step_samples(const Profile& profile);
+StepSamples step_samples_from(StepsResult steps);
 
 // Several captures of one program as one set of samples; unusable as soon as one capture is.
 StepSamples pool_step_samples(std::vector<StepSamples> captures);

@@ -6,24 +6,11 @@
 #include <optional>
 #include <unordered_map>
 
-#include "jaxprof/analysis/module_executions.h"
+#include "jaxprof/analysis/partial_build.h"
 
 namespace jaxprof {
 
 namespace {
-
-// One step's span as one scope saw it: a host (annotations) or a device (Steps lines, group ids).
-// Module executions go to the window of their scope they start in.
-struct Window {
-  int64_t start_ps = 0, end_ps = 0;
-  size_t step = 0;  // index into the steps being built
-};
-
-struct Marks {
-  std::vector<Step> steps;
-  bool by_device = false;  // windows are keyed by device plane, else by host
-  std::unordered_map<uint32_t, std::vector<Window>> windows;
-};
 
 // Whether the plane declares a stat of that name: events of a plane that does not cannot carry it,
 // so their lines need not be decoded.
@@ -35,9 +22,9 @@ bool declares_stat(const Plane& plane, StringId name) {
 
 // StepTraceAnnotation events: host events that carry a step_num stat (on the thread that runs
 // the step loop). Whether a metadata entry's events do is decided by its first event, as for GPU
-// launches: annotations always carry it, the other host events never do.
-Marks host_annotations(const Profile& p) {
-  Marks out;
+// launches: annotations always carry it, the other host events never do. Per host, by start.
+std::vector<std::vector<Step>> host_annotations(const Profile& p) {
+  std::vector<std::vector<Step>> out(p.hosts.size());
   const StringId names[1] = {p.strings.find("step_num")};
   std::vector<uint32_t> lines;
   for (const Plane& plane : p.planes)
@@ -47,7 +34,6 @@ Marks host_annotations(const Profile& p) {
   p.require_lines(lines);
   enum : uint8_t { kUnknown, kStep, kOther };
   std::vector<uint8_t> kind(p.event_metadata.size(), kUnknown);
-  std::vector<std::pair<Step, uint32_t>> found;  // with its host
   for (uint32_t li : lines) {
     const Line& line = p.lines[li];
     for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
@@ -61,8 +47,7 @@ Marks host_annotations(const Profile& p) {
       }
       if (kind[m] == kUnknown) kind[m] = number ? kStep : kOther;
       if (!number) continue;
-      auto& [s, host] = found.emplace_back();
-      host = p.planes[line.plane].host;
+      Step& s = out[p.planes[line.plane].host].emplace_back();
       s.number = *number;
       s.name = std::string(p.event_name(e));
       s.start_ps = p.events.start_ps[e];
@@ -70,18 +55,13 @@ Marks host_annotations(const Profile& p) {
       s.longest_window_ps = s.duration_ps();
     }
   }
-  std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
-    return a.first.start_ps < b.first.start_ps;
-  });
-  for (auto& [s, host] : found) {
-    out.windows[host].push_back(Window{s.start_ps, s.end_ps, out.steps.size()});
-    out.steps.push_back(std::move(s));
-  }
+  for (std::vector<Step>& steps : out)
+    std::stable_sort(steps.begin(), steps.end(),
+                     [](const Step& a, const Step& b) { return a.start_ps < b.start_ps; });
   return out;
 }
 
-// Per-device step windows (device plane, number, name, span), merged into one step per (host,
-// number): it spans its earliest start to its latest end over the host's devices.
+// A step window of one device plane (number, name, span).
 struct DeviceMark {
   uint32_t plane = 0;
   int64_t number = 0;
@@ -89,47 +69,44 @@ struct DeviceMark {
   int64_t start_ps = 0, end_ps = 0;
 };
 
-Marks merge_device_marks(const Profile& p, std::vector<DeviceMark> marks) {
-  Marks out;
-  out.by_device = true;
-  std::map<std::pair<uint32_t, int64_t>, size_t> index;  // (host, number) -> step
+// One host's device marks as steps: one per number, spanning its earliest start to its latest
+// end over the host's devices, by start (equal starts by number).
+void merge_device_marks(std::vector<DeviceMark> marks, uint32_t first_plane, int64_t shift,
+                        HostPartial& h) {
+  PartialSteps& out = h.steps;
+  std::map<int64_t, size_t> index;  // number -> step
+  std::vector<Step> steps;
   for (const DeviceMark& m : marks) {
-    auto [it, inserted] = index.try_emplace({p.planes[m.plane].host, m.number}, out.steps.size());
+    auto [it, inserted] = index.try_emplace(m.number, steps.size());
     if (inserted) {
-      Step& s = out.steps.emplace_back();
+      Step& s = steps.emplace_back();
       s.number = m.number;
       s.name = m.name;
       s.start_ps = m.start_ps;
       s.end_ps = m.end_ps;
       s.longest_window_ps = m.end_ps - m.start_ps;
     } else {
-      Step& s = out.steps[it->second];
+      Step& s = steps[it->second];
       s.start_ps = std::min(s.start_ps, m.start_ps);
       s.end_ps = std::max(s.end_ps, m.end_ps);
       s.longest_window_ps = std::max(s.longest_window_ps, m.end_ps - m.start_ps);
       ++s.windows;
     }
   }
-  // By start; equal starts by host, then number, so the order does not depend on plane order.
-  std::vector<std::pair<std::pair<uint32_t, int64_t>, size_t>> keyed(index.begin(), index.end());
+  std::vector<std::pair<int64_t, size_t>> keyed(index.begin(), index.end());
   std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
-    return out.steps[a.second].start_ps < out.steps[b.second].start_ps;
+    return steps[a.second].start_ps < steps[b.second].start_ps;
   });
-  std::vector<size_t> rank(out.steps.size());
-  std::vector<Step> sorted;
-  for (auto& [key, i] : keyed) {
-    rank[i] = sorted.size();
-    sorted.push_back(std::move(out.steps[i]));
+  std::vector<uint32_t> rank(steps.size());
+  for (auto& [number, i] : keyed) {
+    rank[i] = static_cast<uint32_t>(out.steps.size());
+    const Step& s = steps[i];
+    out.steps.push_back({s.number, h.strings.id(s.name), s.start_ps - shift, s.end_ps - shift,
+                         s.windows, s.longest_window_ps});
   }
-  out.steps = std::move(sorted);
-  for (const DeviceMark& m : marks) {
-    size_t step = rank[index.at({p.planes[m.plane].host, m.number})];
-    out.windows[m.plane].push_back(Window{m.start_ps, m.end_ps, step});
-  }
-  for (auto& [plane, w] : out.windows)
-    std::stable_sort(w.begin(), w.end(),
-                     [](const Window& a, const Window& b) { return a.start_ps < b.start_ps; });
-  return out;
+  for (const DeviceMark& m : marks)
+    out.windows.push_back({static_cast<int64_t>(m.plane - first_plane), m.start_ps - shift,
+                           m.end_ps - shift, rank[index.at(m.number)]});
 }
 
 std::optional<int64_t> integer(std::string_view s) {
@@ -142,11 +119,11 @@ std::optional<int64_t> integer(std::string_view s) {
 // Lines named "Steps" on device planes (TPU device traces; TensorFlow's profiler derives them on
 // GPU): each event is one step of that device. Its number: the event's group_id stat, else its
 // step_num, else its name when that is an integer, else its position on the line.
-Marks steps_lines(const Profile& p) {
+std::vector<DeviceMark> steps_lines(const Profile& p, const std::vector<uint8_t>& hosts) {
   const StringId steps_name = p.strings.find("Steps");
   std::vector<uint32_t> lines;
   for (const Plane& plane : p.planes) {
-    if (!is_device_plane(plane.kind)) continue;
+    if (!is_device_plane(plane.kind) || !hosts[plane.host]) continue;
     for (uint32_t li : plane.lines)
       if (p.lines[li].name == steps_name && p.lines[li].event_count > 0) lines.push_back(li);
   }
@@ -172,17 +149,17 @@ Marks steps_lines(const Profile& p) {
       m.end_ps = p.events.end_ps(e);
     }
   }
-  return merge_device_marks(p, std::move(marks));
+  return marks;
 }
 
 // group_id stats on device events (what XProf's step grouping writes; the Steps lines above are
 // derived from them): a step of a device spans its events with that group id, from the earliest
 // start to the latest end. Host events are left out: they also group input-pipeline functions.
-Marks group_ids(const Profile& p) {
+std::vector<DeviceMark> group_ids(const Profile& p, const std::vector<uint8_t>& hosts) {
   const StringId names[1] = {p.strings.find("group_id")};
   std::vector<uint32_t> lines;
   for (const Plane& plane : p.planes)
-    if (is_device_plane(plane.kind) && declares_stat(plane, names[0]))
+    if (is_device_plane(plane.kind) && hosts[plane.host] && declares_stat(plane, names[0]))
       lines.insert(lines.end(), plane.lines.begin(), plane.lines.end());
   if (lines.empty()) return {};
   p.require_lines(lines);
@@ -209,56 +186,141 @@ Marks group_ids(const Profile& p) {
   }
   std::vector<DeviceMark> marks;
   for (auto& [key, m] : spans) marks.push_back(std::move(m));
-  return merge_device_marks(p, std::move(marks));
+  return marks;
 }
 
 }  // namespace
 
-StepsResult compute_steps(const Profile& p) {
-  StepsResult r;
-  // The first source that marks any step, most explicit first (docs/modules.md, Steps).
-  Marks marks = host_annotations(p);
-  r.source = "host-annotation";
-  if (marks.steps.empty()) {
-    marks = steps_lines(p);
-    r.source = "steps-line";
-  }
-  if (marks.steps.empty()) {
-    marks = group_ids(p);
-    r.source = "group-id";
-  }
-  if (marks.steps.empty()) {
-    r.source = "none";
-    return r;
-  }
-  // Each module execution goes to the window of its scope (its host or its device) in which it
-  // starts; windows of one scope are taken not to overlap (StepTraceAnnotation scopes are
-  // sequential), so the latest-starting one.
-  std::vector<std::map<std::pair<std::string, ProgramId>, StepModule>> modules(marks.steps.size());
-  for (const DeviceExecutions& d : module_executions(p)) {
-    auto wit = marks.windows.find(marks.by_device ? d.plane : p.planes[d.plane].host);
-    if (wit == marks.windows.end()) continue;
-    const std::vector<Window>& windows = wit->second;
-    for (const ModuleExecution& x : d.executions) {
-      auto it = std::upper_bound(windows.begin(), windows.end(), x.start_ps,
-                                 [](int64_t t, const Window& w) { return t < w.start_ps; });
-      if (it == windows.begin()) continue;
-      const Window& w = *(it - 1);
-      if (x.start_ps >= w.end_ps) continue;
-      Step& s = marks.steps[w.step];
-      ++s.executions;
-      s.device_ps += x.duration_ps();
-      s.device_end_ps = std::max(s.device_end_ps, x.end_ps);
-      s.warmup = s.warmup || x.warmup;
-      StepModule& m = modules[w.step][{x.name, x.program_id}];
-      m.name = x.name;
-      m.program_id = x.program_id;
-      ++m.executions;
-      m.device_ps += x.duration_ps();
+void extract_steps(PartialBuild& b) {
+  const Profile& p = b.p;
+  std::vector<uint32_t> first_plane(p.hosts.size(), UINT32_MAX);
+  for (uint32_t pi = 0; pi < p.planes.size(); ++pi)
+    first_plane[p.planes[pi].host] = std::min(first_plane[p.planes[pi].host], pi);
+  // Each host's first source that marks any step, most explicit first (docs/modules.md, Steps).
+  std::vector<std::vector<Step>> annotations = host_annotations(p);
+  std::vector<uint8_t> open(p.hosts.size(), 0);
+  for (uint32_t h = 0; h < p.hosts.size(); ++h) {
+    HostPartial& host = b.hosts[h];
+    if (annotations[h].empty()) {
+      open[h] = 1;
+      continue;
+    }
+    const int64_t shift = b.shift_ps(h);
+    host.steps.source = StepSource::kHostAnnotation;
+    for (const Step& s : annotations[h]) {
+      host.steps.windows.push_back({-1, s.start_ps - shift, s.end_ps - shift,
+                                    static_cast<uint32_t>(host.steps.steps.size())});
+      host.steps.steps.push_back({s.number, host.strings.id(s.name), s.start_ps - shift,
+                                  s.end_ps - shift, s.windows, s.longest_window_ps});
     }
   }
-  for (size_t i = 0; i < marks.steps.size(); ++i) {
-    Step& s = marks.steps[i];
+  for (StepSource source : {StepSource::kStepsLine, StepSource::kGroupId}) {
+    if (std::find(open.begin(), open.end(), 1) == open.end()) break;
+    std::vector<std::vector<DeviceMark>> by_host(p.hosts.size());
+    for (DeviceMark& m :
+         source == StepSource::kStepsLine ? steps_lines(p, open) : group_ids(p, open))
+      by_host[p.planes[m.plane].host].push_back(std::move(m));
+    for (uint32_t h = 0; h < p.hosts.size(); ++h) {
+      if (!open[h] || by_host[h].empty()) continue;
+      open[h] = 0;
+      b.hosts[h].steps.source = source;
+      merge_device_marks(std::move(by_host[h]), first_plane[h], b.shift_ps(h), b.hosts[h]);
+    }
+  }
+}
+
+StepsResult steps_from_partials(const PartialSet& set) {
+  set.require(kPartSteps | kPartExecutions, "steps");
+  StepsResult r;
+  StepSource source = StepSource::kNone;
+  for (const HostPartial& h : set.hosts())
+    if (!h.steps.steps.empty()) source = std::min(source, h.steps.source);
+  r.source = step_source_name(source);
+  if (source == StepSource::kNone) return r;
+
+  // The hosts' steps on one clock, by start (equal starts in host order).
+  struct Ref {
+    uint32_t host, step;
+  };
+  std::vector<Ref> order;
+  std::vector<std::vector<size_t>> rank(set.hosts().size());
+  for (uint32_t hi = 0; hi < set.hosts().size(); ++hi) {
+    const HostPartial& h = set.hosts()[hi];
+    if (h.steps.source != source) continue;
+    for (uint32_t si = 0; si < h.steps.steps.size(); ++si) order.push_back({hi, si});
+  }
+  auto start = [&](const Ref& x) {
+    return set.hosts()[x.host].steps.steps[x.step].start_ps + set.shift_ps(x.host);
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](const Ref& a, const Ref& b) { return start(a) < start(b); });
+  for (const HostPartial& h : set.hosts())
+    rank[&h - set.hosts().data()].resize(h.steps.steps.size());
+  std::vector<Step> steps(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    const HostPartial& h = set.hosts()[order[i].host];
+    const PartialStep& ps = h.steps.steps[order[i].step];
+    const int64_t shift = set.shift_ps(order[i].host);
+    rank[order[i].host][order[i].step] = i;
+    Step& s = steps[i];
+    s.number = ps.number;
+    s.name = h.str(ps.name);
+    s.start_ps = ps.start_ps + shift;
+    s.end_ps = ps.end_ps + shift;
+    s.windows = ps.windows;
+    s.longest_window_ps = ps.longest_window_ps;
+    s.host = order[i].host;
+  }
+
+  // Each module execution goes to the window of its scope (its host or its device plane) in which
+  // it starts; windows of one scope are taken not to overlap (StepTraceAnnotation scopes are
+  // sequential), so the latest-starting one.
+  struct Window {
+    int64_t start_ps, end_ps;
+    size_t step;
+  };
+  std::vector<std::map<std::pair<std::string, ProgramId>, StepModule>> modules(steps.size());
+  std::map<std::pair<uint32_t, int64_t>, std::vector<Window>> windows;  // (host, plane or -1)
+  for (uint32_t hi = 0; hi < set.hosts().size(); ++hi) {
+    const HostPartial& h = set.hosts()[hi];
+    if (h.steps.source != source) continue;
+    for (const PartialStepWindow& w : h.steps.windows)
+      windows[{hi, w.plane}].push_back({w.start_ps, w.end_ps, rank[hi][w.step]});
+  }
+  for (auto& [scope, w] : windows)
+    std::stable_sort(w.begin(), w.end(),
+                     [](const Window& a, const Window& b) { return a.start_ps < b.start_ps; });
+  const bool by_device = source != StepSource::kHostAnnotation;
+  for (const PartialSet::DeviceRef& ref : set.devices()) {
+    const HostPartial& h = set.hosts()[ref.host];
+    const PartialDevice& d = set.device(ref);
+    auto wit = windows.find({ref.host, by_device ? static_cast<int64_t>(d.plane) : -1});
+    if (wit == windows.end()) continue;
+    const std::vector<Window>& ws = wit->second;
+    const int64_t shift = set.shift_ps(ref.host);
+    for (const PartialExecution& x : d.executions) {
+      auto it = std::upper_bound(ws.begin(), ws.end(), x.start_ps,
+                                 [](int64_t t, const Window& w) { return t < w.start_ps; });
+      if (it == ws.begin()) continue;
+      const Window& w = *(it - 1);
+      if (x.start_ps >= w.end_ps) continue;
+      Step& s = steps[w.step];
+      const int64_t duration = x.end_ps - x.start_ps;
+      ++s.executions;
+      s.device_ps += duration;
+      s.device_end_ps = std::max(s.device_end_ps, x.end_ps + shift);
+      s.warmup = s.warmup || x.warmup;
+      const std::string name(h.module_name(x.module));
+      const ProgramId program = h.modules[x.module].program_id;
+      StepModule& m = modules[w.step][{name, program}];
+      m.name = name;
+      m.program_id = program;
+      ++m.executions;
+      m.device_ps += duration;
+    }
+  }
+  for (size_t i = 0; i < steps.size(); ++i) {
+    Step& s = steps[i];
     for (auto& [key, m] : modules[i]) s.modules.push_back(std::move(m));
     std::stable_sort(
         s.modules.begin(), s.modules.end(),
@@ -278,6 +340,12 @@ StepsResult compute_steps(const Profile& p) {
   r.steady_mean_ps /= static_cast<double>(steady.size());
   r.steady_device_mean_ps /= static_cast<double>(steady.size());
   return r;
+}
+
+StepsResult compute_steps(const Profile& p) {
+  PartialExtractOptions extract;
+  extract.parts = kPartSteps;
+  return steps_from_partials(PartialSet(extract_partials(p, extract)));
 }
 
 }  // namespace jaxprof

@@ -35,6 +35,7 @@ struct Step {
   int64_t device_end_ps = 0;        // latest end of those executions (0 when none)
   bool warmup = false;              // holds the first execution of some program on some device
   std::vector<StepModule> modules;  // by device_ps descending
+  uint32_t host = 0;                // the host that marks it (index into the hosts, in order)
   int64_t duration_ps() const { return end_ps - start_ps; }
 };
 
@@ -48,5 +49,8 @@ struct StepsResult {
 };
 
 StepsResult compute_steps(const Profile& profile);
+
+class PartialSet;
+StepsResult steps_from_partials(const PartialSet& set);
 
 }  // namespace jaxprof

@@ -8,11 +8,9 @@
 
 #include "jaxprof/analysis/collectives.h"
 #include "jaxprof/analysis/compile.h"
-#include "jaxprof/analysis/device_events.h"
-#include "jaxprof/analysis/module_executions.h"
 #include "jaxprof/analysis/modules.h"
 #include "jaxprof/analysis/ops.h"
-#include "jaxprof/analysis/parallel_parts.h"
+#include "jaxprof/analysis/partial.h"
 #include "jaxprof/analysis/timeline.h"
 #include "jaxprof/render/units.h"
 
@@ -129,47 +127,23 @@ void observe(SummaryResult& r, const CollectivesResult& coll) {
 
 }  // namespace
 
-SummaryResult compute_summary(const Profile& p, const SummaryOptions& options) {
-  SummaryResult r;
-  for (const Host& h : p.hosts) r.hosts.push_back(h.name);
+uint32_t summary_parts() {
+  return kPartOps | kPartTimeline | kPartExecutions | kPartCollectives | kPartCompileTotals;
+}
 
-  // The lines the analyses read are decoded first, in one pass (the devices' op lines, the
-  // threads that launch compiles), and module executions are found; then the analyses only read
-  // the profile and run side by side.
-  std::vector<uint32_t> lines = compile_totals_lines(p);
-  for (const DeviceLines& d : op_devices(p))
-    lines.insert(lines.end(), d.lines.begin(), d.lines.end());
-  p.require_lines(lines);
-  module_executions(p);
-  // What is steady state: the compile totals come with it (they mark the compiling time).
-  const SteadyState& steady = steady_state(p, options.steady);
-  const SteadyStateTime& steady_time = steady_state_time(p, options.steady);
-  const CompileResult& comp = steady_time.compiles;
-  r.set_apart = summarize_set_apart(steady, &steady_time);
-  TimelineResult tl;
-  ModulesResult mods;
-  OpsResult ops;
-  CollectivesResult coll;
-  {
-    Profile::ReadOnlyScope reading(p);
-    // Relative costs, so that the longest start first.
-    const std::vector<uint64_t> costs = {3, 1, 3, 2};
-    for_each_parallel(costs, parts_for(costs.size(), 1), [&](size_t k, size_t) {
-      switch (k) {
-        case 0:
-          tl = compute_timeline(p, options.steady);
-          break;
-        case 1:
-          mods = compute_modules(p, {.top_ops = 0, .steps = false, .steady = options.steady});
-          break;
-        case 2:
-          ops = compute_ops(p, {.steady = options.steady});
-          break;
-        default:
-          coll = compute_collectives(p, {.steady = options.steady});
-      }
-    });
-  }
+SummaryResult summary_from_partials(const PartialSet& set, const SummaryOptions& options) {
+  set.require(summary_parts() & ~kPartCompileTotals, "summary");
+  set.require_steady(options.steady, "summary");
+  SummaryResult r;
+  for (const HostPartial& h : set.hosts()) r.hosts.push_back(h.host);
+  TimelineResult tl = timeline_from_partials(set, options.steady);
+  ModulesResult mods =
+      modules_from_partials(set, {.top_ops = 0, .steps = false, .steady = options.steady});
+  OpsResult ops = ops_from_partials(set, {.steady = options.steady});
+  CollectivesResult coll = collectives_from_partials(set, {.steady = options.steady});
+  CompileResult comp = compile_from_partials(set, {.top_steps = 1, .totals_only = true});
+  // What was set apart: the hosts' sums, and the compiles (they mark the compiling time).
+  r.set_apart = set_apart_from_partials(set, options.steady, &comp);
 
   for (const DeviceTimeline& d : tl.devices) {
     SummaryDeviceTime& s = r.device;
@@ -259,6 +233,13 @@ SummaryResult compute_summary(const Profile& p, const SummaryOptions& options) {
   observe(r, coll);
   if (r.observations.size() > options.observations) r.observations.resize(options.observations);
   return r;
+}
+
+SummaryResult compute_summary(const Profile& p, const SummaryOptions& options) {
+  PartialExtractOptions extract;
+  extract.parts = summary_parts();
+  extract.steady = options.steady;
+  return summary_from_partials(PartialSet(extract_partials(p, extract)), options);
 }
 
 }  // namespace jaxprof

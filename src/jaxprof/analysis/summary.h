@@ -100,4 +100,9 @@ struct SummaryResult {
 
 SummaryResult compute_summary(const Profile& profile, const SummaryOptions& options = {});
 
+class PartialSet;
+// What a summary needs from each host (PartialPart bits).
+uint32_t summary_parts();
+SummaryResult summary_from_partials(const PartialSet& set, const SummaryOptions& options = {});
+
 }  // namespace jaxprof

@@ -9,6 +9,7 @@
 #include "jaxprof/analysis/intervals.h"
 #include "jaxprof/analysis/module_executions.h"
 #include "jaxprof/analysis/parallel_parts.h"
+#include "jaxprof/analysis/partial_build.h"
 
 namespace jaxprof {
 
@@ -25,7 +26,7 @@ TimelineKind timeline_kind(OpCategory c) {
 
 namespace {
 
-// The category of an op: by HLO opcode when the HLO index knows the op, else by kernel name.
+// The category of an op: from its HLO instruction when the index knows the op, else its name.
 OpCategory op_category(const Profile& p, uint32_t e) {
   const Events& ev = p.events;
   std::string_view kernel = p.event_name(e);
@@ -33,7 +34,7 @@ OpCategory op_category(const Profile& p, uint32_t e) {
     const ModuleKey& mk = p.modules[ev.module[e]];
     if (const HloModule* mod = p.hlo.find(hlo_program_key(mk.program_id), p.str(mk.name)))
       if (const HloInstruction* instr = mod->find(p.str(ev.hlo_op[e])))
-        return categorize(instr->opcode, p.str(ev.hlo_op[e]), instr->op_name);
+        return categorize_instruction(*mod, *instr);
   }
   return categorize({}, kernel);
 }
@@ -172,13 +173,13 @@ constexpr uint64_t kEventsPerThread = 50000;
 
 }  // namespace
 
-TimelineResult compute_timeline(const Profile& p, const SteadyStateOptions& options) {
-  TimelineResult result;
-  std::vector<DeviceLines> devices = op_devices(p);
+void extract_timelines(PartialBuild& b) {
+  const Profile& p = b.p;
+  const std::vector<DeviceLines>& devices = b.devices;
   const std::vector<DeviceExecutions>& executions =
       module_executions(p);  // decodes the device lines
-  const SteadyState& steady = steady_state(p, options);
-  const SteadyStateTime& steady_time = steady_state_time(p, options);
+  const SteadyState& steady = steady_state(p, b.steady);
+  const SteadyStateTime& steady_time = steady_state_time(p, b.steady);
   // Devices in parallel, each thread with its own category cache.
   std::vector<uint64_t> costs;
   uint64_t total = 0;
@@ -186,14 +187,31 @@ TimelineResult compute_timeline(const Profile& p, const SteadyStateOptions& opti
   const size_t threads = parts_for(total, kEventsPerThread);
   std::vector<CategoryCache> caches(threads, CategoryCache(p));
   std::vector<DeviceTimeline> timelines(devices.size());
-  Profile::ReadOnlyScope reading(p);
-  for_each_parallel(costs, threads, [&](size_t di, size_t thread) {
-    device_timeline(p, devices[di], executions[di], steady, steady.roles[di],
-                    steady_time.set_apart[di], caches[thread], timelines[di]);
-  });
-  for (DeviceTimeline& t : timelines)
-    if (t.events > 0) result.devices.push_back(std::move(t));
+  {
+    Profile::ReadOnlyScope reading(p);
+    for_each_parallel(costs, threads, [&](size_t di, size_t thread) {
+      device_timeline(p, devices[di], executions[di], steady, steady.roles[di],
+                      steady_time.set_apart[di], caches[thread], timelines[di]);
+    });
+  }
+  for (size_t di = 0; di < devices.size(); ++di) {
+    timelines[di].device.clear();
+    timelines[di].host.clear();
+    b.device(di).timeline = std::move(timelines[di]);
+  }
+}
 
+TimelineResult timeline_from_partials(const PartialSet& set, const SteadyStateOptions& steady) {
+  set.require(kPartTimeline, "timeline");
+  set.require_steady(steady, "timeline");
+  TimelineResult result;
+  for (const PartialSet::DeviceRef& ref : set.devices()) {
+    const PartialDevice& dev = set.device(ref);
+    if (dev.timeline.events == 0) continue;
+    DeviceTimeline& t = result.devices.emplace_back(dev.timeline);
+    t.device = dev.name;
+    t.host = set.hosts()[ref.host].host;
+  }
   if (!result.devices.empty()) {
     TimelineAverage& a = result.average;
     for (const DeviceTimeline& t : result.devices) {
@@ -216,6 +234,13 @@ TimelineResult compute_timeline(const Profile& p, const SteadyStateOptions& opti
       *v /= n;
   }
   return result;
+}
+
+TimelineResult compute_timeline(const Profile& p, const SteadyStateOptions& steady) {
+  PartialExtractOptions extract;
+  extract.parts = kPartTimeline;
+  extract.steady = steady;
+  return timeline_from_partials(PartialSet(extract_partials(p, extract)), steady);
 }
 
 }  // namespace jaxprof

@@ -52,4 +52,7 @@ struct TimelineResult {
 // integers. Reads the compile events of the host threads unless `steady.include_warmup`.
 TimelineResult compute_timeline(const Profile& profile, const SteadyStateOptions& steady = {});
 
+class PartialSet;
+TimelineResult timeline_from_partials(const PartialSet& set, const SteadyStateOptions& steady = {});
+
 }  // namespace jaxprof

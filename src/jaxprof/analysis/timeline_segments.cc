@@ -32,14 +32,14 @@ const char* segment_kind_name(SegmentKind k) {
 
 namespace {
 
-// The same rule as the timeline: the HLO opcode when the index knows the op, else the name.
+// The same rule as the timeline: the HLO instruction when the index knows the op, else the name.
 OpCategory op_category(const Profile& p, uint32_t e) {
   const Events& ev = p.events;
   if (ev.hlo_op[e] != 0) {
     const ModuleKey& mk = p.modules[ev.module[e]];
     if (const HloModule* mod = p.hlo.find(hlo_program_key(mk.program_id), p.str(mk.name)))
       if (const HloInstruction* instr = mod->find(p.str(ev.hlo_op[e])))
-        return categorize(instr->opcode, p.str(ev.hlo_op[e]), instr->op_name);
+        return categorize_instruction(*mod, *instr);
   }
   return categorize({}, p.event_name(e));
 }

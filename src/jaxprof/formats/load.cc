@@ -29,34 +29,8 @@ bool is_hlo_proto_wrapper(std::string_view bytes, const uint8_t* origin) {
   }
 }
 
-std::string join_reasons(const std::vector<std::string>& reasons) {
-  std::string out;
-  for (const std::string& r : reasons) out += (out.empty() ? "" : "; ") + r;
-  return out;
-}
-
-// Files found in one directory must be the hosts of one capture: refused otherwise. Files named
-// one by one on the command line are the user's choice: a warning then.
 void check_one_session(LoadedProfile& out) {
-  std::vector<std::string> reasons = reasons_not_one_session(capture_facts(out.profile));
-  if (reasons.empty()) return;
-  if (out.files.layout == ProfileLayout::kFile) {
-    out.profile.warnings.push_back("the files named may not be hosts of one capture: " +
-                                   join_reasons(reasons));
-    return;
-  }
-  std::string found;
-  for (const HostFile& h : out.files.hosts)
-    found += (found.empty() ? "" : ", ") + std::filesystem::path(h.path).filename().string();
-  std::string dir = out.files.session_dir.empty() ? out.files.path : out.files.session_dir;
-  throw InputError(dir, "holds " + std::to_string(out.files.hosts.size()) +
-                            " profiles that are not the hosts of one capture (" +
-                            join_reasons(reasons) + "); found: " + found +
-                            ". Read one of them (jaxprof " +
-                            (std::filesystem::path(dir) /
-                             std::filesystem::path(out.files.hosts.front().path).filename())
-                                .string() +
-                            "), or name the files of one capture as several paths");
+  check_one_capture(out.files, capture_facts(out.profile), out.profile.warnings);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <map>
 
+#include "jaxprof/error.h"
+
 namespace jaxprof {
 
 namespace {
@@ -62,6 +64,40 @@ std::vector<std::string> reasons_not_one_session(const std::vector<CaptureFacts>
                                   static_cast<double>(last->start_ns - first->start_ns) / 60e9,
                                   first->file));
   return reasons;
+}
+
+CaptureFacts capture_facts(const HostPartial& h) {
+  CaptureFacts f;
+  f.file = std::filesystem::path(h.path).filename().string();
+  f.captured_on = h.captured_on;
+  f.gpu = h.gpu;
+  f.tpu = h.tpu;
+  f.start_ns = h.base_ns;
+  return f;
+}
+
+void check_one_capture(const ProfileFiles& files, const std::vector<CaptureFacts>& facts,
+                       std::vector<std::string>& warnings) {
+  std::vector<std::string> reasons = reasons_not_one_session(facts);
+  if (reasons.empty()) return;
+  std::string joined;
+  for (const std::string& r : reasons) joined += (joined.empty() ? "" : "; ") + r;
+  if (files.layout == ProfileLayout::kFile || files.hosts.empty()) {
+    warnings.push_back("the files named may not be hosts of one capture: " + joined);
+    return;
+  }
+  std::string found;
+  for (const HostFile& h : files.hosts)
+    found += (found.empty() ? "" : ", ") + std::filesystem::path(h.path).filename().string();
+  std::string dir = files.session_dir.empty() ? files.path : files.session_dir;
+  throw InputError(
+      dir, fmt::format("holds {} profiles that are not the hosts of one capture ({}); found: {}. "
+                       "Read one of them (jaxprof {}), or name the files of one capture as "
+                       "several paths",
+                       files.hosts.size(), joined, found,
+                       (std::filesystem::path(dir) /
+                        std::filesystem::path(files.hosts.front().path).filename())
+                           .string()));
 }
 
 }  // namespace jaxprof

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "jaxprof/analysis/partial.h"
+#include "jaxprof/io/discover.h"
 #include "jaxprof/model/profile.h"
 
 namespace jaxprof {
@@ -24,6 +26,9 @@ struct CaptureFacts {
 // One entry per host of the profile, in host order.
 std::vector<CaptureFacts> capture_facts(const Profile& profile);
 
+// The same from a host's partial (the one host it holds).
+CaptureFacts capture_facts(const HostPartial& host);
+
 // The reasons the files cannot be the hosts of one capture (empty when nothing says so):
 // - two files say they were captured on the same machine (XSpace hostnames): one machine writes
 //   one file per session;
@@ -31,6 +36,12 @@ std::vector<CaptureFacts> capture_facts(const Profile& profile);
 // - the files' captures began more than kMaxSessionStartSpreadNs apart (when both clocks are
 //   wall clocks).
 std::vector<std::string> reasons_not_one_session(const std::vector<CaptureFacts>& files);
+
+// Host files found in one directory must be the hosts of one capture: throws InputError (naming
+// the directory, what was found and how to pick) otherwise. Files named one by one on the command
+// line are the user's choice: a warning is added to `warnings` then.
+void check_one_capture(const ProfileFiles& files, const std::vector<CaptureFacts>& facts,
+                       std::vector<std::string>& warnings);
 
 inline constexpr int64_t kMaxSessionStartSpreadNs = int64_t{600} * 1000000000;  // 10 minutes
 

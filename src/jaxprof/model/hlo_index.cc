@@ -478,10 +478,140 @@ std::vector<std::vector<int64_t>> read_mesh_axes(std::string_view msg, const uin
   return groups;
 }
 
-// HloInstructionProto: name=1, opcode=2, shape=3, metadata=7, id=35, operand_ids=36,
-// called_computation_ids=38, replica_groups=49 (deprecated form), collective_device_list=87,
+// DotDimensionNumbers: lhs_contracting_dimensions=1, rhs_contracting_dimensions=2,
+// lhs_batch_dimensions=3, rhs_batch_dimensions=4.
+void read_dot_dimensions(std::string_view msg, const uint8_t* origin, HloDotDimensions& out) {
+  Reader r(msg, origin);
+  Field f;
+  while (r.next(f)) {
+    switch (f.number) {
+      case 1:
+        read_repeated_int(r, f, out.lhs_contracting, "DotDimensionNumbers.lhs_contracting");
+        break;
+      case 2:
+        read_repeated_int(r, f, out.rhs_contracting, "DotDimensionNumbers.rhs_contracting");
+        break;
+      case 3:
+        read_repeated_int(r, f, out.lhs_batch, "DotDimensionNumbers.lhs_batch");
+        break;
+      case 4:
+        read_repeated_int(r, f, out.rhs_batch, "DotDimensionNumbers.rhs_batch");
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+// ConvolutionDimensionNumbers: input_batch_dimension=7, input_feature_dimension=8,
+// input_spatial_dimensions=11, kernel_input_feature_dimension=3,
+// kernel_output_feature_dimension=4, kernel_spatial_dimensions=6, output_batch_dimension=9,
+// output_feature_dimension=10, output_spatial_dimensions=12.
+void read_convolution_dimensions(std::string_view msg, const uint8_t* origin,
+                                 HloConvolutionDimensions& out) {
+  Reader r(msg, origin);
+  Field f;
+  auto scalar = [&](int64_t& dst) {
+    dst = static_cast<int64_t>(read_varint_field(r, f, "ConvolutionDimensionNumbers field"));
+  };
+  while (r.next(f)) {
+    switch (f.number) {
+      case 3:
+        scalar(out.kernel_input_feature);
+        break;
+      case 4:
+        scalar(out.kernel_output_feature);
+        break;
+      case 6:
+        read_repeated_int(r, f, out.kernel_spatial, "ConvolutionDimensionNumbers.kernel_spatial");
+        break;
+      case 7:
+        scalar(out.input_batch);
+        break;
+      case 8:
+        scalar(out.input_feature);
+        break;
+      case 9:
+        scalar(out.output_batch);
+        break;
+      case 10:
+        scalar(out.output_feature);
+        break;
+      case 11:
+        read_repeated_int(r, f, out.input_spatial, "ConvolutionDimensionNumbers.input_spatial");
+        break;
+      case 12:
+        read_repeated_int(r, f, out.output_spatial, "ConvolutionDimensionNumbers.output_spatial");
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+// Window: dimensions=1, each WindowDimension{size=1, stride=2, padding_low=3, padding_high=4,
+// window_dilation=5, base_dilation=6} (window_reversal=7 does not change costs). Zero strides
+// and dilations are proto3's unset value: XLA treats them as 1.
+void read_window(std::string_view msg, const uint8_t* origin,
+                 std::vector<HloWindowDimension>& out) {
+  Reader r(msg, origin);
+  Field f;
+  while (r.next(f)) {
+    if (f.number != 1) continue;
+    HloWindowDimension& d = out.emplace_back();
+    d.size = 0;
+    Reader dr(read_string(r, f, "Window.dimensions"), origin);
+    Field g;
+    while (dr.next(g)) {
+      if (g.number < 1 || g.number > 6) continue;
+      const auto v = static_cast<int64_t>(read_varint_field(dr, g, "WindowDimension field"));
+      switch (g.number) {
+        case 1:
+          d.size = v;
+          break;
+        case 2:
+          d.stride = v;
+          break;
+        case 3:
+          d.padding_low = v;
+          break;
+        case 4:
+          d.padding_high = v;
+          break;
+        case 5:
+          d.window_dilation = v;
+          break;
+        case 6:
+          d.base_dilation = v;
+          break;
+      }
+    }
+    if (d.stride == 0) d.stride = 1;
+    if (d.window_dilation == 0) d.window_dilation = 1;
+    if (d.base_dilation == 0) d.base_dilation = 1;
+  }
+}
+
+// PrecisionConfig: operand_precision=1 (repeated enum DEFAULT=0, HIGH=1, HIGHEST=2).
+uint8_t read_operand_precision(std::string_view msg, const uint8_t* origin) {
+  std::vector<int64_t> precisions;
+  Reader r(msg, origin);
+  Field f;
+  while (r.next(f))
+    if (f.number == 1) read_repeated_int(r, f, precisions, "PrecisionConfig.operand_precision");
+  int64_t highest = 0;
+  for (int64_t p : precisions) highest = std::max(highest, p);
+  return static_cast<uint8_t>(std::clamp<int64_t>(highest, 0, 2));
+}
+
+// HloInstructionProto: name=1, opcode=2, shape=3, metadata=7, parameter_number=9,
+// fusion_kind=11, window=15, convolution_dimension_numbers=16, custom_call_target=28,
+// dot_dimension_numbers=30, id=35, operand_ids=36, called_computation_ids=38,
+// backend_config=43, replica_groups=49 (deprecated form), feature_group_count=50,
+// precision_config=51, batch_group_count=58, collective_device_list=87,
 // mesh_axes_replica_group_list=93.
-void read_instruction(std::string_view msg, const uint8_t* origin, HloInstruction& out) {
+void read_instruction(std::string_view msg, const uint8_t* origin, HloModule& m,
+                      HloInstruction& out) {
   std::vector<std::vector<int64_t>> legacy_groups, explicit_groups, iota_groups, mesh_groups;
   Reader r(msg, origin);
   Field f;
@@ -498,6 +628,55 @@ void read_instruction(std::string_view msg, const uint8_t* origin, HloInstructio
         break;
       case 7:
         read_metadata(read_string(r, f, "HloInstructionProto.metadata"), origin, out);
+        break;
+      case 9:
+        out.parameter_number =
+            static_cast<int32_t>(read_varint_field(r, f, "HloInstructionProto.parameter_number"));
+        break;
+      case 11:
+        out.fusion_kind = read_string(r, f, "HloInstructionProto.fusion_kind");
+        break;
+      case 15:
+        if (out.window < 0) {
+          out.window = static_cast<int32_t>(m.windows.size());
+          m.windows.emplace_back();
+        }
+        read_window(read_string(r, f, "HloInstructionProto.window"), origin, m.windows[out.window]);
+        break;
+      case 16:
+        if (out.convolution < 0) {
+          out.convolution = static_cast<int32_t>(m.convolutions.size());
+          m.convolutions.emplace_back();
+        }
+        read_convolution_dimensions(
+            read_string(r, f, "HloInstructionProto.convolution_dimension_numbers"), origin,
+            m.convolutions[out.convolution]);
+        break;
+      case 28:
+        out.custom_call_target = read_string(r, f, "HloInstructionProto.custom_call_target");
+        break;
+      case 30:
+        if (out.dot < 0) {
+          out.dot = static_cast<int32_t>(m.dots.size());
+          m.dots.emplace_back();
+        }
+        read_dot_dimensions(read_string(r, f, "HloInstructionProto.dot_dimension_numbers"), origin,
+                            m.dots[out.dot]);
+        break;
+      case 43:
+        out.backend_config = read_string(r, f, "HloInstructionProto.backend_config");
+        break;
+      case 50:
+        out.feature_group_count = static_cast<int32_t>(
+            read_varint_field(r, f, "HloInstructionProto.feature_group_count"));
+        break;
+      case 51:
+        out.operand_precision = read_operand_precision(
+            read_string(r, f, "HloInstructionProto.precision_config"), origin);
+        break;
+      case 58:
+        out.batch_group_count =
+            static_cast<int32_t>(read_varint_field(r, f, "HloInstructionProto.batch_group_count"));
         break;
       case 35:
         out.id = static_cast<int64_t>(read_varint_field(r, f, "HloInstructionProto.id"));
@@ -538,7 +717,7 @@ void read_instruction(std::string_view msg, const uint8_t* origin, HloInstructio
   }
 }
 
-// HloComputationProto: name=1, instructions=2, id=5.
+// HloComputationProto: name=1, instructions=2, id=5, root_id=6, is_fusion_computation=7.
 void read_computation(std::string_view msg, const uint8_t* origin, HloModule& m) {
   HloComputation comp;
   const auto comp_index = static_cast<uint32_t>(m.computations.size());
@@ -554,11 +733,17 @@ void read_computation(std::string_view msg, const uint8_t* origin, HloModule& m)
         comp.instructions.push_back(static_cast<uint32_t>(m.instructions.size()));
         HloInstruction& instr = m.instructions.emplace_back();
         instr.computation = comp_index;
-        read_instruction(sub, origin, instr);
+        read_instruction(sub, origin, m, instr);
         break;
       }
       case 5:
         comp.id = static_cast<int64_t>(read_varint_field(r, f, "HloComputationProto.id"));
+        break;
+      case 6:
+        comp.root_id = static_cast<int64_t>(read_varint_field(r, f, "HloComputationProto.root_id"));
+        break;
+      case 7:
+        comp.is_fusion = read_varint_field(r, f, "HloComputationProto.is_fusion_computation") != 0;
         break;
       default:
         break;
@@ -709,11 +894,30 @@ void finish_module(const FrameIndex& frames, HloModule& m) {
   }
   m.computation_by_id.reserve(m.computations.size());
   for (uint32_t i = 0; i < m.computations.size(); ++i) {
-    m.computation_by_id.emplace(m.computations[i].id, i);
+    HloComputation& comp = m.computations[i];
+    m.computation_by_id.emplace(comp.id, i);
+    // The root must be one of the computation's own instructions; XLA writes the last
+    // instruction as the root when root_id is unset (old protos).
+    for (uint32_t idx : comp.instructions)
+      if (m.instructions[idx].id == comp.root_id) comp.root = idx;
+    if (comp.root == UINT32_MAX && comp.root_id == 0 && !comp.instructions.empty())
+      comp.root = comp.instructions.back();
   }
 }
 
 }  // namespace
+
+const char* primitive_type_name(int32_t element_type) { return type_info(element_type).name; }
+
+uint64_t HloShape::element_count() const {
+  if (type_info(element_type).bits == 0) return 0;
+  uint64_t elements = 1;
+  for (int64_t d : dimensions) {
+    if (d <= 0) return 0;
+    if (__builtin_mul_overflow(elements, static_cast<uint64_t>(d), &elements)) return UINT64_MAX;
+  }
+  return elements;
+}
 
 uint64_t HloShape::byte_size() const {
   if (element_type == kTuple || element_type == kBuffer) {
@@ -787,6 +991,22 @@ std::string HloModule::source_line(const HloInstruction& instr) const {
   out += ':';
   out += std::to_string(line);
   return out;
+}
+
+const HloInstruction* HloModule::operand(const HloInstruction& instr, size_t i) const {
+  if (i >= instr.operand_ids.size()) return nullptr;
+  auto it = instruction_by_id.find(instr.operand_ids[i]);
+  return it == instruction_by_id.end() ? nullptr : &instructions[it->second];
+}
+
+const HloComputation* HloModule::called(const HloInstruction& instr, size_t i) const {
+  if (i >= instr.called_computation_ids.size()) return nullptr;
+  auto it = computation_by_id.find(instr.called_computation_ids[i]);
+  return it == computation_by_id.end() ? nullptr : &computations[it->second];
+}
+
+const HloInstruction* HloModule::root(const HloComputation& comp) const {
+  return comp.root < instructions.size() ? &instructions[comp.root] : nullptr;
 }
 
 std::vector<const HloStackFrame*> HloModule::stack(const HloInstruction& instr) const {

@@ -1,6 +1,8 @@
 // What the analyses need from XLA's HloProtos: per module, per instruction its opcode, JAX op path,
-// source location, stack frames, called computations, shape and collective groups. String views
-// point into the buffers that carried the protos (kept alive by the Profile that owns the index).
+// source location, stack frames, called computations, shape and collective groups, and what costs
+// and categories need (dot and convolution dimension numbers, windows, custom-call targets and
+// backend configs, fusion kinds, computation roots). String views point into the buffers that
+// carried the protos (kept alive by the Profile that owns the index).
 #pragma once
 
 #include <cstdint>
@@ -22,9 +24,38 @@ struct HloShape {
   bool is_tuple() const { return element_type == 13; }  // TUPLE
   // Bytes of the array (or the sum over tuple elements); 0 for opaque/token types.
   uint64_t byte_size() const;
+  // Elements of the array (1 for a scalar); 0 for tuples and types without array storage.
+  // Saturates instead of overflowing.
+  uint64_t element_count() const;
   // Text like "f32[256,256]" or "(f32[2], s32[])".
   std::string to_string() const;
 };
+
+// DotDimensionNumbers.
+struct HloDotDimensions {
+  std::vector<int64_t> lhs_contracting, rhs_contracting, lhs_batch, rhs_batch;
+};
+
+// WindowDimension, with XLA's defaults (1) for strides and dilations left unset.
+struct HloWindowDimension {
+  int64_t size = 1;
+  int64_t stride = 1;
+  int64_t padding_low = 0;
+  int64_t padding_high = 0;
+  int64_t window_dilation = 1;
+  int64_t base_dilation = 1;
+};
+
+// ConvolutionDimensionNumbers.
+struct HloConvolutionDimensions {
+  int64_t input_batch = 0, input_feature = 0;
+  int64_t kernel_input_feature = 0, kernel_output_feature = 0;
+  int64_t output_batch = 0, output_feature = 0;
+  std::vector<int64_t> input_spatial, kernel_spatial, output_spatial;
+};
+
+// XLA's short name of a PrimitiveType ("f32", "bf16", "f8e4m3fn"), or nullptr when unknown.
+const char* primitive_type_name(int32_t element_type);
 
 struct HloInstruction {
   std::string_view name;
@@ -42,12 +73,28 @@ struct HloInstruction {
   // Collectives: replica groups (each a list of replica/device ids); empty when not a collective
   // or when the groups are given in iota form and could not be expanded.
   std::vector<std::vector<int64_t>> replica_groups;
-  uint32_t computation = 0;  // index into HloModule::computations
+  uint32_t computation = 0;             // index into HloModule::computations
+  std::string_view custom_call_target;  // custom-call only
+  // As the producer wrote it: JSON for XLA's GPU and TPU configs, an MLIR attribute dictionary
+  // ("{name = 1 : i64, ...}") for typed-FFI custom calls.
+  std::string_view backend_config;
+  std::string_view fusion_kind;   // "kLoop", "kInput", "kOutput", "kCustom" (fusion only)
+  int32_t parameter_number = -1;  // parameter only
+  int32_t dot = -1;               // index into HloModule::dots (dot_dimension_numbers), -1 = none
+  int32_t convolution = -1;       // index into HloModule::convolutions, -1 = none
+  int32_t window = -1;            // index into HloModule::windows, -1 = none
+  int32_t feature_group_count = 1;
+  int32_t batch_group_count = 1;
+  // The highest PrecisionConfig operand precision: 0 DEFAULT, 1 HIGH, 2 HIGHEST.
+  uint8_t operand_precision = 0;
 };
 
 struct HloComputation {
   std::string_view name;
   int64_t id = 0;
+  int64_t root_id = 0;
+  uint32_t root = UINT32_MAX;  // index into HloModule::instructions; UINT32_MAX = unknown
+  bool is_fusion = false;
   std::vector<uint32_t> instructions;  // indices into HloModule::instructions
 };
 
@@ -68,6 +115,9 @@ struct HloModule {
   std::vector<HloInstruction> instructions;
   std::vector<HloComputation> computations;
   std::vector<HloStackFrame> stack_frames;  // index = frame id - 1
+  std::vector<HloDotDimensions> dots;
+  std::vector<HloConvolutionDimensions> convolutions;
+  std::vector<std::vector<HloWindowDimension>> windows;
   std::unordered_map<std::string_view, uint32_t> instruction_by_name;
   std::unordered_map<int64_t, uint32_t> instruction_by_id;
   std::unordered_map<int64_t, uint32_t> computation_by_id;
@@ -81,6 +131,20 @@ struct HloModule {
   std::string source_line(const HloInstruction& instr) const;
   // Frames from the innermost (the instruction's own) to the outermost caller.
   std::vector<const HloStackFrame*> stack(const HloInstruction& instr) const;
+  // The i-th operand, the i-th called computation and a computation's root; null when the proto
+  // does not name one (or names one that is not there).
+  const HloInstruction* operand(const HloInstruction& instr, size_t i) const;
+  const HloComputation* called(const HloInstruction& instr, size_t i) const;
+  const HloInstruction* root(const HloComputation& comp) const;
+  const HloDotDimensions* dot_dimensions(const HloInstruction& instr) const {
+    return instr.dot >= 0 ? &dots[instr.dot] : nullptr;
+  }
+  const HloConvolutionDimensions* convolution_dimensions(const HloInstruction& instr) const {
+    return instr.convolution >= 0 ? &convolutions[instr.convolution] : nullptr;
+  }
+  const std::vector<HloWindowDimension>* window(const HloInstruction& instr) const {
+    return instr.window >= 0 ? &windows[instr.window] : nullptr;
+  }
 };
 
 class HloIndex {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "jaxprof/render/change_text.h"
 #include "jaxprof/render/units.h"
 
 namespace jaxprof {
@@ -11,6 +12,15 @@ namespace jaxprof {
 namespace {
 
 std::string opt(const std::optional<double>& v) { return v ? number(*v) : "null"; }
+
+// The interval's ends, null where unbounded (0 below, +inf above) or without an estimate.
+std::optional<double> low_bound(const DiffRow& r) {
+  return r.ratio && r.ratio_low > 0 ? std::optional<double>(r.ratio_low) : std::nullopt;
+}
+std::optional<double> high_bound(const DiffRow& r) {
+  return r.ratio && std::isfinite(r.ratio_high) ? std::optional<double>(r.ratio_high)
+                                                : std::nullopt;
+}
 
 std::string json_row(const DiffRow& r, bool op) {
   std::string out =
@@ -27,13 +37,14 @@ std::string json_row(const DiffRow& r, bool op) {
       ", \"change\": \"{}\", \"significant\": {}, \"p_value\": {}, \"base_executions\": {}, "
       "\"new_executions\": {}, \"base_total_ns\": {}, \"new_total_ns\": {}, \"base_mean_ns\": {}, "
       "\"new_mean_ns\": {}, \"base_median_ns\": {}, \"new_median_ns\": {}, \"delta_ns\": {}, "
-      "\"ratio\": {}, \"shift_ns\": {}, \"weight\": {}, \"contribution_ns\": {}, \"test\": {}, "
-      "\"base_captures\": {}, \"new_captures\": {}",
+      "\"ratio\": {}, \"ratio_low\": {}, \"ratio_high\": {}, \"shift_ns\": {}, \"weight\": {}, "
+      "\"contribution_ns\": {}, \"test\": {}, \"base_captures\": {}, \"new_captures\": {}",
       change_name(r.change), r.significant ? "true" : "false", opt(r.p_value), r.base_executions,
       r.new_executions, ps_to_ns_exact(r.base_total_ps), ps_to_ns_exact(r.new_total_ps),
       ps_to_ns(r.base_mean_ps), ps_to_ns(r.new_mean_ps), ps_to_ns(r.base_median_ps),
-      ps_to_ns(r.new_median_ps), ps_to_ns(r.delta_ps), opt(r.ratio), ps_to_ns(r.shift_ps),
-      number(r.weight), ps_to_ns(r.contribution_ps),
+      ps_to_ns(r.new_median_ps), ps_to_ns(r.delta_ps),
+      opt(r.ratio && std::isfinite(*r.ratio) ? r.ratio : std::nullopt), opt(low_bound(r)),
+      opt(high_bound(r)), ps_to_ns(r.shift_ps), number(r.weight), ps_to_ns(r.contribution_ps),
       *r.test ? json_string(r.test) : std::string("null"), r.base_captures, r.new_captures);
   if (op) out += fmt::format(", \"cumulative_share\": {}", number(r.cumulative_share));
   return out + "}";
@@ -47,14 +58,22 @@ std::string json_rows(const std::vector<DiffRow>& rows, bool op) {
   return out + "]";
 }
 
+std::string json_contributions(const Contributions& c) {
+  return fmt::format("\"slower_ns\": {}, \"faster_ns\": {}, \"net_ns\": {}", ps_to_ns(c.slower_ps),
+                     ps_to_ns(c.faster_ps), ps_to_ns(c.net_ps()));
+}
+
 std::string json(const DiffResult& r) {
   std::string out = fmt::format(
       "{{\"test\": \"{}\", \"base_captures\": {}, \"new_captures\": {}, \"alpha\": {}, "
-      "\"min_change\": {}, \"base_total_ns\": {}, \"new_total_ns\": {}, \"delta_ns\": {}, "
-      "\"explained\": {{\"top\": {}, \"delta_ns\": {}, \"share\": {}}}",
+      "\"confidence\": {}, \"min_change\": {}, \"base_total_ns\": {}, \"new_total_ns\": {}, "
+      "\"delta_ns\": {}, \"ops_change\": {{{}}}, \"explained\": {{\"top\": {}, {}, \"delta_ns\": "
+      "{}, \"share\": {}}}",
       several(r) ? "capture-t" : "mann-whitney-u", r.base_captures, r.new_captures, number(r.alpha),
-      number(r.min_change), ps_to_ns(r.base_total_ps), ps_to_ns(r.new_total_ps),
-      ps_to_ns(r.delta_ps), r.explained_top, ps_to_ns(r.explained_ps), opt(r.explained_share));
+      number(1 - r.alpha), number(r.min_change), ps_to_ns(r.base_total_ps),
+      ps_to_ns(r.new_total_ps), ps_to_ns(r.delta_ps), json_contributions(r.ops_change),
+      r.explained_top, json_contributions(r.explained), ps_to_ns(r.explained.net_ps()),
+      opt(r.explained_share));
   out += ", \"step\": " + (r.step ? json_row(*r.step, false) : std::string("null"));
   out +=
       ", \"step_unavailable\": " + (r.step ? std::string("null") : json_string(r.step_unavailable));
@@ -67,24 +86,27 @@ std::string json(const DiffResult& r) {
   return out + "]}\n";
 }
 
+std::string csv_number(const std::optional<double>& v) { return v ? number(*v) : ""; }
+
 std::string csv(const DiffResult& r) {
   std::string out =
       "kind,module,name,new_name,matched_by,opcode,op_name,source,category,change,significant,"
       "p_value,base_executions,new_executions,base_mean_ns,new_mean_ns,base_median_ns,"
-      "new_median_ns,delta_ns,ratio,shift_ns,weight,contribution_ns,test,base_captures,"
-      "new_captures\n";
+      "new_median_ns,delta_ns,ratio,ratio_low,ratio_high,shift_ns,weight,contribution_ns,test,"
+      "base_captures,new_captures\n";
   auto rows = [&](const char* kind, const std::vector<DiffRow>& v) {
     for (const DiffRow& x : v)
       out += fmt::format(
-          "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", kind,
-          csv_field(x.module), csv_field(x.name), csv_field(x.new_name), x.matched_by,
+          "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+          kind, csv_field(x.module), csv_field(x.name), csv_field(x.new_name), x.matched_by,
           csv_field(x.opcode), csv_field(x.op_name), csv_field(x.source), csv_field(x.category),
           change_name(x.change), x.significant ? "true" : "false",
           x.p_value ? number(*x.p_value) : "", x.base_executions, x.new_executions,
           ps_to_ns(x.base_mean_ps), ps_to_ns(x.new_mean_ps), ps_to_ns(x.base_median_ps),
-          ps_to_ns(x.new_median_ps), ps_to_ns(x.delta_ps), x.ratio ? number(*x.ratio) : "",
-          ps_to_ns(x.shift_ps), number(x.weight), ps_to_ns(x.contribution_ps), x.test,
-          x.base_captures, x.new_captures);
+          ps_to_ns(x.new_median_ps), ps_to_ns(x.delta_ps),
+          csv_number(x.ratio && std::isfinite(*x.ratio) ? x.ratio : std::nullopt),
+          csv_number(low_bound(x)), csv_number(high_bound(x)), ps_to_ns(x.shift_ps),
+          number(x.weight), ps_to_ns(x.contribution_ps), x.test, x.base_captures, x.new_captures);
   };
   if (r.step) rows("step", {*r.step});
   rows("module", r.modules);
@@ -97,59 +119,108 @@ std::string signed_duration(double ps) {
   return fmt::format("{}{}", ps > 0 ? "+" : "", human_duration(ps));
 }
 
-std::string ratio_text(const DiffRow& r) {
-  return r.ratio ? fmt::format("{:+.1f}%", (*r.ratio - 1) * 100) : "";
+std::string interval_text(const DiffRow& r) {
+  return r.ratio ? change_interval(r.ratio_low, r.ratio_high) : "";
 }
 
 std::string p_text(const DiffRow& r) { return r.p_value ? fmt::format("{:.2g}", *r.p_value) : ""; }
+
+// The columns every compared row shows: medians, the tested change and its interval, p, verdict.
+std::vector<std::string> tested_cells(const DiffRow& x) {
+  return {human_duration(x.base_median_ps),
+          human_duration(x.new_median_ps),
+          change_percent(x.ratio),
+          interval_text(x),
+          p_text(x),
+          change_name(x.change)};
+}
+
+std::string what_was_tested(const DiffResult& r) {
+  std::string level = human_percent(1 - r.alpha);
+  std::string how =
+      several(r)
+          ? fmt::format(
+                "change: the ratio of the geometric means of the capture medians, {} interval "
+                "and p from a two-sided Welch t-test over the log capture medians ({} vs {} "
+                "captures)",
+                level, r.base_captures, r.new_captures)
+          : fmt::format(
+                "change: the Hodges-Lehmann ratio (median of the pairwise NEW/BASE ratios of "
+                "the runs), {} interval and p from the two-sided Mann-Whitney test",
+                level);
+  return fmt::format(
+      "{}; slower/faster: p < {} and a change of at least {}; same: the interval lies within "
+      "±{}; unclear: neither\n",
+      how, number(r.alpha), human_percent(r.min_change), human_percent(r.min_change));
+}
+
+std::string contributions_text(const DiffResult& r) {
+  if (r.ops.empty()) return "";
+  const Contributions& c = r.ops_change;
+  std::string out = fmt::format(
+      "op contributions (change of the mean time per run x runs per device): slower ops {}, "
+      "faster ops {}, net {} of the total change {}",
+      signed_duration(c.slower_ps), signed_duration(c.faster_ps), signed_duration(c.net_ps()),
+      signed_duration(r.delta_ps));
+  if (r.explained_share)
+    out +=
+        fmt::format("; the top {} hold {} of the op time that moved ({} slower, {} faster)",
+                    r.explained_top, human_percent(*r.explained_share),
+                    signed_duration(r.explained.slower_ps), signed_duration(r.explained.faster_ps));
+  return out + "\n";
+}
 
 std::string table(const DiffResult& r, size_t top) {
   if (r.modules.empty())
     return "no XLA module executions in either profile: nothing to compare (see jaxprof "
            "modules)\n";
   std::string out = fmt::format(
-      "total (one BASE-sized run per device): {} -> {} ({}{})\n\n", human_duration(r.base_total_ps),
-      human_duration(r.new_total_ps), signed_duration(r.delta_ps),
+      "total (one BASE-sized run per device, means): {} -> {} ({}{})\n\n",
+      human_duration(r.base_total_ps), human_duration(r.new_total_ps), signed_duration(r.delta_ps),
       r.base_total_ps > 0 ? fmt::format(", {:+.1f}%", (r.delta_ps / r.base_total_ps) * 100) : "");
   out += "step: " + step_text(r) + "\n\n";
-  Table m({"module", "runs", "base mean", "new mean", "delta", "change", "p", "verdict"},
-          {false, true, true, true, true, true, true, false});
-  for (const DiffRow& x : r.modules)
-    m.add({x.name, fmt::format("{}/{}", x.base_executions, x.new_executions),
-           human_duration(x.base_mean_ps), human_duration(x.new_mean_ps),
-           signed_duration(x.delta_ps), ratio_text(x), p_text(x), change_name(x.change)});
+  Table m({"module", "runs", "base median", "new median", "change", "interval", "p", "verdict",
+           "contribution"},
+          {false, true, true, true, true, true, true, false, true});
+  for (const DiffRow& x : r.modules) {
+    std::vector<std::string> row = {x.name,
+                                    fmt::format("{}/{}", x.base_executions, x.new_executions)};
+    for (std::string& c : tested_cells(x)) row.push_back(std::move(c));
+    row.push_back(signed_duration(x.contribution_ps));
+    m.add(std::move(row));
+  }
   out += m.render(40) + "\n";
-  Table t({"op", "module", "category", "base/run", "new/run", "delta", "change", "p", "verdict",
-           "cum. share"},
-          {false, false, false, true, true, true, true, true, false, true});
+  Table t({"op", "module", "category", "base/run", "new/run", "change", "interval", "p", "verdict",
+           "contribution", "cum. share"},
+          {false, false, false, true, true, true, true, true, false, true, true});
   size_t shown = 0;
   for (const DiffRow& x : r.ops) {
     if (top && shown++ >= top) break;
     std::string name = x.new_name.empty() ? x.name : x.name + " -> " + x.new_name;
-    t.add({name, x.module, x.category, human_duration(x.base_mean_ps),
-           human_duration(x.new_mean_ps), signed_duration(x.delta_ps), ratio_text(x), p_text(x),
-           change_name(x.change), r.explained_share ? human_percent(x.cumulative_share) : ""});
+    std::vector<std::string> row = {name, x.module, x.category};
+    for (std::string& c : tested_cells(x)) row.push_back(std::move(c));
+    row.push_back(signed_duration(x.contribution_ps));
+    row.push_back(r.explained_share ? human_percent(x.cumulative_share) : "");
+    t.add(std::move(row));
   }
   out += t.render(48);
   if (top && r.ops.size() > top) out += fmt::format("({} more ops)\n", r.ops.size() - top);
   out += "\n";
-  Table c({"category", "module", "base/run", "new/run", "delta", "change", "p", "verdict"},
-          {false, false, true, true, true, true, true, false});
-  for (const DiffRow& x : r.categories)
-    c.add({x.name, x.module, human_duration(x.base_mean_ps), human_duration(x.new_mean_ps),
-           signed_duration(x.delta_ps), ratio_text(x), p_text(x), change_name(x.change)});
+  Table c({"category", "module", "base/run", "new/run", "change", "interval", "p", "verdict",
+           "contribution"},
+          {false, false, true, true, true, true, true, false, true});
+  for (const DiffRow& x : r.categories) {
+    std::vector<std::string> row = {x.name, x.module};
+    for (std::string& cell : tested_cells(x)) row.push_back(std::move(cell));
+    row.push_back(signed_duration(x.contribution_ps));
+    c.add(std::move(row));
+  }
   out += c.render(40);
-  if (r.explained_share)
-    out += fmt::format("\nthe top {} op differences explain {} of the total change\n",
-                       r.explained_top, human_percent(*r.explained_share));
-  out += fmt::format(
-      "times per module run (steady state); slower/faster: {} p < {} and a change of at least "
-      "{}\n",
-      several(r) ? fmt::format("over {} vs {} captures, two-sided Welch t-test of the capture "
-                               "medians",
-                               r.base_captures, r.new_captures)
-                 : std::string("two-sided Mann-Whitney"),
-      number(r.alpha), human_percent(r.min_change));
+  out += "\n" + contributions_text(r);
+  out += "times per module run (steady state), medians; " + what_was_tested(r);
+  out +=
+      "cum. share: running sum of |contribution| over the sum for all ops (the op time that "
+      "moved either way)\n";
   return out;
 }
 
@@ -159,12 +230,11 @@ std::string step_text(const DiffResult& r) {
   if (!r.step) return "none (" + r.step_unavailable + ")";
   const DiffRow& x = *r.step;
   return fmt::format(
-      "{} steps, {} -> {} per step ({}, p = {}, {}; wall time of the marked steps, means over "
-      "{}/{} "
-      "steps, warm-up left out)",
-      x.name, human_duration(x.base_mean_ps), human_duration(x.new_mean_ps),
-      x.ratio ? ratio_text(x) : std::string("from zero"), p_text(x), change_name(x.change),
-      x.base_executions, x.new_executions);
+      "{} steps, median {} -> {} per step ({}, interval {}, p = {}, {}; wall time of the marked "
+      "steps, {}/{} steps, warm-up left out)",
+      x.name, human_duration(x.base_median_ps), human_duration(x.new_median_ps),
+      x.ratio ? change_percent(x.ratio) : std::string("from zero"), interval_text(x), p_text(x),
+      change_name(x.change), x.base_executions, x.new_executions);
 }
 
 std::string render_diff(const DiffResult& result, OutputFormat format, size_t top) {

@@ -85,7 +85,8 @@ constexpr const char* kScript = R"JS(
   var charPx = 7;
   var details = svg.getElementsByClassName('details')[0];
   var frames = Array.prototype.slice.call(svg.getElementsByClassName('f'));
-  var root = null;
+  var bg = svg.getElementsByClassName('bg')[0], heading = svg.getElementsByClassName('title')[0];
+  var root = null, current = null;
   frames.forEach(function (g) {
     var title = g.getElementsByTagName('title')[0].textContent;
     g.jpName = title.split('\n')[0];
@@ -102,8 +103,22 @@ constexpr const char* kScript = R"JS(
     else if (s.length > n) s = s.slice(0, n - 2) + '..';
     g.getElementsByTagName('text')[0].textContent = s;
   }
+  // Inside a page: as wide as the element that holds it, one drawing unit per pixel.
+  function relayout() {
+    if (!svg.hasAttribute('data-fluid') || !svg.parentNode) return false;
+    var w = Math.floor(svg.parentNode.clientWidth);
+    if (!(w >= 200) || w === width) return false;
+    width = w;
+    svg.setAttribute('width', w);
+    svg.setAttribute('data-width', w);
+    svg.setAttribute('viewBox', '0 0 ' + w + ' ' + svg.getAttribute('height'));
+    if (bg) bg.setAttribute('width', w);
+    if (heading) heading.setAttribute('x', w / 2);
+    return true;
+  }
   function zoom(target) {
     if (!target || target.jpW <= 0) return;
+    current = target;
     var from = target.jpX, to = target.jpX + target.jpW;
     var scale = (width - 2 * pad) / target.jpW;
     frames.forEach(function (g) {
@@ -115,7 +130,7 @@ constexpr const char* kScript = R"JS(
       rect.setAttribute('x', x.toFixed(2));
       rect.setAttribute('width', Math.max(0, w - 0.5).toFixed(2));
       g.getElementsByTagName('text')[0].setAttribute('x', (x + 3).toFixed(2));
-      g.setAttribute('class', g.jpD < target.jpD ? 'f ctx' : 'f');
+      g.classList.toggle('ctx', g.jpD < target.jpD);
       fit(g, w);
     });
   }
@@ -124,7 +139,25 @@ constexpr const char* kScript = R"JS(
     g.addEventListener('mouseover', function () { details.textContent = g.jpInfo; });
     g.addEventListener('mouseout', function () { details.textContent = ' '; });
   });
+  // Frames whose name matches `re` are highlighted; returns their share of the whole (a frame
+  // inside another match counts once).
+  function search(re) {
+    var matched = 0, total = root ? root.jpW : 0, ends = [];
+    frames.forEach(function (g) {
+      var hit = !!re && re.test(g.jpName);
+      g.classList.toggle('hl', hit);
+      if (!hit) return;
+      var inside = ends.some(function (e) { return g.jpX >= e[0] && g.jpX + g.jpW <= e[1]; });
+      if (!inside) { matched += g.jpW; ends.push([g.jpX, g.jpX + g.jpW]); }
+    });
+    return total > 0 ? matched / total : 0;
+  }
+  svg.jpReset = function () { zoom(root); };
+  svg.jpSearch = search;
+  relayout();
   zoom(root);
+  if (svg.hasAttribute('data-fluid'))
+    window.addEventListener('resize', function () { if (relayout()) zoom(current); });
   svg.setAttribute('data-ready', '1');  // lets a headless check see that the script ran through
 })();
 )JS";
@@ -206,8 +239,8 @@ std::string render_flame_svg(const FlameTree& t, const FlameSvgOptions& o) {
   out += fmt::format(
       "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
       "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
-      "viewBox=\"0 0 {0} {1}\" data-width=\"{0}\" data-pad=\"{2}\">\n",
-      width, height, kPad);
+      "viewBox=\"0 0 {0} {1}\" data-width=\"{0}\" data-pad=\"{2}\"{3}>\n",
+      width, height, kPad, o.fluid ? " data-fluid=\"1\"" : "");
   out +=
       "<style>\n"
       "text { font-family: monospace; font-size: 12px; fill: #000; }\n"
@@ -215,12 +248,15 @@ std::string render_flame_svg(const FlameTree& t, const FlameSvgOptions& o) {
       ".f text { pointer-events: none; }\n"
       ".f:hover rect { stroke: #000; stroke-width: 0.5; }\n"
       ".ctx rect { opacity: 0.5; }\n"
+      ".f.hl rect { fill: rgb(224,80,224); }\n"
       ".hint { fill: #555; }\n"
       "</style>\n";
-  out += fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#f8f8f4\"/>\n", width,
-                     height);
   out += fmt::format(
-      "<text x=\"{}\" y=\"20\" text-anchor=\"middle\" style=\"font-size:16px\">{}</text>\n",
+      "<rect class=\"bg\" x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#f8f8f4\"/>\n", width,
+      height);
+  out += fmt::format(
+      "<text class=\"title\" x=\"{}\" y=\"20\" text-anchor=\"middle\" "
+      "style=\"font-size:16px\">{}</text>\n",
       width / 2, xml_escape(o.title));
   std::string hint =
       fmt::format("by {}, {} in all. Hover: time and share; click: zoom; click the root: reset.",

@@ -17,6 +17,10 @@ struct FlameSvgOptions {
   // Frames lighter than this fraction of the whole are left out (with their children), which
   // bounds the file for huge trees; zooming cannot reveal them.
   double min_fraction = 1e-6;
+  // For an SVG inside an HTML page: its script lays the frames out again at the width of the
+  // element that holds it (on load and when the window is resized), in real pixels, so that the
+  // graph fills the page and labels are fitted to the frames' drawn widths.
+  bool fluid = false;
 };
 
 // Text made safe for XML character data and attribute values.

@@ -1,4 +1,5 @@
-// Small inline SVG charts for the HTML report: stacked bars, a log-x scatter and a line plot.
+// Small inline SVG charts for the HTML report: stacked bars and signed bars (the scatter and
+// the step chart have files of their own).
 // They are drawn here (no charting library) so that the report opens with no network and no
 // external script. Every label is escaped; callers pass raw profile text.
 #pragma once
@@ -20,25 +21,6 @@ struct ChartLegend {
 };
 std::string svg_stacked_bars(const std::vector<StackedBar>& bars,
                              const std::vector<ChartLegend>& legend);
-
-struct ScatterPoint {
-  double x = 0, y = 0;
-  std::string label;  // tooltip
-};
-// x on a log2 scale (message sizes span orders of magnitude), y linear from 0.
-std::string svg_scatter(const std::vector<ScatterPoint>& points, const std::string& x_label,
-                        const std::string& y_label);
-
-struct LineSeries {
-  std::string name;
-  std::vector<double> ys;         // at x = 0, 1, 2, ...
-  std::vector<std::string> tips;  // per point; default "name #i: value"
-};
-// y values are picoseconds; the axis is labelled as durations.
-// `x_ticks`, when given, labels x = 0, 1, ... (at most about 20 labels drawn) and draws a faint
-// vertical line at each x, e.g. one per step.
-std::string svg_duration_lines(const std::vector<LineSeries>& series, const std::string& x_label,
-                               const std::vector<std::string>& x_ticks = {});
 
 struct SignedBar {
   std::string label;

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "jaxprof/render/change_text.h"
 #include "jaxprof/render/diff_render.h"
 #include "jaxprof/render/flame_svg.h"
 #include "jaxprof/render/html_charts.h"
@@ -35,7 +36,12 @@ HtmlCell signed_cell(double ps) { return {signed_duration(ps), ps}; }
 
 HtmlCell ratio_cell(const DiffRow& r) {
   if (!r.ratio) return text_cell("");
-  return {fmt::format("{:+.1f}%", (*r.ratio - 1) * 100), *r.ratio};
+  return {change_percent(*r.ratio), std::isfinite(*r.ratio) ? *r.ratio : 1e300};
+}
+
+HtmlCell interval_cell(const DiffRow& r) {
+  if (!r.ratio) return text_cell("");
+  return {change_interval(r.ratio_low, r.ratio_high), r.ratio_low};
 }
 
 HtmlCell p_cell(const DiffRow& r) {
@@ -61,24 +67,39 @@ std::string summary_body(const DiffResult& r, const HtmlDiffOptions& o) {
          signed_duration(r.delta_ps),
          r.base_total_ps > 0 ? fmt::format(", {:+.1f}%", r.delta_ps / r.base_total_ps * 100) : ""));
   kv("step", step_text(r));
-  kv(fmt::format("explained by the top {} op differences", r.explained_top),
-     r.explained_share ? fmt::format("{} ({})", signed_duration(r.explained_ps),
-                                     human_percent(*r.explained_share))
-                       : std::string("- (the total did not change)"));
-  size_t counts[5] = {};
+  const Contributions& c = r.ops_change;
+  kv("op contributions (change of the mean time per run x runs per device)",
+     fmt::format("slower ops {}, faster ops {}, net {} of the total change {}",
+                 signed_duration(c.slower_ps), signed_duration(c.faster_ps),
+                 signed_duration(c.net_ps()), signed_duration(r.delta_ps)));
+  kv(fmt::format("the top {} op differences", r.explained_top),
+     r.explained_share
+         ? fmt::format("{} of the op time that moved ({} slower, {} faster)",
+                       human_percent(*r.explained_share), signed_duration(r.explained.slower_ps),
+                       signed_duration(r.explained.faster_ps))
+         : std::string("- (no op changed its time)"));
+  size_t counts[6] = {};
   for (const DiffRow& op : r.ops) ++counts[static_cast<int>(op.change)];
-  kv("ops", fmt::format("{} slower, {} faster, {} added, {} removed, {} unchanged",
-                        counts[static_cast<int>(Change::kSlower)],
-                        counts[static_cast<int>(Change::kFaster)],
-                        counts[static_cast<int>(Change::kAdded)],
-                        counts[static_cast<int>(Change::kRemoved)],
-                        counts[static_cast<int>(Change::kSame)]));
-  kv("test", several(r) ? fmt::format("two-sided Welch t-test over the log medians of the "
-                                      "captures, p < {}, and a change of at least {}",
-                                      number(r.alpha), human_percent(r.min_change))
-                        : fmt::format("two-sided Mann-Whitney U over the executions, p < {}, "
-                                      "and a change of at least {}",
-                                      number(r.alpha), human_percent(r.min_change)));
+  kv("ops",
+     fmt::format(
+         "{} slower, {} faster, {} added, {} removed, {} unchanged, {} unclear",
+         counts[static_cast<int>(Change::kSlower)], counts[static_cast<int>(Change::kFaster)],
+         counts[static_cast<int>(Change::kAdded)], counts[static_cast<int>(Change::kRemoved)],
+         counts[static_cast<int>(Change::kSame)], counts[static_cast<int>(Change::kUnclear)]));
+  std::string level = human_percent(1 - r.alpha);
+  kv("change",
+     several(r) ? fmt::format("the ratio of the geometric means of the capture medians, with its "
+                              "{} interval from the two-sided Welch t-test over the log capture "
+                              "medians",
+                              level)
+                : fmt::format("the Hodges-Lehmann ratio (median of the pairwise NEW/BASE ratios "
+                              "of the runs), with its {} interval from the two-sided "
+                              "Mann-Whitney test",
+                              level));
+  kv("verdict",
+     fmt::format("slower/faster: p < {} and a change of at least {}; same: the "
+                 "interval lies within ±{}; unclear: neither",
+                 number(r.alpha), human_percent(r.min_change), human_percent(r.min_change)));
   out += "</dl>\n";
   if (!r.warnings.empty()) {
     out += "<h3>Warnings</h3>\n<ul class=\"muted\">\n";
@@ -105,20 +126,20 @@ std::string chart_body(const DiffResult& r, size_t bars) {
 }
 
 void numbers(HtmlTable& t) {
-  t.add_column("base/run", true);
-  t.add_column("new/run", true);
-  t.add_column("delta", true);
-  t.add_column("ratio", true);
+  t.add_column("base median", true);
+  t.add_column("new median", true);
+  t.add_column("change", true);
+  t.add_column("interval", true);
   t.add_column("p", true);
-  t.add_column("change", false);
+  t.add_column("verdict", false);
   t.add_column("contribution", true);
 }
 
 void add_numbers(std::vector<HtmlCell>& row, const DiffRow& r) {
-  row.push_back(duration_cell(r.base_mean_ps));
-  row.push_back(duration_cell(r.new_mean_ps));
-  row.push_back(signed_cell(r.delta_ps));
+  row.push_back(duration_cell(r.base_median_ps));
+  row.push_back(duration_cell(r.new_median_ps));
   row.push_back(ratio_cell(r));
+  row.push_back(interval_cell(r));
   row.push_back(p_cell(r));
   row.push_back(text_cell(change_name(r.change)));
   row.push_back(signed_cell(r.contribution_ps));
@@ -129,25 +150,21 @@ std::string modules_body(HtmlPageParts& page, const DiffResult& r) {
   HtmlTable t;
   t.id = "modules-table";
   t.add_column("module", false);
-  t.add_column("contribution", true);
   t.add_column("base runs", true);
   t.add_column("new runs", true);
-  t.add_column("base/run", true);
-  t.add_column("new/run", true);
-  t.add_column("delta", true);
-  t.add_column("ratio", true);
-  t.add_column("p", true);
-  t.add_column("change", false);
+  numbers(t);
   t.add_column("weight", true);
-  for (const DiffRow& m : r.modules)
-    t.rows.push_back({text_cell(m.name), signed_cell(m.contribution_ps),
-                      count_cell(static_cast<double>(m.base_executions)),
-                      count_cell(static_cast<double>(m.new_executions)),
-                      duration_cell(m.base_mean_ps), duration_cell(m.new_mean_ps),
-                      signed_cell(m.delta_ps), ratio_cell(m), p_cell(m),
-                      text_cell(change_name(m.change)), number_cell(m.weight)});
-  return "<p class=\"muted\">Times are means per run of the module (steady state); weight = runs "
-         "per device in BASE; contribution = delta x weight. Click a header to sort.</p>\n" +
+  for (const DiffRow& m : r.modules) {
+    std::vector<HtmlCell> row = {text_cell(m.name),
+                                 count_cell(static_cast<double>(m.base_executions)),
+                                 count_cell(static_cast<double>(m.new_executions))};
+    add_numbers(row, m);
+    row.push_back(number_cell(m.weight));
+    t.rows.push_back(std::move(row));
+  }
+  return "<p class=\"muted\">Times are medians per run of the module (steady state); change: the "
+         "tested estimate of NEW/BASE and its interval; weight = runs per device in BASE; "
+         "contribution = change of the mean run x weight. Click a header to sort.</p>\n" +
          page.table(t);
 }
 
@@ -176,7 +193,8 @@ std::string ops_body(HtmlPageParts& page, const DiffResult& r, size_t rows) {
   std::string out =
       "<p class=\"muted\">Ops of the same module are paired by name, then by (opcode, JAX op, "
       "source line), then by (opcode, JAX op); <code>old -&gt; new</code> marks a renamed op. "
-      "cum. share = running sum of contributions (in this order) / total change.</p>\n" +
+      "cum. share = running sum of |contribution| (in this order) / the sum over all ops: the "
+      "share of the op time that moved either way.</p>\n" +
       page.table(t);
   if (rows && r.ops.size() > rows)
     out += fmt::format("<p class=\"muted\">{} more ops not shown.</p>\n", r.ops.size() - rows);

@@ -7,25 +7,29 @@
 #include "jaxprof/analysis/collectives.h"
 #include "jaxprof/analysis/compile.h"
 #include "jaxprof/analysis/flame.h"
+#include "jaxprof/analysis/flame_merge.h"
 #include "jaxprof/analysis/kernels.h"
-#include "jaxprof/analysis/module_executions.h"
 #include "jaxprof/analysis/modules.h"
-#include "jaxprof/analysis/steps.h"
+#include "jaxprof/analysis/roofline.h"
 #include "jaxprof/analysis/summary.h"
 #include "jaxprof/analysis/timeline.h"
 #include "jaxprof/render/flame_svg.h"
 #include "jaxprof/render/html_charts.h"
 #include "jaxprof/render/html_page.h"
+#include "jaxprof/render/html_report_ops.h"
+#include "jaxprof/render/html_report_steps.h"
+#include "jaxprof/render/html_scatter.h"
+#include "jaxprof/render/html_short_text.h"
 #include "jaxprof/render/html_table.h"
 #include "jaxprof/render/steady_state_render.h"
+#include "jaxprof/render/roofline_html.h"
 #include "jaxprof/render/text.h"
 #include "jaxprof/render/units.h"
 
 namespace jaxprof {
 namespace {
 
-constexpr size_t kMaxBars = 64;   // devices drawn in the breakdown
-constexpr size_t kMaxSeries = 8;  // devices drawn in the step plot
+constexpr size_t kMaxBars = 64;  // devices drawn in the breakdown
 
 std::string h(std::string_view s) { return xml_escape(s); }
 
@@ -139,9 +143,11 @@ std::string modules_body(PageData& data, const ModulesResult& m, size_t top) {
   t.add_column("total", true);
   t.add_column("share", true);
   t.add_column("devices", true);
+  t.filterable = true;
   for (size_t i = 0; i < m.modules.size() && i < top; ++i) {
     const ModuleStats& s = m.modules[i];
-    t.rows.push_back({text_cell(s.name), count_cell(static_cast<double>(s.executions)),
+    t.row_data.push_back({{"module", s.name}});
+    t.rows.push_back({module_cell(s.name), count_cell(static_cast<double>(s.executions)),
                       count_cell(static_cast<double>(s.warmup_executions)),
                       duration_cell(s.mean_ps), duration_cell(s.std_ps),
                       duration_cell(static_cast<double>(s.min_ps)),
@@ -150,43 +156,37 @@ std::string modules_body(PageData& data, const ModulesResult& m, size_t top) {
                       count_cell(static_cast<double>(s.devices))});
   }
   return "<p class=\"muted\">Mean, std, min and max are over steady-state executions (warm-up runs "
-         "apart). Click a header to sort.</p>\n" +
-         table(data, t);
-}
-
-std::string ops_body(PageData& data, const SummaryResult& s) {
-  if (s.ops.empty()) return none("No device ops in this profile.");
-  HtmlTable t;
-  t.id = "ops-table";
-  t.add_column("op", false);
-  t.add_column("module", false);
-  t.add_column("opcode", false);
-  t.add_column("count", true);
-  t.add_column("total", true);
-  t.add_column("self", true);
-  t.add_column("share", true);
-  t.add_column("JAX op", false);
-  t.add_column("source", false);
-  for (const SummaryOp& o : s.ops)
-    t.rows.push_back({text_cell(o.name), text_cell(o.module), text_cell(o.opcode),
-                      count_cell(static_cast<double>(o.count)),
-                      duration_cell(static_cast<double>(o.total_ps)),
-                      duration_cell(static_cast<double>(o.self_ps)), percent_cell(o.share),
-                      text_cell(o.op_name), text_cell(o.source)});
-  return "<p class=\"muted\">HLO ops over all devices; share = self time / busy time of all "
-         "devices.</p>\n" +
+         "apart). Click a header to sort, a module for its ops and source lines.</p>\n" +
          table(data, t);
 }
 
 std::string flame_body(const FlameTree& tree, const std::string& title) {
   if (tree.devices.empty()) return none("No device op events: no flamegraph.");
+  const size_t n = tree.devices.size();
+  // One tree for all devices: each device's frame would otherwise get 1/n of the width.
+  FlameTree merged = merge_flame_devices(
+      tree, n == 1 ? tree.devices.front().device : fmt::format("all {} devices", n));
   FlameSvgOptions o;
   o.title = title;
   o.min_fraction = 1e-4;  // bounds the page for huge trees
-  std::string svg = render_flame_svg(tree, o);
+  o.fluid = true;
+  std::string svg = render_flame_svg(merged, o);
   // The XML declaration has no place inside an HTML document.
   if (svg.starts_with("<?xml")) svg.erase(0, svg.find('\n') + 1);
-  return "<div class=\"flame\">\n" + svg + "</div>\n";
+  return fmt::format(
+             "<p class=\"muted\">Device busy time{}; idle time is left out (the device-time "
+             "section shows it). Click a frame to zoom into it, the bottom frame to zoom out; "
+             "type a regular expression to highlight the frames it matches.</p>\n",
+             n > 1 ? fmt::format(", summed over the {} devices (<code>jaxprof flame</code> draws "
+                                 "each device apart)",
+                                 n)
+                   : "") +
+         "<div class=\"flame-tools\"><input type=\"search\" class=\"flame-search\" "
+         "placeholder=\"highlight: regular expression\" aria-label=\"highlight frames\"> "
+         "<button type=\"button\" class=\"flame-reset\">reset zoom</button> "
+         "<span class=\"muted flame-match\"></span></div>\n"
+         "<div class=\"flame\">\n" +
+         svg + "</div>\n";
 }
 
 std::string collectives_body(PageData& data, const CollectivesResult& c, size_t top) {
@@ -196,15 +196,19 @@ std::string collectives_body(PageData& data, const CollectivesResult& c, size_t 
   std::vector<ScatterPoint> points;
   for (const CollectiveOp& op : c.ops)
     if (op.message_bytes > 0 && op.busbw_gbps > 0)
-      points.push_back({static_cast<double>(op.message_bytes), op.busbw_gbps,
-                        fmt::format("{} ({}, N={}): {} bytes, {:.3g} GB/s", op.name, op.opcode,
-                                    op.group_size, op.message_bytes, op.busbw_gbps)});
+      points.push_back(
+          {static_cast<double>(op.message_bytes), op.busbw_gbps, op.opcode,
+           fmt::format("{} ({}, N={}): {}, {}", op.name, op.opcode, op.group_size,
+                       axis_value_text(static_cast<double>(op.message_bytes), AxisQuantity::kBytes),
+                       axis_value_text(op.busbw_gbps, AxisQuantity::kBandwidth))});
   if (points.empty())
     out += none("Message sizes are unknown (the profile carries no HLO): no bandwidth plot.");
   else
-    out += svg_scatter(points, "message size", "bus bandwidth (GB/s)");
+    out += svg_scatter(points, {"message size", AxisQuantity::kBytes},
+                       {"bus bandwidth", AxisQuantity::kBandwidth});
   HtmlTable t;
   t.id = "collectives-table";
+  t.filterable = true;
   t.add_column("op", false);
   t.add_column("module", false);
   t.add_column("opcode", false);
@@ -218,8 +222,11 @@ std::string collectives_body(PageData& data, const CollectivesResult& c, size_t 
   t.add_column("wait", true);
   for (size_t i = 0; i < c.ops.size() && i < top; ++i) {
     const CollectiveOp& op = c.ops[i];
-    t.rows.push_back({text_cell(op.name), text_cell(op.module), text_cell(op.opcode),
-                      count_cell(static_cast<double>(op.group_size)),
+    HtmlDrill to_op;
+    to_op.targets = kOpsTable;
+    to_op.scope = {{"module", op.module}, {"op", op.name}};
+    t.rows.push_back({name_cell(op.name, std::move(to_op)), module_cell(op.module),
+                      name_cell(op.opcode), count_cell(static_cast<double>(op.group_size)),
                       count_cell(static_cast<double>(op.message_bytes)),
                       count_cell(static_cast<double>(op.count)),
                       duration_cell(static_cast<double>(op.total_ps)),
@@ -235,6 +242,7 @@ std::string kernels_body(PageData& data, const KernelsResult& k, size_t top) {
     return none(k.no_gpu_reason.empty() ? "No GPU kernels in this profile." : k.no_gpu_reason);
   HtmlTable t;
   t.id = "kernels-table";
+  t.filterable = true;
   t.add_column("kernel", false);
   t.add_column("count", true);
   t.add_column("total", true);
@@ -249,12 +257,20 @@ std::string kernels_body(PageData& data, const KernelsResult& k, size_t top) {
     const KernelGroup& g = k.kernels[i];
     double share =
         k.total_ps > 0 ? static_cast<double>(g.total_ps) / static_cast<double>(k.total_ps) : 0.0;
-    t.rows.push_back({text_cell(g.name), count_cell(static_cast<double>(g.count)),
-                      duration_cell(static_cast<double>(g.total_ps)), duration_cell(g.mean_ps),
-                      duration_cell(static_cast<double>(g.min_ps)),
-                      duration_cell(static_cast<double>(g.max_ps)), percent_cell(share),
-                      text_cell(g.hlo_op), text_cell(g.op_name),
-                      text_cell(g.configs.empty() ? "" : g.configs.front().details)});
+    HtmlDrill detail;
+    detail.detail = true;
+    HtmlDrill to_op;
+    if (!g.hlo_op.empty()) {
+      to_op.targets = kOpsTable;
+      to_op.scope = {{"op", g.hlo_op}};
+    }
+    t.rows.push_back(
+        {long_cell(g.name, g.name, std::move(detail)), count_cell(static_cast<double>(g.count)),
+         duration_cell(static_cast<double>(g.total_ps)), duration_cell(g.mean_ps),
+         duration_cell(static_cast<double>(g.min_ps)), duration_cell(static_cast<double>(g.max_ps)),
+         percent_cell(share), name_cell(g.hlo_op, std::move(to_op)),
+         long_cell(short_op_path(g.op_name), g.op_name),
+         text_cell(g.configs.empty() ? "" : g.configs.front().details)});
   }
   return fmt::format("<p class=\"muted\">{} kernel events on {} GPUs, {} in all.</p>\n",
                      k.kernel_events, k.devices.size(),
@@ -295,98 +311,6 @@ std::string compile_body(PageData& data, const CompileResult& c) {
   return out;
 }
 
-// Steps as the profile marks them (StepTraceAnnotation, Steps lines, group ids) when it does: their
-// wall time one point per step, and a table of their boundaries. Otherwise the module with the most
-// device time (as `jaxprof check` takes it) stands for the step: its execution times per device, in
-// order, show warm-up, drift and outliers.
-std::string annotated_steps_body(PageData& data, const StepsResult& steps, size_t devices) {
-  data.step_source = "annotation";
-  const int64_t t0 = steps.steps.front().start_ps;
-  const bool host = steps.source == "host-annotation";
-  LineSeries wall{host ? "step (annotation)" : "step (device marks)", {}, {}};
-  LineSeries busy{"device time per device", {}, {}};
-  std::vector<std::string> numbers;
-  HtmlTable t;
-  t.id = "steps-table";
-  t.add_column("step", true);
-  t.add_column("name", false);
-  t.add_column("start", true);
-  t.add_column("end", true);
-  t.add_column("duration", true);
-  t.add_column("executions", true);
-  t.add_column("device time", true);
-  t.add_column("warm-up", false);
-  for (const Step& s : steps.steps) {
-    double d = static_cast<double>(s.duration_ps());
-    double per_device =
-        devices ? static_cast<double>(s.device_ps) / static_cast<double>(devices) : 0.0;
-    std::string when = fmt::format("[{}, {}) after the first step's start",
-                                   human_duration(static_cast<double>(s.start_ps - t0)),
-                                   human_duration(static_cast<double>(s.end_ps - t0)));
-    numbers.push_back(fmt::format("{}", s.number));
-    wall.ys.push_back(d);
-    wall.tips.push_back(fmt::format("{} {}: {}{}, {}", s.name, s.number, human_duration(d),
-                                    s.warmup ? " (warm-up)" : "", when));
-    busy.ys.push_back(per_device);
-    busy.tips.push_back(fmt::format("{} {}: {} device time per device", s.name, s.number,
-                                    human_duration(per_device)));
-    t.rows.push_back({count_cell(static_cast<double>(s.number)), text_cell(s.name),
-                      duration_cell(static_cast<double>(s.start_ps - t0)),
-                      duration_cell(static_cast<double>(s.end_ps - t0)), duration_cell(d),
-                      count_cell(static_cast<double>(s.executions)),
-                      duration_cell(static_cast<double>(s.device_ps)),
-                      text_cell(s.warmup ? "yes" : "")});
-  }
-  size_t warm = 0;
-  for (const Step& s : steps.steps) warm += s.warmup ? 1 : 0;
-  const char* source = host                           ? "StepTraceAnnotation"
-                       : steps.source == "steps-line" ? "the devices' Steps lines"
-                                                      : "group_id stats of device events";
-  const char* span = host ? "from the start to the end of its annotation on the host"
-                          : "from its earliest start to its latest end over the devices";
-  return fmt::format(
-             "<p class=\"muted\">Steps as the profile marks them ({}): {} steps, one point "
-             "each, {}; {} hold a program's first execution (compile and warm-up). Steady-state "
-             "mean {}. The second line is the module time that started in the step, per device "
-             "({} devices). Hover a point for the step's boundaries.</p>\n",
-             source, steps.steps.size(), span, warm, human_duration(steps.steady_mean_ps),
-             devices) +
-         svg_duration_lines({wall, busy}, host ? "step (annotation step_num)" : "step number",
-                            numbers) +
-         data.table(t);
-}
-
-std::string steps_body(PageData& data, const Profile& profile, const ModulesResult& m) {
-  const std::vector<DeviceExecutions>& all = module_executions(profile);
-  StepsResult steps = compute_steps(profile);
-  if (!m.modules.empty()) data.step = m.modules.front().name;
-  if (steps.steps.size() >= 2) {
-    size_t devices = 0;
-    for (const DeviceExecutions& d : all) devices += d.executions.empty() ? 0 : 1;
-    return annotated_steps_body(data, steps, devices);
-  }
-  if (m.modules.empty()) return none("No module executions and no step marks: no steps to plot.");
-  const std::string& step = m.modules.front().name;
-  data.step_source = "module";
-  std::vector<LineSeries> series;
-  size_t most = 0;
-  for (const DeviceExecutions& d : all) {
-    LineSeries s{d.device, {}, {}};
-    for (const ModuleExecution& e : d.executions)
-      if (e.name == step) s.ys.push_back(static_cast<double>(e.duration_ps()));
-    most = std::max(most, s.ys.size());
-    if (!s.ys.empty() && series.size() < kMaxSeries) series.push_back(std::move(s));
-  }
-  if (most < 2)
-    return none(fmt::format("The step module {} ran once per device: no step-time plot.", step));
-  return fmt::format(
-             "<p class=\"muted\">{} (StepTraceAnnotation) in this profile: the module with the "
-             "most device time, <code>{}</code>, stands for the step. Its execution time, "
-             "execution by execution.</p>\n",
-             steps.steps.empty() ? "No step marks" : "Only one step mark", h(step)) +
-         svg_duration_lines(series, "execution");
-}
-
 std::string page_data_json(const PageData& d, const HtmlReportOptions& o) {
   std::string j = "{\"source\":" + json_string(o.source) + ",\"sections\":" + d.sections_json();
   j += ",\"hosts\":[";
@@ -403,7 +327,7 @@ std::string page_data_json(const PageData& d, const HtmlReportOptions& o) {
 
 std::string render_html_report(const Profile& profile, const HtmlReportOptions& o) {
   SummaryOptions so;
-  so.top = o.top;
+  so.top = SIZE_MAX;  // every op: the ops and source-lines tables pick their rows
   so.observations = 10;
   so.steady = o.steady;
   SummaryResult summary = compute_summary(profile, so);
@@ -411,6 +335,7 @@ std::string render_html_report(const Profile& profile, const HtmlReportOptions& 
   ModulesResult modules = compute_modules(profile, {.steady = o.steady});
   FlameOptions fs;
   fs.steady = o.steady;
+  fs.idle = false;  // idle is often most of a span: the device-time section shows it
   fs.by = FlameBy::kSource;
   FlameTree flame_source = compute_flame(profile, fs);
   fs.by = FlameBy::kOpName;
@@ -424,13 +349,29 @@ std::string render_html_report(const Profile& profile, const HtmlReportOptions& 
   std::string body;
   body += section(data, "summary", "Summary", summary_body(summary, o.source));
   body += section(data, "device-time", "Device time per device", device_time_body(timeline));
-  body += section(data, "steps", "Step time", steps_body(data, profile, modules));
+  {
+    StepsSectionInfo steps;
+    body += section(data, "steps", "Step time", html_steps_body(data, profile, modules, steps));
+    data.step = steps.step;
+    data.step_source = steps.source;
+  }
   body += section(data, "modules", "Top modules", modules_body(data, modules, o.top));
-  body += section(data, "ops", "Top ops", ops_body(data, summary));
+  std::vector<std::string> listed_modules;
+  for (size_t i = 0; i < modules.modules.size() && i < o.top; ++i)
+    listed_modules.push_back(modules.modules[i].name);
+  body += section(data, "ops", "Top ops", html_ops_body(data, summary.ops, listed_modules, o.top));
+  body += section(data, "sources", "Source lines",
+                  html_sources_body(data, summary.ops, listed_modules, o.top));
   body += section(data, "flame-source", "Flamegraph by source line",
                   flame_body(flame_source, "device time by source line"));
   body += section(data, "flame-op-name", "Flamegraph by JAX op path",
                   flame_body(flame_op, "device time by JAX op path"));
+  {
+    RooflineHtml roofline = roofline_html(compute_roofline(profile, {}), o.top);
+    body += section(data, "roofline", "Roofline",
+                    roofline.empty ? none("No device op events: no roofline.")
+                                   : roofline.charts + table(data, roofline.table));
+  }
   body += section(data, "collectives", "Collectives", collectives_body(data, collectives, o.top));
   body += section(data, "kernels", "GPU kernels", kernels_body(data, kernels, o.top));
   body += section(data, "compile", "Compile phases", compile_body(data, compile));

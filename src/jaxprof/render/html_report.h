@@ -1,7 +1,7 @@
 // `jaxprof report`: one self-contained HTML file (inline CSS, inline SVG charts, inline script; no
 // network, fonts or images) with the summary and observations, the per-device time breakdown,
-// sortable module / op / collective / kernel tables, both interactive flamegraphs, compile phases
-// and the step-time plot. Every profile name is escaped; data for the page's script sits in a
+// the step-time plot, sortable and filterable module / op / source-line / collective / kernel
+// tables with drill-down links between them, both interactive flamegraphs and compile phases. Every profile name is escaped; data for the page's script sits in a
 // <script type="application/json"> block with <, >, & and U+2028/2029 escaped.
 #pragma once
 

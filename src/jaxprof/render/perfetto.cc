@@ -225,15 +225,18 @@ PerfettoSummary write_perfetto(const Profile& p,
     std::string_view op = ev.hlo_op[e] ? p.str(ev.hlo_op[e]) : p.event_display_name(e);
     t.name_json = json_string_html_safe(op);
     std::string opcode, op_name, source;
+    OpCategory cat = OpCategory::kOther;
+    bool from_hlo = false;
     if (ev.hlo_op[e] != 0)
       if (const HloModule* mod = p.hlo.find(hlo_program_key(mk.program_id), module))
         if (const HloInstruction* instr = mod->find(op)) {
           opcode = std::string(instr->opcode);
           op_name = std::string(instr->op_name);
           source = mod->source_line(*instr);
+          cat = categorize_instruction(*mod, *instr);
+          from_hlo = true;
         }
-    OpCategory cat =
-        opcode.empty() ? categorize({}, p.event_name(e)) : categorize(opcode, op, op_name);
+    if (!from_hlo) cat = categorize({}, p.event_name(e));
     base_args(e, t.args);
     if (!module.empty()) t.args.set("module", json_string_html_safe(module));
     if (p.event_name(e) != op) {

@@ -1,0 +1,245 @@
+#include "jaxprof/analysis/partial.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "jaxprof/analysis/partial_build.h"
+#include "jaxprof/error.h"
+
+namespace jaxprof {
+
+void DurationMoments::merge(const DurationMoments& o) {
+  count += o.count;
+  sum += o.sum;
+  sum_sq += o.sum_sq;
+  min = std::min(min, o.min);
+  max = std::max(max, o.max);
+}
+
+double DurationMoments::mean() const {
+  return count ? static_cast<double>(sum) / static_cast<double>(count) : 0;
+}
+
+double DurationMoments::std() const {
+  if (count < 2) return 0;
+  if (min < 0) {  // not a duration: the plain formula
+    long double m = static_cast<long double>(sum) / count;
+    long double v = static_cast<long double>(sum_sq) / count - m * m;
+    return v > 0 ? static_cast<double>(std::sqrt(v)) : 0;
+  }
+  // With sum = q n + r (0 <= r < n): sum of (d - q)^2 = sum_sq - q (sum + r) exactly, a small
+  // number, so the variance T/n - (r/n)^2 loses nothing to cancellation.
+  using u128 = unsigned __int128;
+  const u128 n = count, s = static_cast<u128>(sum);
+  const u128 q = s / n, r = s % n;
+  const u128 qs = q * (s + r);
+  const u128 t = sum_sq > qs ? sum_sq - qs : 0;
+  long double rn = static_cast<long double>(r) / static_cast<long double>(count);
+  long double v = static_cast<long double>(t) / static_cast<long double>(count) - rn * rn;
+  return v > 0 ? static_cast<double>(std::sqrt(v)) : 0;
+}
+
+const char* step_source_name(StepSource s) {
+  switch (s) {
+    case StepSource::kHostAnnotation:
+      return "host-annotation";
+    case StepSource::kStepsLine:
+      return "steps-line";
+    case StepSource::kGroupId:
+      return "group-id";
+    case StepSource::kNone:
+      return "none";
+  }
+  return "none";
+}
+
+uint32_t PartialStrings::id(std::string_view s) {
+  if (s.empty()) return 0;
+  if (index_.empty() && strings_.size() > 1)  // read from a file: index on first use
+    for (uint32_t i = 1; i < strings_.size(); ++i) index_.emplace(strings_[i], i);
+  auto [it, added] = index_.try_emplace(std::string(s), static_cast<uint32_t>(strings_.size()));
+  if (added) strings_.emplace_back(s);
+  return it->second;
+}
+
+void PartialStrings::assign(std::vector<std::string> strings) {
+  strings_ = std::move(strings);
+  if (strings_.empty()) strings_.emplace_back();
+  index_.clear();
+}
+
+uint32_t HostPartial::module_id(std::string_view name, ProgramId program) {
+  if (modules.empty()) modules.emplace_back();
+  if (name.empty() && program == kNoProgram) return 0;
+  if (module_index_.empty())
+    for (uint32_t i = 1; i < modules.size(); ++i)
+      module_index_.emplace(fmt::format("{}\n{}", modules[i].program_id, str(modules[i].name)), i);
+  auto [it, added] = module_index_.try_emplace(fmt::format("{}\n{}", program, name),
+                                               static_cast<uint32_t>(modules.size()));
+  if (added) modules.push_back({strings.id(name), program});
+  return it->second;
+}
+
+uint32_t HostPartial::op_info_id(const PartialOpInfo& info) {
+  uint64_t key = (uint64_t{info.opcode} * 1000003u + info.op_name) * 1000003u + info.source;
+  key = key * 1000003u + info.category;
+  std::vector<uint32_t>& same = info_index_[key];
+  for (uint32_t i : same)
+    if (op_infos[i] == info) return i;
+  same.push_back(static_cast<uint32_t>(op_infos.size()));
+  op_infos.push_back(info);
+  return same.back();
+}
+
+void PartialSet::add(std::vector<HostPartial> more) {
+  for (HostPartial& h : more) {
+    if (h.modules.empty()) h.modules.emplace_back();
+    hosts_.push_back(std::move(h));
+  }
+  std::stable_sort(hosts_.begin(), hosts_.end(), [](const HostPartial& a, const HostPartial& b) {
+    return a.host != b.host ? a.host < b.host : a.path < b.path;
+  });
+  for (size_t i = 1; i < hosts_.size(); ++i)
+    if (hosts_[i].host == hosts_[i - 1].host && hosts_[i].path == hosts_[i - 1].path)
+      throw InputError(hosts_[i].path,
+                       fmt::format("host {} is given twice (the same file, or two partials of it)",
+                                   hosts_[i].host));
+  index();
+}
+
+void PartialSet::index() {
+  base_ns_ = 0;
+  if (!hosts_.empty()) {
+    base_ns_ = hosts_.front().base_ns;
+    for (const HostPartial& h : hosts_) base_ns_ = std::min(base_ns_, h.base_ns);
+    // Times on one clock are picoseconds in int64: hosts more than 100 days apart are not one
+    // capture (and would overflow it).
+    constexpr int64_t kMostApartNs = (int64_t{1} << 53) / 1000;
+    for (const HostPartial& h : hosts_)
+      if (h.base_ns - base_ns_ > kMostApartNs)
+        throw InputError(h.path, fmt::format("host {} starts {} days after the first host: not "
+                                             "the same capture",
+                                             h.host, (h.base_ns - base_ns_) / 86'400'000'000'000));
+  }
+  bool device_planes = false;
+  for (const HostPartial& h : hosts_) device_planes |= !h.cpu_backend && !h.devices.empty();
+  devices_.clear();
+  for (uint32_t hi = 0; hi < hosts_.size(); ++hi) {
+    if (device_planes && hosts_[hi].cpu_backend) continue;
+    for (uint32_t di = 0; di < hosts_[hi].devices.size(); ++di) devices_.push_back({hi, di});
+  }
+}
+
+uint32_t PartialSet::parts() const {
+  uint32_t parts = hosts_.empty() ? 0 : ~0u;
+  for (const HostPartial& h : hosts_) parts &= h.parts;
+  return parts;
+}
+
+void PartialSet::require(uint32_t parts, std::string_view command) const {
+  for (const HostPartial& h : hosts_)
+    if ((h.parts & parts) != parts)
+      throw InputError(h.path, fmt::format("the partial of host {} lacks what {} needs: write it "
+                                           "again with `jaxprof partial`",
+                                           h.host, command));
+}
+
+void PartialSet::require_any(uint32_t parts, std::string_view command) const {
+  for (const HostPartial& h : hosts_)
+    if ((h.parts & parts) == 0)
+      throw InputError(h.path, fmt::format("the partial of host {} lacks what {} needs: write it "
+                                           "again with `jaxprof partial`",
+                                           h.host, command));
+}
+
+void PartialSet::require_steady(const SteadyStateOptions& steady, std::string_view command) const {
+  auto flags = [](const SteadyStateOptions& o) {
+    std::string f;
+    if (o.include_autotuning) f += " --include-autotuning";
+    if (o.include_warmup) f += " --include-warmup";
+    return f.empty() ? std::string(" (no steady-state flags)") : f;
+  };
+  for (const HostPartial& h : hosts_) {
+    if (!h.steady.known)
+      throw InputError(h.path, fmt::format("the partial of host {} does not say what it set apart "
+                                           "from the steady state: write it again with `jaxprof "
+                                           "partial`",
+                                           h.host));
+    if (h.steady.options != steady)
+      throw InputError(
+          h.path, fmt::format("the partial of host {} was written with{}, but {} was asked "
+                              "with{}: write it again with `jaxprof partial`{}",
+                              h.host, flags(h.steady.options), command, flags(steady),
+                              steady == SteadyStateOptions{} ? "" : flags(steady)));
+  }
+}
+
+PartialBuild::PartialBuild(const Profile& profile, std::vector<HostPartial>& out)
+    : p(profile), hosts(out), devices(op_devices(profile)), modules_(out.size()) {
+  for (const DeviceLines& d : devices) {
+    uint32_t host = p.planes[d.plane].host;
+    HostPartial& h = hosts[host];
+    where.push_back({host, static_cast<uint32_t>(h.devices.size())});
+    PartialDevice& dev = h.devices.emplace_back();
+    dev.name = d.name;
+    dev.plane = d.plane;
+    h.cpu_backend = h.cpu_backend || d.hlo_ops_only;
+  }
+  // Planes as their host's file numbers them (step windows are keyed by them).
+  std::vector<uint32_t> first_plane(hosts.size(), UINT32_MAX);
+  for (uint32_t pi = 0; pi < p.planes.size(); ++pi)
+    first_plane[p.planes[pi].host] = std::min(first_plane[p.planes[pi].host], pi);
+  for (size_t di = 0; di < devices.size(); ++di) device(di).plane -= first_plane[where[di].host];
+}
+
+uint32_t PartialBuild::module(uint32_t host, uint32_t profile_module) {
+  auto [it, added] = modules_[host].try_emplace(profile_module, 0);
+  if (added) {
+    const ModuleKey& mk = p.modules[profile_module];
+    it->second = hosts[host].module_id(p.str(mk.name), mk.program_id);
+  }
+  return it->second;
+}
+
+std::vector<HostPartial> extract_partials(const Profile& p, const PartialExtractOptions& options) {
+  uint32_t parts = options.parts;
+  if (parts & (kPartExecutionOps | kPartSteps)) parts |= kPartExecutions;
+  std::vector<HostPartial> hosts(p.hosts.size());
+  for (size_t i = 0; i < p.hosts.size(); ++i) {
+    HostPartial& h = hosts[i];
+    h.parts = parts;
+    h.host = p.hosts[i].name;
+    h.path = p.hosts[i].path;
+    h.base_ns = p.hosts[i].base_ns;
+    std::error_code ec;
+    uint64_t size = std::filesystem::file_size(h.path, ec);
+    h.file_bytes = ec ? 0 : size;
+    h.captured_on = p.hosts[i].captured_on;
+    h.modules.emplace_back();
+  }
+  for (const Plane& plane : p.planes) {
+    hosts[plane.host].gpu |= plane.kind == PlaneKind::kGpu;
+    hosts[plane.host].tpu |= plane.kind == PlaneKind::kTpu;
+  }
+  if (!hosts.empty()) hosts.front().warnings = p.warnings;
+  for (HostPartial& h : hosts) {
+    h.steady.known = true;
+    h.steady.options = options.steady;
+  }
+  PartialBuild b(p, hosts);
+  b.steady = options.steady;
+  if (parts & kPartOps) extract_op_groups(b, options.op_filter);
+  if (parts & kPartExecutions) extract_executions(b, parts & kPartExecutionOps);
+  // What the steady state set apart: wherever device time is read.
+  if (parts & (kPartOps | kPartTimeline | kPartExecutions | kPartCollectives)) extract_steady(b);
+  if (parts & kPartTimeline) extract_timelines(b);
+  if (parts & kPartSteps) extract_steps(b);
+  if (parts & kPartCollectives) extract_collectives(b, options.device);
+  if (parts & (kPartCompile | kPartCompileTotals)) extract_compile(b, !(parts & kPartCompile));
+  return hosts;
+}
+
+}  // namespace jaxprof

@@ -1,0 +1,274 @@
+#include "jaxprof/formats/load_partials.h"
+
+#include <fmt/format.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "jaxprof/analysis/parallel_parts.h"
+#include "jaxprof/error.h"
+#include "jaxprof/formats/nsys_jax.h"
+#include "jaxprof/formats/partial_file.h"
+#include "jaxprof/formats/session_check.h"
+
+namespace fs = std::filesystem;
+
+namespace jaxprof {
+
+namespace {
+
+std::vector<std::string> partials_in(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (entry.is_regular_file(ec) && is_partial_file_name(entry.path().filename().string()))
+      out.push_back(entry.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool is_partial_path(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return !partials_in(path).empty();
+  return is_partial_file_name(fs::path(path).filename().string());
+}
+
+uint64_t size_of(const std::string& path) {
+  std::error_code ec;
+  uint64_t n = fs::file_size(path, ec);
+  return ec ? 0 : n;
+}
+
+// One host's profile, read alone and reduced to its partial.
+HostPartial host_partial(const HostFile& file, const std::vector<std::string>& hlo_files,
+                         const PartialLoadOptions& options, const ImportOptions& import) {
+  LoadedProfile loaded;
+  std::vector<std::string> paths = {file.path};
+  paths.insert(paths.end(), hlo_files.begin(), hlo_files.end());
+  LoadOptions lo;
+  lo.import = import;
+  load_profile(paths, lo, loaded);
+  std::vector<HostPartial> one = extract_partials(loaded.profile, options.extract);
+  if (one.size() != 1) throw InputError(file.path, "holds several hosts");
+  one.front().host = file.host;
+  return std::move(one.front());
+}
+
+// Runs fn(i) for i in [0, n) on `workers` threads, stopping early when fn throws and
+// keep_going is false; returns the exception of the lowest index that failed.
+template <typename Fn>
+std::exception_ptr for_each_host(size_t n, size_t workers, Fn&& fn) {
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::exception_ptr> errors(n);
+  auto work = [&] {
+    for (size_t i; !stop && (i = next.fetch_add(1)) < n;) {
+      try {
+        fn(i);
+      } catch (...) {
+        errors[i] = std::current_exception();
+        stop = true;
+      }
+    }
+  };
+  {
+    std::vector<std::jthread> pool;
+    for (size_t t = 1; t < workers; ++t) pool.emplace_back(work);
+    work();
+  }
+  for (const std::exception_ptr& e : errors)
+    if (e) return e;
+  return nullptr;
+}
+
+}  // namespace
+
+bool names_partials(const std::vector<std::string>& paths) {
+  if (paths.empty()) return false;
+  for (const std::string& p : paths)
+    if (!is_partial_path(p)) return false;
+  return true;
+}
+
+void load_partials(const std::vector<std::string>& paths, const PartialLoadOptions& options,
+                   LoadedPartials& out) {
+  if (paths.empty()) throw InputError("", "no profile path given");
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::string> partial_files, profiles, hlo_files;
+  for (const std::string& p : paths) {
+    std::string name = fs::path(p).filename().string();
+    std::error_code ec;
+    if (fs::is_directory(p, ec) && !partials_in(p).empty()) {
+      for (std::string& f : partials_in(p)) partial_files.push_back(std::move(f));
+    } else if (is_partial_file_name(name)) {
+      partial_files.push_back(p);
+    } else if (is_hlo_file_name(name)) {
+      hlo_files.push_back(p);
+    } else {
+      profiles.push_back(p);
+    }
+  }
+  if (profiles.empty() && partial_files.empty())
+    throw InputError(paths.front(),
+                     "only HLO files given; pass a profile (*.xplane.pb or a log directory) too");
+
+  std::vector<HostPartial> hosts;
+  // Profiles: XSpace files host by host; anything else (nsys-jax archives, whose processes'
+  // clocks are aligned together; Chrome traces) as one profile.
+  std::vector<HostFile> files;
+  std::vector<std::string> beside;  // HLO files found next to the profiles
+  bool whole = false;
+  for (const std::string& p : profiles) whole |= is_zip_file(p);
+  if (!profiles.empty() && !whole) {
+    DiscoverOptions discover{options.session, options.hosts};
+    if (profiles.size() == 1) {
+      ProfileFiles found = discover_profile(profiles.front(), discover);
+      files = found.hosts;
+      beside = found.hlo_files;
+      out.files = std::move(found);
+    } else {
+      out.files.path = profiles.front();
+      for (const std::string& p : profiles) {
+        std::error_code ec;
+        if (fs::is_directory(p, ec))
+          throw InputError(p, "give either one log directory or several *.xplane.pb files");
+        ProfileFiles one = discover_profile(p, DiscoverOptions{});
+        files.insert(files.end(), one.hosts.begin(), one.hosts.end());
+      }
+      out.files.hosts = files;
+    }
+    for (const HostFile& f : files)
+      whole |= !is_xspace_file_name(fs::path(f.path).filename().string());
+  }
+  const size_t total = (whole ? 1 : files.size()) + partial_files.size();
+  std::mutex progress_lock;
+  size_t done = 0;
+  auto report = [&](uint64_t bytes) {
+    std::lock_guard<std::mutex> lock(progress_lock);
+    ++done;
+    out.bytes_read += bytes;
+    if (options.progress)
+      options.progress(
+          {done, total, out.bytes_read,
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
+  };
+
+  if (whole) {
+    LoadedProfile loaded;
+    LoadOptions lo;
+    lo.session = options.session;
+    lo.hosts = options.hosts;
+    lo.import = options.import;
+    load_profile(profiles.size() == 1 ? std::vector<std::string>{profiles.front()} : profiles, lo,
+                 loaded);
+    for (const std::string& f : hlo_files) load_hlo_file(loaded.profile, f);
+    std::vector<HostPartial> got = extract_partials(loaded.profile, options.extract);
+    out.whole_profile = true;
+    out.files = loaded.files;
+    out.hosts_read += got.size();
+    uint64_t bytes = 0;
+    for (const Host& h : loaded.profile.hosts) bytes += size_of(h.path);
+    report(bytes);
+    for (HostPartial& h : got) hosts.push_back(std::move(h));
+  } else if (!files.empty()) {
+    std::vector<std::string> hlo = beside;
+    hlo.insert(hlo.end(), hlo_files.begin(), hlo_files.end());
+    // Hosts on several threads, their decoders sharing the rest: a few large hosts get threads
+    // each, many small ones a thread each.
+    const unsigned threads = options.import.threads
+                                 ? options.import.threads
+                                 : std::max(1u, std::thread::hardware_concurrency());
+    const size_t workers = std::min<size_t>(threads, files.size());
+    ImportOptions import = options.import;
+    import.threads = static_cast<unsigned>(std::max<size_t>(1, threads / workers));
+    const AnalysisThreads before = analysis_threads.load();
+    analysis_threads.store(
+        {.threads = import.threads, .split_small_work = before.split_small_work});
+    // Each partial is kept encoded until every host is read: a few contiguous kilobytes, where
+    // the decoded one lies in small blocks between those of the profiles read after it, which
+    // the allocator then cannot hand back (peak RSS grew by 260 KB per host that way).
+    std::vector<std::optional<std::string>> got(files.size());
+    std::vector<std::string> failed(files.size());
+    std::exception_ptr error = for_each_host(files.size(), workers, [&](size_t i) {
+      try {
+        HostPartial one = host_partial(files[i], hlo, options, import);
+        got[i] = write_partial_file({&one});
+      } catch (const InputError& e) {
+        if (!options.keep_going) throw;
+        failed[i] = e.what();
+      }
+#ifdef __GLIBC__
+      malloc_trim(0);  // the profile's freed blocks go back to the system before the next host
+#endif
+      report(size_of(files[i].path));
+    });
+    analysis_threads.store(before);
+    if (error) std::rethrow_exception(error);
+    for (size_t i = 0; i < files.size(); ++i) {
+      if (got[i]) {
+        ++out.hosts_read;
+        std::vector<HostPartial> one = read_partial_file(*got[i], files[i].path);
+        got[i].reset();
+        hosts.push_back(std::move(one.front()));
+      } else {
+        out.skipped.push_back({files[i].host, files[i].path, failed[i]});
+      }
+    }
+  }
+
+  for (const std::string& f : partial_files) {
+    std::vector<HostPartial> got;
+    try {
+      got = read_partial_path(f);
+    } catch (const InputError& e) {
+      if (!options.keep_going) throw;
+      out.skipped.push_back({fs::path(f).filename().string(), f, e.what()});
+      report(0);
+      continue;
+    }
+    report(size_of(f));
+    for (HostPartial& h : got) {
+      if (!options.hosts.empty() &&
+          std::find(options.hosts.begin(), options.hosts.end(), h.host) == options.hosts.end())
+        continue;
+      ++out.hosts_read;
+      out.files.hosts.push_back({h.host, f});
+      hosts.push_back(std::move(h));
+    }
+  }
+  if (out.files.path.empty() && !partial_files.empty()) {
+    // Partials only: a directory of them is one capture's hosts, as a run directory is.
+    std::error_code ec;
+    out.files.path = paths.front();
+    if (paths.size() == 1 && fs::is_directory(paths.front(), ec)) {
+      out.files.layout = ProfileLayout::kRunDir;
+      out.files.session_dir = paths.front();
+    }
+  }
+  if (!out.whole_profile && hosts.size() > 1) {
+    std::vector<CaptureFacts> facts;
+    for (const HostPartial& h : hosts) facts.push_back(capture_facts(h));
+    check_one_capture(out.files, facts, hosts.front().warnings);
+  }
+  if (!partial_files.empty() && !options.hosts.empty()) {
+    for (const std::string& want : options.hosts) {
+      bool found = std::any_of(hosts.begin(), hosts.end(),
+                               [&](const HostPartial& h) { return h.host == want; });
+      if (!found) throw InputError(partial_files.front(), "no host '" + want + "' in the partials");
+    }
+  }
+  if (hosts.empty() && !out.skipped.empty())
+    throw InputError(out.skipped.front().path,
+                     "no host could be read; the first: " + out.skipped.front().reason);
+  out.set.add(std::move(hosts));
+}
+
+}  // namespace jaxprof

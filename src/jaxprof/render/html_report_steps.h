@@ -1,0 +1,23 @@
+// The report's "Step time" section: steps as the profile marks them (StepTraceAnnotation, Steps
+// lines, group ids), one point per step with a table of their boundaries; without step marks the
+// module with the most device time (as `jaxprof check` takes it) stands for the step, its
+// executions per device in order. Warm-up is drawn apart (html_step_chart.h).
+#pragma once
+
+#include <string>
+
+#include "jaxprof/analysis/modules.h"
+#include "jaxprof/model/profile.h"
+#include "jaxprof/render/html_page.h"
+
+namespace jaxprof {
+
+struct StepsSectionInfo {
+  std::string step;    // the step module, "" when there is none
+  std::string source;  // what the plot shows: "annotation", "module" or ""
+};
+
+std::string html_steps_body(HtmlPageParts& parts, const Profile& profile,
+                            const ModulesResult& modules, StepsSectionInfo& info);
+
+}  // namespace jaxprof

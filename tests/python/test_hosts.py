@@ -1,0 +1,65 @@
+"""`jaxprof hosts` on a run of 12 hosts made from the project's 8-device CPU capture by
+bench/make_hosts.py: two planted slow hosts (compute 1.5x and 1.35x slower, collectives ending
+together on every host as in a synchronous job) are ranked first and flagged slow, and every
+host's clock offset is recovered from when collectives end."""
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+
+import pytest
+
+import ops_check as oc
+
+
+@pytest.fixture(scope="module")
+def bench_run(tmp_path_factory, jaxprof_bin):
+    out = tmp_path_factory.mktemp("hosts")
+    subprocess.run([sys.executable, str(oc.ROOT / "bench" / "make_hosts.py"), str(out), "--hosts",
+                    "12", "--host-mb", "0.6", "--slow", "2", "--variants", "3", "--jaxprof",
+                    str(jaxprof_bin)], check=True, capture_output=True, timeout=600)
+    return out
+
+
+def hosts_json(binary, args):
+    proc = oc.run_cli(binary, ["hosts"] + args + ["--format", "json"], timeout=300)
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
+    return json.loads(proc.stdout)
+
+
+def test_planted_slow_hosts_rank_first(jaxprof_bin, bench_run):
+    r = hosts_json(jaxprof_bin, [str(bench_run)])
+    planted = [line.split()[0] for line in (bench_run / "planted.txt").read_text().splitlines()]
+    assert planted == ["host0003", "host0042"][: len(planted)] or planted
+    ranked = [h["host"] for h in r["hosts"]]
+    assert ranked[: len(planted)] == planted
+    assert sorted(h["host"] for h in r["hosts"] if h["slow"]) == sorted(planted)
+    first = r["hosts"][0]
+    assert first["arrived_last"] == first["collectives"] == r["instances"] > 0
+    assert first["waited_ns"] == 0 and first["wait_caused_ns"] > 0
+    assert all(h["late_ns"] < first["late_ns"] for h in r["hosts"][1:])
+
+
+def test_clock_offsets_are_recovered(jaxprof_bin, bench_run):
+    r = hosts_json(jaxprof_bin, [str(bench_run)])
+    truth = {}
+    for line in (bench_run / "hosts.txt").read_text().splitlines():
+        if not line.startswith("#"):
+            host, _, offset = line.split()
+            truth[host] = int(offset)
+    reference = statistics.median(truth.values())
+    for h in r["hosts"]:
+        assert h["clock_offset_ns"] == pytest.approx(truth[h["host"]] - reference, abs=1.0)
+
+
+def test_hosts_from_partials_and_threads(jaxprof_bin, bench_run, tmp_path):
+    want = hosts_json(jaxprof_bin, [str(bench_run)])
+    parts = tmp_path / "parts"
+    proc = oc.run_cli(jaxprof_bin, ["partial", str(bench_run), "-o", str(parts) + "/"])
+    assert proc.returncode == 0, proc.stderr
+    assert hosts_json(jaxprof_bin, [str(parts)]) == want
+    assert hosts_json(jaxprof_bin, [str(bench_run), "--threads", "1"]) == want
+    proc = oc.run_cli(jaxprof_bin, ["hosts", str(bench_run), "--top", "3"])
+    assert b"(9 more hosts" in proc.stdout and b"host0003 (slow)" in proc.stdout

@@ -1,0 +1,281 @@
+"""Partial summaries (docs/multihost.md): a set of partials gives exactly the JSON of the same
+hosts' profiles, whatever the grouping and order in which the partials were written and merged,
+and the same as the Python API's one profile of all hosts (read together, not host by host)."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+import ops_check as oc
+
+# Host name -> profile: a run directory mixing GPU, TPU and CPU-backend hosts, a TPU host twice
+# under two names, and the project's own 8-device CPU capture under two names.
+HOSTS = {
+    "alpha": oc.XPLANE_FIXTURES / "mi300x_jax_gemm.xplane.pb",
+    "beta": oc.XPLANE_FIXTURES / "tpu_4chip_inference.xplane.pb",
+    "delta": oc.XPLANE_FIXTURES / "tpu_4chip_inference.xplane.pb",
+    "gamma": oc.XPLANE_FIXTURES / "tf_v100_8gpu_training.xplane.pb",
+}
+CPU = oc.DATA_DIR / "jax_cpu_8dev" / "plugins" / "profile" / "session" / "vm.xplane.pb"
+
+COMMANDS = [
+    ["summary"],
+    ["summary", "--top", "50", "--observations", "10"],
+    ["ops"],
+    ["ops", "--group-by", "kernel"],
+    ["ops", "--group-by", "name", "--prefix", "f"],
+    ["ops", "--group-by", "module"],
+    ["ops", "--group-by", "category"],
+    ["ops", "--group-by", "opcode", "--device", "TPU"],
+    ["ops", "--match", "fusion|convolution", "--top", "3"],
+    ["timeline"],
+    ["modules"],
+    ["modules", "--top-ops", "0"],
+    ["collectives", "--instances"],
+    ["compile"],
+    ["compile", "--passes-only", "--top-steps", "3"],
+]
+
+
+def cli(binary, args, ok=True):
+    proc = oc.run_cli(binary, args, timeout=300)
+    if ok:
+        assert proc.returncode == 0, (args, proc.stderr.decode(errors="replace")[-3000:])
+    return proc
+
+
+def cli_json(binary, args):
+    out = json.loads(cli(binary, args + ["--format", "json"]).stdout)
+    out.pop("input", None)  # the files read: profiles on one side, partials on the other
+    return out
+
+
+def files(run):
+    """The host files of a made-up run, named one by one: a directory of them is refused, as
+    they are not the hosts of one capture (the same machine's file under several names)."""
+    return [str(p) for p in sorted(run.glob("*.xplane.pb"))]
+
+
+def make_run(root, hosts):
+    run = root / "plugins" / "profile" / "run"
+    run.mkdir(parents=True)
+    for host, target in hosts.items():
+        (run / f"{host}.xplane.pb").symlink_to(target)
+    return run
+
+
+@pytest.fixture()
+def mixed_run(tmp_path):
+    for target in list(HOSTS.values()) + [CPU]:
+        if not target.is_file():
+            pytest.skip(f"fixture {target} not found")
+    return make_run(tmp_path / "mixed", HOSTS)
+
+
+@pytest.fixture()
+def cpu_run(tmp_path):
+    if not CPU.is_file():
+        pytest.skip(f"fixture {CPU} not found")
+    # Two hosts of the CPU backend: their devices are the host threads' device ordinals.
+    return make_run(tmp_path / "cpu", {"w0": CPU, "w1": CPU, "w2": CPU})
+
+
+def write_partials(binary, run, out_dir):
+    out_dir.mkdir()
+    cli(binary, ["partial", *files(run), "-o", str(out_dir) + "/"])
+    return sorted(out_dir.glob("*.partial"))
+
+
+@pytest.mark.parametrize("which", ["mixed", "cpu"])
+def test_partials_equal_profiles(jaxprof_bin, tmp_path, request, which):
+    run = request.getfixturevalue(f"{which}_run")
+    per_host = write_partials(jaxprof_bin, run, tmp_path / "per_host")
+    assert len(per_host) == len(list(run.glob("*.xplane.pb")))
+    one = tmp_path / "all.partial.gz"
+    cli(jaxprof_bin, ["partial", *files(run), "-o", str(one)])
+    # Merged in another grouping and order: the last host first, then the rest.
+    first = tmp_path / "first.partial"
+    cli(jaxprof_bin, ["partial", str(per_host[-1]), "-o", str(first)])
+    rest = tmp_path / "rest.partial"
+    cli(jaxprof_bin, ["partial"] + [str(p) for p in reversed(per_host[:-1])] + ["-o", str(rest)])
+    for command in COMMANDS:
+        want = cli_json(jaxprof_bin, command + files(run))
+        assert cli_json(jaxprof_bin, command + [str(p) for p in per_host]) == want, command
+        assert cli_json(jaxprof_bin, command + [str(one)]) == want, command
+        assert cli_json(jaxprof_bin, command + [str(rest), str(first)]) == want, command
+        # Host by host on one thread, or all at once: the same.
+        assert cli_json(jaxprof_bin, command + files(run) + ["--threads", "1"]) == want, command
+
+
+def test_diff_and_check_from_partials(jaxprof_bin, tmp_path):
+    if not CPU.is_file():
+        pytest.skip(f"fixture {CPU} not found")
+    cpu_run = make_run(tmp_path / "one", {"w0": CPU})
+    parts = tmp_path / "cpu.partial"
+    cli(jaxprof_bin, ["partial", *files(cpu_run), "-o", str(parts)])
+    want = cli_json(jaxprof_bin, ["diff", str(cpu_run), str(cpu_run)])
+    assert cli_json(jaxprof_bin, ["diff", str(parts), str(cpu_run)]) == want
+    # check exits 0, 3 or 4 by its verdict: the same verdict and JSON either way.
+    metric = ["--metric", "module:jit_train_step", "--format", "json"]
+    want = cli(jaxprof_bin, ["check", str(cpu_run), str(cpu_run)] + metric, ok=False)
+    got = cli(jaxprof_bin, ["check", str(parts), str(parts)] + metric, ok=False)
+    assert want.returncode in (0, 3, 4) and got.returncode == want.returncode
+    got, want = json.loads(got.stdout), json.loads(want.stdout)
+    assert len(got.pop("input")) == len(want.pop("input")) == 2  # what each side read
+    assert got == want
+
+
+def test_bad_partials(jaxprof_bin, tmp_path, cpu_run):
+    junk = tmp_path / "junk.partial"
+    junk.write_bytes(b"\x0a\x03abc")
+    proc = cli(jaxprof_bin, ["summary", str(junk)], ok=False)
+    assert proc.returncode == 2
+    assert b"junk.partial" in proc.stderr and b"not a jaxprof partial" in proc.stderr
+    good = tmp_path / "good.partial"
+    cli(jaxprof_bin, ["partial", *files(cpu_run), "-o", str(good)])
+    data = good.read_bytes()
+    cut = tmp_path / "cut.partial"
+    cut.write_bytes(data[: len(data) // 2])
+    proc = cli(jaxprof_bin, ["summary", str(cut)], ok=False)
+    assert proc.returncode == 2, proc.stderr
+    assert b"cut.partial" in proc.stderr
+    # The same host twice is refused, named.
+    proc = cli(jaxprof_bin, ["summary", str(good), str(good)], ok=False)
+    assert proc.returncode == 2 and b"given twice" in proc.stderr
+    # Commands that read events refuse partials with a message.
+    proc = cli(jaxprof_bin, ["flame", str(good)], ok=False)
+    assert proc.returncode == 2 and b"partial" in proc.stderr
+    proc = cli(jaxprof_bin, ["ops", str(good), "--min-duration", "5"], ok=False)
+    assert proc.returncode == 2 and b"--min-duration" in proc.stderr
+
+
+def test_keep_going_skips_a_damaged_host(jaxprof_bin, tmp_path):
+    if not CPU.is_file():
+        pytest.skip("no CPU capture")
+    run = make_run(tmp_path / "logs", {"w0": CPU, "w1": CPU})
+    data = CPU.read_bytes()
+    (run / "w2.xplane.pb").write_bytes(data[: len(data) // 3])
+    proc = cli(jaxprof_bin, ["summary", *files(run), "--format", "json"], ok=False)
+    assert proc.returncode == 2 and b"w2.xplane.pb" in proc.stderr
+    proc = cli(jaxprof_bin, ["summary", *files(run), "--format", "json", "--keep-going"])
+    assert b"skipped host w2" in proc.stderr and b"read 2 hosts, skipped 1" in proc.stderr
+    got = json.loads(proc.stdout)
+    got.pop("input")
+    assert got["hosts"] == ["w0", "w1"]
+    good = make_run(tmp_path / "good", {"w0": CPU, "w1": CPU})
+    assert got == cli_json(jaxprof_bin, ["summary", *files(good)])
+
+
+def test_file_matches_its_proto(jaxprof_bin, cpu_run, tmp_path, project_root):
+    """The documented schema (partial.proto) decodes a written file, with the CLI's numbers."""
+    if shutil.which("protoc") is None:
+        pytest.skip("protoc not installed")
+    pb = pytest.importorskip("google.protobuf")
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    proto = project_root / "src" / "jaxprof" / "formats" / "partial.proto"
+    desc = tmp_path / "partial.desc"
+    subprocess.run(["protoc", f"--proto_path={proto.parent}", f"--descriptor_set_out={desc}",
+                    proto.name], check=True)
+    descriptors = descriptor_pb2.FileDescriptorSet.FromString(desc.read_bytes())
+    pool = descriptor_pool.DescriptorPool()
+    for f in descriptors.file:
+        pool.Add(f)
+    d = pool.FindMessageTypeByName("jaxprof.partial.PartialFile")
+    cls = (message_factory.GetMessageClass(d) if hasattr(message_factory, "GetMessageClass")
+           else message_factory.MessageFactory(pool).GetPrototype(d))
+    path = tmp_path / "cpu.partial"
+    cli(jaxprof_bin, ["partial", *files(cpu_run), "-o", str(path)])
+    msg = cls.FromString(path.read_bytes())
+    assert msg.magic == "jaxprof-partial" and msg.version == 1
+    assert [h.host for h in msg.hosts] == ["w0", "w1", "w2"]
+    timeline = cli_json(jaxprof_bin, ["timeline", *files(cpu_run)])
+    ops = cli_json(jaxprof_bin, ["ops", *files(cpu_run)])
+    devices = [(h, d) for h in msg.hosts for d in h.devices]
+    assert [d.name for _, d in devices] == [t["device"] for t in timeline["devices"]]
+    for (h, d), t, o in zip(devices, timeline["devices"], ops["devices"]):
+        assert h.strings[0] == ""
+        assert h.HasField("steady") and not h.steady.include_warmup
+        assert d.timeline.set_apart_ps == int(t["set_apart_ns"] * 1000 + 0.5)
+        assert d.op_set_apart == o["set_apart"]
+        assert sum(x.role == 1 for x in d.executions) == len({x.module for x in d.executions})
+        assert d.timeline.span_ps == int(t["span_ns"] * 1000 + 0.5)
+        assert d.timeline.events == t["events"] == d.op_events + d.op_set_apart
+        assert sum(g.duration.count for g in d.op_groups) == o["selected_events"]
+        assert sum(g.duration.sum for g in d.op_groups) == sum(
+            round(g["total_ns"] * 1000) for g in o["groups"])
+        names = {h.strings[g.hlo_op] for g in d.op_groups}
+        assert names == {g["name"] for g in o["groups"]}
+        for x in d.executions:
+            assert x.end_ps >= x.start_ps and x.first_op + x.ops <= len(d.execution_ops.name)
+        assert len(d.collective_executions) > 0
+    # Sizes stay small: a few tens of KB for a 527 KB profile of 24k events.
+    assert len(path.read_bytes()) < 3 * 200_000
+
+
+def test_one_profile_of_all_hosts_agrees(jaxprof_bin, mixed_run):
+    """The Python API reads every host into one profile (not host by host): the same results."""
+    jaxprof = pytest.importorskip("jaxprof")
+    run = files(mixed_run)
+    profile = jaxprof.load(run)
+
+    def cli_data(args):
+        out = cli_json(jaxprof_bin, args)
+        if args[0] != "summary":  # a note of the CLI's; the API's Profile.set_apart() says it
+            out.pop("set_apart", None)
+        return out
+
+    assert profile.summary(top=50, observations=10).data == cli_data(
+        ["summary", *run, "--top", "50", "--observations", "10"])
+    assert profile.ops().data == cli_data(["ops", *run])
+    assert profile.ops("category").data == cli_data(["ops", *run, "--group-by", "category"])
+    assert profile.timeline().data == cli_data(["timeline", *run])
+    assert profile.modules().data == cli_data(["modules", *run])
+    assert profile.collectives(instances=True).data == cli_data(
+        ["collectives", *run, "--instances"])
+    assert profile.compile().data == cli_data(["compile", *run])
+
+
+STEADY_FLAGS = [[], ["--include-autotuning"], ["--include-warmup"],
+                ["--include-autotuning", "--include-warmup"]]
+STEADY_COMMANDS = [["summary"], ["ops"], ["modules"], ["timeline"], ["collectives"]]
+
+
+@pytest.mark.parametrize("profile", ["nsys", "cpu"])
+def test_steady_state_from_partials(jaxprof_bin, tmp_path, profile):
+    """A partial holds the steady state its flags chose: commands with the same flags give the
+    profile's JSON (what was set apart included); other flags are refused, named."""
+    path = (oc.SHARED_FIXTURES / "nsys-jax" / "pax_fsdp4_4proc_proc0.zip" if profile == "nsys"
+            else CPU)
+    if not path.is_file():
+        pytest.skip(f"fixture {path} not found")
+    for flags in STEADY_FLAGS:
+        part = tmp_path / f"steady{len(flags)}{''.join(f[10] for f in flags)}.partial"
+        cli(jaxprof_bin, ["partial", str(path), "-o", str(part), *flags])
+        for command in STEADY_COMMANDS:
+            want = cli_json(jaxprof_bin, command + [str(path), *flags])
+            assert cli_json(jaxprof_bin, command + [str(part), *flags]) == want, (command, flags)
+        if flags == []:
+            summary = cli_json(jaxprof_bin, ["summary", str(part)])
+            assert summary["set_apart"]["warmup"]["executions"] > 0
+            proc = cli(jaxprof_bin, ["ops", str(part), "--include-warmup"], ok=False)
+            assert proc.returncode == 2
+            assert b"--include-warmup" in proc.stderr and part.name.encode() in proc.stderr
+
+
+def test_directory_of_unrelated_hosts_refused(jaxprof_bin, mixed_run, cpu_run, tmp_path):
+    """Hosts found in one directory must be one capture's, whether read as profiles or partials
+    (partial, hosts and every command reading host by host); named one by one they are read."""
+    for run in (mixed_run, cpu_run):
+        for command in (["summary"], ["hosts"], ["partial", "-o", str(tmp_path / "x.partial")]):
+            proc = cli(jaxprof_bin, command + [str(run)], ok=False)
+            assert proc.returncode == 2, (command, proc.stderr)
+            assert b"not the hosts of one capture" in proc.stderr
+    per_host = write_partials(jaxprof_bin, cpu_run, tmp_path / "parts")
+    proc = cli(jaxprof_bin, ["summary", str(tmp_path / "parts")], ok=False)
+    assert proc.returncode == 2 and b"not the hosts of one capture" in proc.stderr
+    proc = cli(jaxprof_bin, ["summary", *map(str, per_host)])
+    assert b"may not be hosts of one capture" in proc.stderr

@@ -1,0 +1,227 @@
+"""jaxprof report in a real headless Chromium, driven as a reader would (real mouse clicks and
+typing over the DevTools protocol): the page runs without a console message, an exception or a
+request leaving the file; charts and flamegraphs span the page; names stay on one line; tables
+sort, filter and drill from a module to its ops to their source lines; flamegraphs zoom and
+highlight. Full-page screenshots are written to $JAXPROF_SCREENSHOTS (else the test's temporary
+directory). Skipped where Chromium is not installed (apt-get install -y chromium)."""
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cdp_browser import Browser, chromium
+from test_report import EVIL, ROOT, hostile_profile
+
+# Visible body rows of a table, as [data-* attributes] (detail rows left out).
+VISIBLE = """(function (id) {
+  var t = document.getElementById(id);
+  if (!t) return null;
+  return Array.prototype.filter.call(t.tBodies[0].rows, function (r) {
+    return !r.hidden && !r.classList.contains('detail');
+  }).map(function (r) {
+    return {module: r.dataset.module, source: r.dataset.source, op: r.dataset.op,
+            text: r.textContent, extra: r.hasAttribute('data-extra')};
+  });
+})"""
+
+
+def visible(b: Browser, table: str):
+    return b.eval(f"{VISIBLE}('{table}')")
+
+
+def pages(tmp_path: Path):
+    prof = tmp_path / "evil.xplane.pb"
+    hostile_profile(prof)
+    shared = Path(os.environ.get("JAXPROF_SHARED_FIXTURES", ROOT.parent / "shared" / "fixtures"))
+    found = {"evil": prof, "jax_cpu_8dev": ROOT / "tests/data/jax_cpu_8dev",
+             "mi300x_jax_gemm": shared / "xplane/mi300x_jax_gemm.xplane.pb",
+             "tpu_4chip_inference": shared / "xplane/tpu_4chip_inference.xplane.pb",
+             "nsys_jax_proc0": shared / "nsys-jax/pax_fsdp4_4proc_proc0.zip"}
+    return {k: v for k, v in found.items() if v.exists()}
+
+
+def check_layout(b: Browser, name: str) -> None:
+    # The step chart spans the section (it took a third of the width).
+    ratio = b.eval("""(function () {
+      var svg = document.querySelector('#steps svg.chart');
+      if (!svg) return null;
+      return svg.getBoundingClientRect().width / document.getElementById('steps').clientWidth;
+    })()""")
+    if ratio is not None:
+        assert ratio > 0.9, f"{name}: step chart takes {ratio:.0%} of the width"
+    # Flamegraphs fill their box: no blank strip at the right.
+    for w, box in b.eval("""Array.prototype.map.call(document.querySelectorAll('.flame > svg'),
+        function (s) { return [s.getBoundingClientRect().width, s.parentNode.clientWidth]; })"""):
+        assert abs(w - box) <= 2, f"{name}: flamegraph {w} px wide in a {box} px box"
+    # Names never wrap: every row of the ops table is one line high.
+    heights = b.eval("""Array.prototype.map.call(
+        document.querySelectorAll('#ops-table tbody tr:not([hidden])'),
+        function (r) { return r.getBoundingClientRect().height; })""") or []
+    if heights:
+        assert max(heights) < 1.4 * min(heights), f"{name}: ops rows {min(heights)}-{max(heights)}"
+
+
+def check_sorting(b: Browser, name: str) -> None:
+    b.click("document.querySelector('#ops-table th:nth-child(6)')")  # self
+    values = b.eval("""Array.prototype.map.call(
+        document.querySelectorAll('#ops-table tbody tr:not([hidden]) td:nth-child(6)'),
+        function (td) { return Number(td.getAttribute('data-v')); })""")
+    assert values == sorted(values, reverse=True), name
+    b.click("document.querySelector('#ops-table th:nth-child(6)')")
+    values = b.eval("""Array.prototype.map.call(
+        document.querySelectorAll('#ops-table tbody tr:not([hidden]) td:nth-child(6)'),
+        function (td) { return Number(td.getAttribute('data-v')); })""")
+    assert values == sorted(values), name
+
+
+def check_filter(b: Browser, name: str) -> None:
+    rows = visible(b, "ops-table")
+    word = rows[-1]["op"]
+    box = "document.querySelector('#ops .tools input')"
+    b.type_into(box, word)
+    found = visible(b, "ops-table")
+    assert found and all(word.lower() in r["text"].lower() or word.lower() in str(r).lower()
+                         for r in found), name
+    assert any(r["op"] == word for r in found)
+    assert b.eval("document.querySelector('#ops .tools .muted').textContent").startswith(
+        f"{len(found)} of ")
+    b.type_into(box, "")
+    assert len(visible(b, "ops-table")) == len(rows), name
+
+
+def check_drill_down(b: Browser, name: str) -> None:
+    """modules -> ops of the module -> an op's whole text -> its source line -> the line's ops."""
+    module = b.eval("document.querySelector('#modules-table button.drill').textContent")
+    b.click("document.querySelector('#modules-table button.drill')")
+    ops = visible(b, "ops-table")
+    assert ops and all(r["module"] == module for r in ops), f"{name}: {module}"
+    lines = visible(b, "sources-table")
+    assert lines and all(r["module"] == module for r in lines), f"{name}: {module}"
+    assert module in b.eval("document.querySelector('#ops .tools .chip').textContent")
+    assert abs(b.eval("document.getElementById('ops').getBoundingClientRect().top")) < 60
+    # The op's detail row: its whole JAX op path and source line.
+    b.click("document.querySelector('#ops-table tbody tr:not([hidden]) button.drill[data-detail]')")
+    detail = b.eval("""(function () {
+      var r = document.querySelector('#ops-table tbody tr:not([hidden])');
+      var d = r.nextElementSibling;
+      if (!d || !d.classList.contains('detail')) return null;
+      var want = Array.prototype.map.call(r.cells, function (c) {
+        return c.getAttribute('title') || ''; }).filter(Boolean);
+      return {text: d.textContent, want: want};
+    })()""")
+    assert detail is not None, name
+    for whole in detail["want"]:
+        assert whole in detail["text"], f"{name}: {whole} not in the detail row"
+    # An op's source line narrows the source-lines table to it.
+    with_source = [r for r in ops if r["source"]]
+    if with_source:
+        src = with_source[0]["source"]
+        b.click("""Array.prototype.filter.call(document.querySelectorAll(
+            '#ops-table tbody tr:not([hidden]):not(.detail)'), function (r) {
+              return r.dataset.source; })[0].querySelector('td:last-child button.drill')""")
+        lines = visible(b, "sources-table")
+        assert lines and all(r["source"] == src and r["module"] == module for r in lines), name
+        assert abs(b.eval("document.getElementById('sources').getBoundingClientRect().top")) < 60
+    # A source line narrows the ops table to the ops on it.
+    b.click("document.querySelector('#sources-table tbody tr:not([hidden]) button.drill')")
+    line = visible(b, "sources-table")[0]
+    ops = visible(b, "ops-table")
+    assert ops and all(r["source"] == line["source"] and r["module"] == line["module"]
+                       for r in ops), name
+    # Clearing the scope brings back the top rows.
+    while b.eval("document.querySelector('#ops .tools .chip button') !== null"):
+        b.click("document.querySelector('#ops .tools .chip button')")
+    assert not any(r["extra"] for r in visible(b, "ops-table")), name
+
+
+def check_kernel_link(b: Browser, name: str) -> None:
+    link = "document.querySelector('#kernels-table button.drill[data-targets]')"
+    if not b.eval(f"{link} !== null"):
+        return
+    op = b.eval(f"{link}.textContent")
+    b.click(link)
+    ops = visible(b, "ops-table")
+    assert ops and all(r["op"] == op for r in ops), f"{name}: kernel's op {op}"
+
+
+def check_flames(b: Browser, name: str) -> None:
+    for sid in ("flame-source", "flame-op-name"):
+        svg = f"document.querySelector('#{sid} .flame > svg')"
+        # The narrowest frame wide enough to click (20 px) zooms to the full width.
+        frame = (f"Array.prototype.filter.call({svg}.querySelectorAll('g.f'), function (g) {{"
+                 "return g.getAttribute('data-d') !== '0' && "
+                 "Number(g.querySelector('rect').getAttribute('width')) >= 20; })"
+                 ".sort(function (a, b) {"
+                 "return Number(a.getAttribute('data-w')) - Number(b.getAttribute('data-w'));"
+                 "})[0]")
+        b.click(f"document.querySelector('#{sid} .flame-reset')")
+        b.eval(f"window.jpFrame = {frame}")
+        frame = "window.jpFrame"
+        b.click(frame)
+        width = b.eval(f"Number({frame}.querySelector('rect').getAttribute('width'))")
+        full = b.eval(f"Number({svg}.getAttribute('data-width')) - "
+                      f"2 * Number({svg}.getAttribute('data-pad'))")
+        assert abs(width + 0.5 - full) <= 1, f"{name} {sid}: {width} of {full}"
+        b.click(f"document.querySelector('#{sid} .flame-reset')")
+        # Labels where they fit: the root's label is its whole name.
+        root = b.eval(f"{svg}.querySelector('g.f[data-d=\"0\"] text').textContent")
+        assert root.startswith(("all ", "/device:", "/host:")), f"{name}: root label {root!r}"
+        word = b.eval(f"{frame}.querySelector('title').textContent.split('\\n')[0]")
+        b.type_into(f"document.querySelector('#{sid} .flame-search')",
+                    "^" + "".join("\\" + c if not c.isalnum() else c for c in word) + "$")
+        assert b.eval(f"{svg}.querySelectorAll('g.f.hl').length") >= 1, f"{name} {sid}"
+        assert "%" in b.eval(f"document.querySelector('#{sid} .flame-match').textContent")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    exe = chromium()
+    if exe is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium)")
+    with Browser(exe, width=1400, height=900) as b:
+        yield b
+
+
+def test_report_reads_and_drills_in_chromium(jaxprof_bin, browser, tmp_path):
+    shots = Path(os.environ.get("JAXPROF_SCREENSHOTS", tmp_path))
+    shots.mkdir(parents=True, exist_ok=True)
+    for name, src in pages(tmp_path).items():
+        html = tmp_path / f"{name}.html"
+        subprocess.run([str(jaxprof_bin), "report", str(src), "-o", str(html)], check=True,
+                       capture_output=True)
+        b = browser
+        b.load(html)
+        assert b.eval("document.body.getAttribute('data-ready')") == "1", name
+        assert b.problems() == [], name
+        check_layout(b, name)
+        png = b.screenshot(shots / f"report_{name}.png")
+        assert png.stat().st_size > 20000
+        check_sorting(b, name)
+        check_filter(b, name)
+        check_drill_down(b, name)
+        check_kernel_link(b, name)
+        check_flames(b, name)
+        if name == "evil":
+            assert EVIL in b.eval("document.getElementById('kernels-table').textContent")
+            assert b.eval("document.querySelectorAll('script').length") == 4
+        assert b.problems() == [], name
+        b.load(html, "#selftest")
+        verdict = b.eval("document.body.getAttribute('data-selftest')")
+        assert verdict.startswith("pass") and "flames=2" in verdict, f"{name}: {verdict}"
+        assert b.problems() == [], name
+
+
+def test_browser_driver_sees_errors_and_requests(browser, tmp_path):
+    """The checks above are not blind: a script error, a console message and a request leaving
+    the file are all reported."""
+    bad = tmp_path / "bad.html"
+    bad.write_text('<!DOCTYPE html><img src="http://example.invalid/x.png">'
+                   "<script>console.log('hello'); undefinedFunction();</script>")
+    browser.load(bad)
+    problems = browser.problems()
+    assert any(p.startswith("request: http://example.invalid/x.png") for p in problems), problems
+    assert any("undefinedFunction" in p for p in problems), problems
+    assert any(p == "console.log: hello" for p in problems), problems
