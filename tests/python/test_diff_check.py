@@ -474,4 +474,4 @@ def test_sides_given_twice_or_not_at_all_are_usage_errors(jaxprof_bin, multi):
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
         # One line of error after the lines that say what was read.
         lines = proc.stderr.decode().splitlines()
-        assert len([x for x in lines if not x.startswith("jaxprof: read ")]) == 1, lines, proc.stderr
+        assert len([x for x in lines if not x.startswith("jaxprof: read ")]) == 1, lines
