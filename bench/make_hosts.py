@@ -54,6 +54,8 @@ def parse(space, collectives):
     collective intervals)."""
     planes = []
     for fn, wt, plane, raw in sx.fields(space):
+        if fn == 4:
+            continue  # XSpace.hostnames: each host gets its own (host_bytes)
         if fn != 1 or wt != 2:
             planes.append(raw)
             continue
@@ -159,7 +161,9 @@ def variant(planes, f, f_max):
     return out
 
 
-def host_bytes(var, offset_ns):
+def host_bytes(var, offset_ns, hostname):
+    # The machine the capture says it ran on: one per host, as in a real multi-host capture (files
+    # of one machine in one run directory are refused as not one capture).
     out = bytearray()
     for p in var:
         if isinstance(p, bytes):
@@ -171,6 +175,7 @@ def host_bytes(var, offset_ns):
             line = lhead + sx.write_varint(3 << 3) + sx.write_varint(ts + offset_ns) + body
             plane += sx.ld(3, line)
         out += sx.ld(1, bytes(plane))
+    out += sx.ld(4, hostname.encode())  # after the planes: readers sniff the first field
     return bytes(out)
 
 
@@ -204,7 +209,7 @@ def main():
         if f not in variants:
             variants[f] = variant(planes, f, f_max)
         offset = round(rng.uniform(-args.clock_us, args.clock_us) * 1000)
-        blob = host_bytes(variants[f], offset)
+        blob = host_bytes(variants[f], offset, f"host{h:04d}")
         with open(os.path.join(run, f"host{h:04d}.xplane.pb"), "wb") as fh:
             fh.write(blob)
         total += len(blob)

@@ -35,6 +35,7 @@
 #include "jaxprof/error.h"
 #include "jaxprof/formats/load.h"
 #include "jaxprof/formats/load_partials.h"
+#include "jaxprof/formats/session_check.h"
 #include "jaxprof/formats/partial_file.h"
 #include "jaxprof/formats/xplane.h"
 #include "jaxprof/render/autotune_render.h"
@@ -46,6 +47,7 @@
 #include "jaxprof/render/flame_text.h"
 #include "jaxprof/render/hosts_render.h"
 #include "jaxprof/render/info_render.h"
+#include "jaxprof/render/input_render.h"
 #include "jaxprof/render/kernels_render.h"
 #include "jaxprof/render/memory_chart.h"
 #include "jaxprof/render/memory_render.h"
@@ -54,6 +56,7 @@
 #include "jaxprof/render/perfetto.h"
 #include "jaxprof/render/roofline_render.h"
 #include "jaxprof/render/roofline_svg.h"
+#include "jaxprof/render/steady_state_render.h"
 #include "jaxprof/render/summary_render.h"
 #include "jaxprof/render/timeline_render.h"
 
@@ -68,6 +71,8 @@ struct PyProfile {
   // Lines decode lazily (the Profile fills a cache behind const methods): one decoder at a time,
   // since calls run with the GIL released.
   std::mutex mu;
+  // What the analyses count besides the steady state (set by load()).
+  SteadyStateOptions steady;
   const Profile& profile() const { return loaded.profile; }
 };
 
@@ -182,6 +187,24 @@ PartialSet read_set(const std::vector<nb::bytes>& files) {
     set.add(read_partial_file(std::string_view(files[i].c_str(), files[i].size()),
                               "<partial " + std::to_string(i + 1) + ">"));
   return set;
+}
+
+// Warnings when the hosts of `file` may not be one capture's (named one by one); throws
+// InputError when they were found in one directory (`from_directory`) and cannot be.
+std::vector<std::string> check_partial_capture(nb::bytes file, std::string path,
+                                               bool from_directory) {
+  PartialSet set = read_set({file});
+  ProfileFiles files;
+  files.path = path;
+  files.layout = from_directory ? ProfileLayout::kRunDir : ProfileLayout::kFile;
+  std::vector<CaptureFacts> facts;
+  for (const HostPartial& h : set.hosts()) {
+    files.hosts.push_back({h.host, h.path});
+    facts.push_back(capture_facts(h));
+  }
+  std::vector<std::string> warnings;
+  if (facts.size() > 1) check_one_capture(files, facts, warnings);
+  return warnings;
 }
 
 // The union of partial files, as one file (the hosts in order; the same host twice is an error).
@@ -354,6 +377,7 @@ std::string ops_json(PyProfile& self, const std::string& group_by, const std::st
   o.filter.min_duration_ps = min_duration_ps;
   o.filter.max_events = max_events;
   o.top = top;
+  o.steady = self.steady;
   nb::gil_scoped_release release;
   EventFilter check(o.filter);  // a bad regex fails before any work
   std::lock_guard lock(self.mu);
@@ -371,7 +395,7 @@ std::string timeline_json(PyProfile& self, const std::string& format) {
   OutputFormat f = py_format(format);
   nb::gil_scoped_release release;
   std::lock_guard lock(self.mu);
-  return render_timeline(compute_timeline(self.profile()), f);
+  return render_timeline(compute_timeline(self.profile(), self.steady), f);
 }
 
 std::string modules_json(PyProfile& self, size_t top_ops, const std::string& format) {
@@ -380,6 +404,7 @@ std::string modules_json(PyProfile& self, size_t top_ops, const std::string& for
   std::lock_guard lock(self.mu);
   ModulesOptions o;
   o.top_ops = top_ops;
+  o.steady = self.steady;
   return render_modules(compute_modules(self.profile(), o), f);
 }
 
@@ -468,6 +493,7 @@ std::unique_ptr<PyFlame> flame(PyProfile& self, const std::string& by, const std
     throw InputError("", "by='" + by + "': expected one of 'source', 'op-name', 'module'");
   o.device = device;
   o.idle = idle;
+  o.steady = self.steady;
   auto out = std::make_unique<PyFlame>();
   nb::gil_scoped_release release;
   std::lock_guard lock(self.mu);
@@ -483,6 +509,7 @@ std::string collectives_json(PyProfile& self, const std::string& device, size_t 
   o.filter.device = device;
   o.top = top;
   o.instances = instances;
+  o.steady = self.steady;
   nb::gil_scoped_release release;
   EventFilter check(o.filter);
   std::lock_guard lock(self.mu);
@@ -524,10 +551,23 @@ std::string summary_render(PyProfile& self, size_t top, size_t observations, boo
   SummaryOptions o;
   o.top = top;
   o.observations = observations;
+  o.steady = self.steady;
   nb::gil_scoped_release release;
   std::lock_guard lock(self.mu);
   return render_summary(compute_summary(self.profile(), o),
                         text ? OutputFormat::kTable : OutputFormat::kJson);
+}
+
+// What was read (the CLI's "input" JSON member).
+std::string input_json(const PyProfile& self) { return render_input_json(self.loaded.files); }
+
+// What the steady-state figures leave out (the CLI's "set_apart" JSON member, compiles included).
+std::string set_apart_json(PyProfile& self) {
+  nb::gil_scoped_release release;
+  std::lock_guard lock(self.mu);
+  const Profile& p = self.profile();
+  return render_set_apart_json(
+      summarize_set_apart(steady_state(p, self.steady), &steady_state_time(p, self.steady)));
 }
 
 // The Perfetto/Chrome trace of `jaxprof export --perfetto` (the same code), written to `path`.
@@ -744,6 +784,14 @@ NB_MODULE(_core, m) {
       .def("compile_json", &compile_json, "top_steps"_a, "format"_a = "json", "top"_a = 0)
       .def("summary", &summary_render, "top"_a, "observations"_a, "text"_a)
       .def("export_perfetto", &export_perfetto, "path"_a)
+      .def("input_json", &input_json)
+      .def("set_apart_json", &set_apart_json)
+      .def(
+          "set_steady_state",
+          [](PyProfile& s, bool include_autotuning, bool include_warmup) {
+            s.steady = {.include_autotuning = include_autotuning, .include_warmup = include_warmup};
+          },
+          "include_autotuning"_a, "include_warmup"_a)
       .def("autotune_report_json", &autotune_report_json, "pattern"_a, "include_warmup"_a,
            "resamples"_a, "seed"_a);
 
@@ -782,6 +830,7 @@ NB_MODULE(_core, m) {
       },
       "wide"_a, "line_width"_a, "python"_a);
   m.def("format_bytes", [](double bytes) { return human_bytes(bytes); }, "bytes"_a);
+  m.def("check_partial_capture", &check_partial_capture, "file"_a, "path"_a, "from_directory"_a);
   m.def("render_partials", &render_partials, "files"_a, "command"_a, "format"_a, "top"_a,
         "observations"_a);
   m.def("partial_hosts", &partial_hosts, "file"_a);

@@ -21,7 +21,8 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 
 def load(path: Union[PathLike, Sequence[PathLike]], session: Optional[str] = None,
-         hosts: Optional[Iterable[str]] = None) -> "Profile":
+         hosts: Optional[Iterable[str]] = None, *, include_autotuning: bool = False,
+         include_warmup: bool = False) -> "Profile":
     """Loads a profile.
 
     Args:
@@ -30,6 +31,13 @@ def load(path: Union[PathLike, Sequence[PathLike]], session: Optional[str] = Non
             ``*.xplane.pb`` files (one per host) and/or ``*.hlo.pb`` files, as on the CLI.
         session: for a log directory, the session to read instead of the newest.
         hosts: read only these hosts of the session.
+        include_autotuning, include_warmup: count XLA's autotuner executions, and each program's
+            first execution with the time spent compiling, in the analyses' figures (by default
+            they are set apart from the steady state: docs/steady-state.md; ``set_apart()`` says
+            how much).
+
+    A directory whose files are not the hosts of one capture is refused, as on the CLI;
+    ``Profile.input`` says which session and files were read.
 
     Raises:
         ProfileNotFoundError: nothing to read at ``path``.
@@ -40,6 +48,7 @@ def load(path: Union[PathLike, Sequence[PathLike]], session: Optional[str] = Non
     else:
         paths = [os.fspath(p) for p in path]
     core = _core.load(paths, session or "", list(hosts or []))
+    core.set_steady_state(bool(include_autotuning), bool(include_warmup))
     return Profile(core)
 
 
@@ -166,6 +175,18 @@ class Profile:
     @property
     def files(self) -> List[str]:
         return [f for _, f in self._core.hosts]
+
+    @property
+    def input(self) -> Dict[str, Any]:
+        """What was read: ``path``, ``layout`` (``file``, ``run-dir``, ``log-dir``), ``session``,
+        ``sessions`` found, ``newest_by_default``, ``hosts`` (``host``, ``path``) and
+        ``hlo_files`` (the CLI's ``input`` JSON member)."""
+        return json.loads(self._core.input_json())
+
+    def set_apart(self) -> Dict[str, Any]:
+        """What the figures leave out as not steady state: autotuning and warm-up executions,
+        compile time (the CLI's ``set_apart`` JSON member; docs/steady-state.md)."""
+        return json.loads(self._core.set_apart_json())
 
     @property
     def base_ns(self) -> int:

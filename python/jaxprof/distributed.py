@@ -229,7 +229,14 @@ def partials(paths_or_logdir, client=None, session: Optional[str] = None,
             host, path, reason = result_skipped[0]
             raise ProfileError(f"no host could be read; the first: {reason}", path)
         # One batch: its partials as they came; the same file as a merge of one.
-        return _core.merge_partials([result])
+        merged = _core.merge_partials([result])
+        # Hosts found in one directory must be one capture's, as the CLI requires.
+        given = [os.fspath(paths_or_logdir)] if isinstance(
+            paths_or_logdir, (str, os.PathLike)) else [os.fspath(p) for p in paths_or_logdir]
+        from_directory = any(not p.endswith(_XSPACE_SUFFIXES + _PARTIAL_SUFFIXES) for p in given)
+        for w in _core.check_partial_capture(merged, given[0], from_directory):
+            sys.stderr.write(f"jaxprof: warning: {w}\n")
+        return merged
     finally:
         if own:
             client.close()

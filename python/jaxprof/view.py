@@ -15,15 +15,25 @@ __all__ = ["view", "Viewer"]
 PERFETTO_PORT = 9001  # the only port ui.perfetto.dev fetches ?url= traces from
 
 
-def _default_output(host_file: str, hosts: int) -> Path:
-    first = Path(host_file)
-    stem = first.name
-    for suffix in (".gz", ".pb", ".xplane"):
-        if len(stem) > len(suffix) and stem.endswith(suffix):
-            stem = stem[: -len(suffix)]
-    if hosts > 1:
+def _default_output(read: dict) -> Path:
+    """``<host or session>.perfetto.json.gz`` in the current directory (as ``jaxprof view``):
+    never inside the capture, which may be a run directory or an nsys-jax archive."""
+    hosts = read.get("hosts") or []
+    stem = "jaxprof"
+    if len(hosts) == 1:
+        name = Path(hosts[0]["path"]).name
+        for suffix in (".xplane.pb.gz", ".xplane.pb", ".trace.json.gz", ".trace.json"):
+            if name.endswith(suffix):
+                name = name[: -len(suffix)]
+                break
+        else:
+            name = name.split(".")[0] if not name.startswith(".") else name
+        stem = name
+    elif read.get("session"):
+        stem = read["session"]
+    if stem in ("", ".", ".."):
         stem = "jaxprof"
-    return first.parent / f"{stem}.perfetto.json.gz"
+    return Path.cwd() / f"{stem}.perfetto.json.gz"
 
 
 def _log_dir(capture_dir: Path) -> "tuple[str, bool]":
@@ -145,10 +155,11 @@ def view(path: PathLike, serve: bool = False, *, block: bool = False,
          port: int = PERFETTO_PORT, serve_for: float = 300.0, keep_serving: bool = False,
          output: Optional[PathLike] = None, session: Optional[str] = None,
          hosts: Optional[Iterable[str]] = None, quiet: bool = False) -> Viewer:
-    """Writes a Perfetto-loadable trace next to the capture and prints how to open it.
+    """Writes a Perfetto-loadable trace and prints how to open it.
 
     The trace is what ``jaxprof export --perfetto`` writes (the same C++ code), by default
-    ``<capture dir>/<host>.perfetto.json.gz``.
+    ``<host or session>.perfetto.json.gz`` in the current directory (never inside the capture
+    unless ``output`` says so).
 
     Args:
         path: a profile file, run directory or log directory (as for :func:`load`).
@@ -161,11 +172,12 @@ def view(path: PathLike, serve: bool = False, *, block: bool = False,
         quiet: do not print the instructions (they are in ``Viewer.instructions``).
     """
     profile = load(path, session=session, hosts=hosts)
+    read = profile.input
     files = profile.files
     first = files[0] if files else "jaxprof"
-    out = Path(output) if output is not None else _default_output(first, len(files))
+    out = Path(output) if output is not None else _default_output(read)
     written = profile.export_perfetto(out)
-    capture_dir = Path(first).parent
+    capture_dir = Path(read["session_dir"]) if read.get("session_dir") else Path(first).parent
     log_dir, layout = _log_dir(capture_dir)
     text = (
         f"wrote {out}: {written['devices']} devices, {written['op_events']} op events, "

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "all_work.h"
 #include "jaxprof/formats/load.h"
 #include "test_paths.h"
 
@@ -43,6 +44,7 @@ TEST(Collectives, Traits) {
 TEST(Collectives, CpuMlpGradientAllReduce) {
   LoadedProfile lp = load(test_data("jax_cpu_8dev"));
   CollectivesOptions o;
+  o.steady = testing::kAllWork;
   o.instances = true;
   CollectivesResult r = compute_collectives(lp.profile, o);
   ASSERT_EQ(r.ops.size(), 2u);
@@ -90,7 +92,7 @@ TEST(Collectives, CpuMlpGradientAllReduce) {
 
 TEST(Collectives, TpuPsumWithIotaReplicaGroups) {
   LoadedProfile lp = load(fixture("xplane/tpu_4chip_inference.xplane.pb"));
-  CollectivesResult r = compute_collectives(lp.profile, {});
+  CollectivesResult r = compute_collectives(lp.profile, {.steady = testing::kAllWork});
   ASSERT_EQ(r.ops.size(), 1u);
   const CollectiveOp& op = r.ops[0];
   EXPECT_EQ(op.module, "jit__psum");
@@ -108,12 +110,13 @@ TEST(Collectives, TpuPsumWithIotaReplicaGroups) {
 TEST(Collectives, DeviceFilterAndNoCollectives) {
   LoadedProfile lp = load(test_data("jax_cpu_8dev"));
   CollectivesOptions o;
+  o.steady = testing::kAllWork;
   o.filter.device = "re:CPU:[01]$";
   CollectivesResult r = compute_collectives(lp.profile, o);
   EXPECT_EQ(r.devices.size(), 2u);
   for (const CollectiveOp& op : r.ops) EXPECT_EQ(op.count, 8u);
   LoadedProfile gpu = load(fixture("xplane/mi300x_jax_gemm.xplane.pb"));
-  EXPECT_TRUE(compute_collectives(gpu.profile, {}).ops.empty());
+  EXPECT_TRUE(compute_collectives(gpu.profile, {.steady = testing::kAllWork}).ops.empty());
 }
 
 }  // namespace

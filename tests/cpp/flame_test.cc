@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include "all_work.h"
 #include "jaxprof/analysis/busy_share.h"
 #include "jaxprof/analysis/ops.h"
 #include "jaxprof/formats/load.h"
@@ -83,6 +84,7 @@ TEST(Flame, SplitOpPathOnlyAtTopLevelSlashes) {
 TEST(Flame, CpuMatmulOpWeightsEqualOpsTotals) {
   LoadedProfile lp = load(test_data("jax_cpu_matmul"));
   FlameOptions o;
+  o.steady = testing::kAllWork;
   o.by = FlameBy::kOpName;
   o.idle = true;
   FlameTree t = compute_flame(lp.profile, o);
@@ -100,7 +102,7 @@ TEST(Flame, CpuMatmulOpWeightsEqualOpsTotals) {
   EXPECT_EQ(s["[idle during modules]"] + s["[idle between modules]"], 36476385000 - 35143993000);
   EXPECT_EQ(s.size(), 4u);
 
-  OpsResult ops = compute_ops(lp.profile, {});
+  OpsResult ops = compute_ops(lp.profile, {.steady = testing::kAllWork});
   int64_t ops_total = 0;
   for (const OpGroup& g : ops.devices[0].groups) ops_total += g.total_ps;
   EXPECT_EQ(d.busy_ps, ops_total);
@@ -108,7 +110,7 @@ TEST(Flame, CpuMatmulOpWeightsEqualOpsTotals) {
 
 TEST(Flame, GemmSourceFramesResolveThroughTheStackFrameIndex) {
   LoadedProfile lp = load(fixture("xplane/mi300x_jax_gemm.xplane.pb"));
-  FlameTree t = compute_flame(lp.profile, {});
+  FlameTree t = compute_flame(lp.profile, {.steady = testing::kAllWork});
   check_invariants(t);
   ASSERT_EQ(t.devices.size(), 1u);
   const FlameDevice& d = t.devices[0];
@@ -131,6 +133,7 @@ TEST(Flame, GemmSourceFramesResolveThroughTheStackFrameIndex) {
 TEST(Flame, FusionTimeIsSplitEquallyOverFusedInstructionsWithMetadata) {
   LoadedProfile lp = load(fixture("xplane/mi300x_jax_elementwise.xplane.pb"));
   FlameOptions o;
+  o.steady = testing::kAllWork;
   o.by = FlameBy::kOpName;
   FlameTree t = compute_flame(lp.profile, o);
   check_invariants(t);
@@ -156,9 +159,10 @@ TEST(Flame, EveryProfileAddsUpForEveryMode) {
         "xplane/mi300x_jax_elementwise.xplane.pb", "xplane/tpu_4chip_inference.xplane.pb",
         "xplane/tf_v100_8gpu_training.xplane.pb"}) {
     LoadedProfile lp = load(fixture(f));
-    OpsResult ops = compute_ops(lp.profile, {});
+    OpsResult ops = compute_ops(lp.profile, {.steady = testing::kAllWork});
     for (FlameBy by : {FlameBy::kSource, FlameBy::kOpName, FlameBy::kModule}) {
       FlameOptions o;
+      o.steady = testing::kAllWork;
       o.by = by;
       FlameTree t = compute_flame(lp.profile, o);
       SCOPED_TRACE(std::string(f) + " " + flame_by_name(by));
@@ -182,6 +186,7 @@ TEST(Flame, EveryProfileAddsUpForEveryMode) {
 TEST(Flame, TpuIdleSplitsIntoDuringAndBetweenModules) {
   LoadedProfile lp = load(fixture("xplane/tpu_4chip_inference.xplane.pb"));
   FlameOptions o;
+  o.steady = testing::kAllWork;
   o.by = FlameBy::kModule;
   o.device = "TPU:0";
   o.idle = true;
@@ -245,13 +250,13 @@ TEST(Flame, RenderersEscapeAndAddUp) {
 
   LoadedProfile lp = load(test_data("jax_cpu_8dev"));
   // By default a device weighs its busy time: idle is 92% of this example's spans.
-  FlameTree busy = compute_flame(lp.profile, {});
+  FlameTree busy = compute_flame(lp.profile, {.steady = testing::kAllWork});
   check_invariants(busy);
   int64_t busy_sum = 0;
   for (const FlameDevice& d : busy.devices) busy_sum += d.busy_ps;
   EXPECT_EQ(busy.nodes[0].total_ps, busy_sum);
   EXPECT_EQ(render_flame_folded(busy).find("[idle"), std::string::npos);
-  FlameTree t = compute_flame(lp.profile, {.idle = true});
+  FlameTree t = compute_flame(lp.profile, {.idle = true, .steady = testing::kAllWork});
   check_invariants(t);
   EXPECT_GT(t.nodes[0].total_ps, 10 * busy_sum);
   ASSERT_EQ(t.devices.size(), 8u);

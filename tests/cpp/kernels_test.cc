@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "all_work.h"
 #include "jaxprof/formats/load.h"
 #include "test_paths.h"
 
@@ -28,7 +29,7 @@ const KernelGroup* find(const KernelsResult& r, std::string_view name) {
 
 TEST(Kernels, Mi300xGemm) {
   LoadedProfile lp = load(fixture("xplane/mi300x_jax_gemm.xplane.pb"));
-  KernelsResult r = compute_kernels(lp.profile, {});
+  KernelsResult r = compute_kernels(lp.profile, {.steady = testing::kAllWork});
   EXPECT_TRUE(r.no_gpu_reason.empty());
   ASSERT_EQ(r.devices, std::vector<std::string>{"/device:GPU:0"});
   EXPECT_EQ(r.kernel_events, 54u);
@@ -76,6 +77,7 @@ TEST(Kernels, Mi300xGemm) {
 TEST(Kernels, FiltersAndTop) {
   LoadedProfile lp = load(fixture("xplane/mi300x_jax_gemm.xplane.pb"));
   KernelsOptions o;
+  o.steady = testing::kAllWork;
   o.filter.prefix = "Cijk_";
   KernelsResult gemms = compute_kernels(lp.profile, o);
   EXPECT_EQ(gemms.kernels.size(), 5u);
@@ -92,18 +94,18 @@ TEST(Kernels, FiltersAndTop) {
 
 TEST(Kernels, NonGpuProfilesSaySo) {
   LoadedProfile cpu = load(test_data("jax_cpu_8dev"));
-  KernelsResult r = compute_kernels(cpu.profile, {});
+  KernelsResult r = compute_kernels(cpu.profile, {.steady = testing::kAllWork});
   EXPECT_TRUE(r.kernels.empty());
   EXPECT_NE(r.no_gpu_reason.find("no GPU kernels"), std::string::npos);
   LoadedProfile tpu = load(fixture("xplane/tpu_4chip_inference.xplane.pb"));
-  KernelsResult t = compute_kernels(tpu.profile, {});
+  KernelsResult t = compute_kernels(tpu.profile, {.steady = testing::kAllWork});
   EXPECT_TRUE(t.kernels.empty());
   EXPECT_NE(t.no_gpu_reason.find("/device:TPU:0"), std::string::npos);
 }
 
 TEST(Kernels, OlderTensorFlowFormatLeavesCopiesOut) {
   LoadedProfile lp = load(fixture("xplane/tf_v100_8gpu_training.xplane.pb"));
-  KernelsResult r = compute_kernels(lp.profile, {});
+  KernelsResult r = compute_kernels(lp.profile, {.steady = testing::kAllWork});
   ASSERT_FALSE(r.kernels.empty());
   for (const KernelGroup& k : r.kernels) {
     EXPECT_EQ(k.name.find("Memcpy"), std::string::npos) << k.name;

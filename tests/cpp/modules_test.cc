@@ -4,20 +4,22 @@
 
 #include <gtest/gtest.h>
 
+#include "all_work.h"
 #include "jaxprof/formats/load.h"
 #include "test_paths.h"
 
 namespace jaxprof {
 namespace {
 
-ModulesResult modules_of(const std::string& path) {
+ModulesResult modules_of(const std::string& path, SteadyStateOptions steady = testing::kAllWork) {
   LoadedProfile lp;
   load_profile({path}, {}, lp);
-  return compute_modules(lp.profile);
+  return compute_modules(lp.profile, {.steady = steady});
 }
 
 TEST(Modules, CpuMatmulWarmupApart) {
-  ModulesResult r = modules_of(testing::test_data("jax_cpu_matmul"));
+  // By default the first run is warm-up: apart from the total and the mean.
+  ModulesResult r = modules_of(testing::test_data("jax_cpu_matmul"), {});
   ASSERT_EQ(r.modules.size(), 1u);
   const ModuleStats& m = r.modules[0];
   EXPECT_EQ(m.name, "jit_two_matmuls");
@@ -26,11 +28,19 @@ TEST(Modules, CpuMatmulWarmupApart) {
   EXPECT_EQ(m.warmup_executions, 1u);
   EXPECT_DOUBLE_EQ(m.ops_per_execution, 2.0);
   // 35,143,993,000 ps of ops + 2,266,000 ps of gaps between the two dots of each run.
-  EXPECT_EQ(m.total_ps, 35143993000 + 2266000);
-  EXPECT_NEAR(m.mean_ps, static_cast<double>(m.total_ps - m.warmup_total_ps) / 9, 1e-3);
+  const int64_t all_runs = 35143993000 + 2266000;
+  EXPECT_EQ(m.total_ps, all_runs - m.warmup_total_ps);
+  EXPECT_NEAR(m.mean_ps, static_cast<double>(m.total_ps) / 9, 1e-3);
   EXPECT_DOUBLE_EQ(m.share, 1.0);
   ASSERT_EQ(m.varying_ops.size(), 2u);
   EXPECT_EQ(m.varying_ops[0].count, 9u);
+
+  // With warm-up included, every run counts.
+  ModulesResult all = modules_of(testing::test_data("jax_cpu_matmul"));
+  ASSERT_EQ(all.modules.size(), 1u);
+  EXPECT_EQ(all.modules[0].total_ps, all_runs);
+  EXPECT_NEAR(all.modules[0].mean_ps, static_cast<double>(all_runs) / 10, 1e-3);
+  EXPECT_EQ(all.modules[0].warmup_executions, 1u);
 }
 
 TEST(Modules, CpuEightDevicesTwoPrograms) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <tuple>
 
+#include "all_work.h"
 #include "jaxprof/error.h"
 #include "jaxprof/formats/load.h"
 #include "test_paths.h"
@@ -25,7 +26,7 @@ LoadedProfile load(const std::string& path) {
 
 TEST(Ops, CpuMatmulCaptureGroupsByHloOp) {
   LoadedProfile lp = load(test_data("jax_cpu_matmul"));
-  OpsResult r = compute_ops(lp.profile, {});
+  OpsResult r = compute_ops(lp.profile, {.steady = testing::kAllWork});
   ASSERT_EQ(r.devices.size(), 1u);
   const DeviceOps& d = r.devices[0];
   EXPECT_EQ(d.events, 20u);
@@ -48,6 +49,7 @@ TEST(Ops, CpuMatmulCaptureGroupsByHloOp) {
 TEST(Ops, CpuEightDevicesSplitByDeviceOrdinal) {
   LoadedProfile lp = load(test_data("jax_cpu_8dev"));
   OpsOptions o;
+  o.steady = testing::kAllWork;
   o.group_by = GroupBy::kModule;
   OpsResult r = compute_ops(lp.profile, o);
   ASSERT_EQ(r.devices.size(), 8u);
@@ -68,6 +70,7 @@ TEST(Ops, CpuEightDevicesSplitByDeviceOrdinal) {
 TEST(Ops, FiltersAndTop) {
   LoadedProfile lp = load(fixture("xplane/mi300x_jax_gemm.xplane.pb"));
   OpsOptions o;
+  o.steady = testing::kAllWork;
   o.group_by = GroupBy::kKernel;
   OpsResult all = compute_ops(lp.profile, o);
   ASSERT_EQ(all.devices.size(), 1u);
@@ -105,6 +108,7 @@ TEST(Ops, FiltersAndTop) {
 TEST(Ops, CategoriesCoverAllTime) {
   LoadedProfile lp = load(fixture("xplane/mi300x_jax_gemm.xplane.pb"));
   OpsOptions o;
+  o.steady = testing::kAllWork;
   o.group_by = GroupBy::kCategory;
   OpsResult r = compute_ops(lp.profile, o);
   int64_t total = 0;
@@ -122,6 +126,7 @@ TEST(Ops, CategoriesCoverAllTime) {
 // with that opcode (ops the HLO index does not know go to "(unknown)").
 void ExpectOpcodesSumHloOps(const Profile& profile) {
   OpsOptions o;
+  o.steady = testing::kAllWork;
   OpsResult ops = compute_ops(profile, o);
   o.group_by = GroupBy::kOpcode;
   OpsResult by_opcode = compute_ops(profile, o);
@@ -149,6 +154,7 @@ TEST(Ops, OpcodeGroupsOnEightDevices) {
   LoadedProfile lp = load(test_data("jax_cpu_8dev"));
   ExpectOpcodesSumHloOps(lp.profile);
   OpsOptions o;
+  o.steady = testing::kAllWork;
   o.group_by = GroupBy::kOpcode;
   OpsResult r = compute_ops(lp.profile, o);
   ASSERT_EQ(r.devices.size(), 8u);
@@ -177,6 +183,7 @@ TEST(Ops, OpcodeGroupsOnFixtures) {
   // No HloProtos in the TensorFlow profile: every op is unknown.
   LoadedProfile tf = load(fixture("xplane/tf_v100_8gpu_training.xplane.pb"));
   OpsOptions o;
+  o.steady = testing::kAllWork;
   o.group_by = GroupBy::kOpcode;
   for (const DeviceOps& d : compute_ops(tf.profile, o).devices) {
     ASSERT_EQ(d.groups.size(), 1u);

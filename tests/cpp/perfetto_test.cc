@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "all_work.h"
 #include "jaxprof/analysis/ops.h"
 #include "jaxprof/analysis/timeline.h"
 #include "jaxprof/analysis/timeline_segments.h"
@@ -36,13 +37,13 @@ class Captures : public ::testing::TestWithParam<const char*> {};
 TEST_P(Captures, SegmentsTileTheSpanWithTheTimelineNumbers) {
   LoadedProfile lp;
   load_profile({testing::test_data(GetParam())}, {}, lp);
-  TimelineResult t = compute_timeline(lp.profile);
-  std::vector<DeviceSegments> s = timeline_segments(lp.profile);
+  TimelineResult t = compute_timeline(lp.profile, testing::kAllWork);
+  std::vector<DeviceSegments> s = timeline_segments(lp.profile, testing::kAllWork);
   ASSERT_EQ(s.size(), t.devices.size());
   for (size_t i = 0; i < s.size(); ++i) {
     const DeviceTimeline& d = t.devices[i];
     EXPECT_EQ(s[i].device, d.device);
-    int64_t sum[5] = {};
+    int64_t sum[6] = {};
     int64_t at = s[i].segments.front().interval.begin;
     for (const Segment& g : s[i].segments) {
       EXPECT_EQ(g.interval.begin, at);  // contiguous and disjoint
@@ -63,7 +64,7 @@ TEST_P(Captures, EveryOpEventIsExported) {
   load_profile({testing::test_data(GetParam())}, {}, lp);
   std::string text;
   PerfettoSummary s = write_perfetto(lp.profile, [&](std::string_view p) { text += p; });
-  OpsResult ops = compute_ops(lp.profile, {});
+  OpsResult ops = compute_ops(lp.profile, {.steady = testing::kAllWork});
   uint64_t events = 0;
   for (const DeviceOps& d : ops.devices) events += d.events;
   EXPECT_EQ(s.devices, ops.devices.size());

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "all_work.h"
 #include "jaxprof/analysis/compile.h"
 #include "jaxprof/analysis/ops.h"
 #include "jaxprof/analysis/timeline.h"
@@ -31,6 +32,7 @@ const Observation* find(const SummaryResult& r, const std::string& rule) {
 TEST(Summary, EightDeviceCapture) {
   LoadedProfile lp = load(test_data("jax_cpu_8dev"));
   SummaryOptions o;
+  o.steady = testing::kAllWork;
   o.observations = 10;
   SummaryResult r = compute_summary(lp.profile, o);
   const SummaryDeviceTime& d = r.device;
@@ -45,7 +47,8 @@ TEST(Summary, EightDeviceCapture) {
   EXPECT_EQ(r.ops[0].count, 32u);
   EXPECT_NE(r.ops[0].source.find("capture_cpu_profiles.py:"), std::string::npos);
   int64_t busy = 0;
-  for (const DeviceOps& dev : compute_ops(lp.profile, {}).devices) busy += dev.busy_ps;
+  for (const DeviceOps& dev : compute_ops(lp.profile, {.steady = testing::kAllWork}).devices)
+    busy += dev.busy_ps;
   EXPECT_EQ(busy, d.busy_ps);
   EXPECT_DOUBLE_EQ(r.ops[0].share, 34604103000.0 / static_cast<double>(busy));
   // Modules: train_step and global_sse, 32 executions each (4 runs x 8 devices), 8 warm-ups.
@@ -73,12 +76,12 @@ TEST(Summary, EightDeviceCapture) {
   for (size_t i = 1; i < r.observations.size(); ++i)
     EXPECT_GE(r.observations[i - 1].time_ps, r.observations[i].time_ps);
   // The default keeps three.
-  EXPECT_EQ(compute_summary(lp.profile).observations.size(), 3u);
+  EXPECT_EQ(compute_summary(lp.profile, {.steady = testing::kAllWork}).observations.size(), 3u);
 }
 
 TEST(Summary, MatmulCaptureOneOpDominates) {
   LoadedProfile lp = load(test_data("jax_cpu_matmul"));
-  SummaryResult r = compute_summary(lp.profile);
+  SummaryResult r = compute_summary(lp.profile, {.steady = testing::kAllWork});
   // ynn_fusion (512x512) is 30,723,402,000 of 35,143,993,000 ps busy: 87%.
   const Observation* dom = find(r, "dominant-op");
   ASSERT_NE(dom, nullptr);
@@ -94,8 +97,8 @@ TEST(Summary, EveryFixtureIsConsistent) {
         "xplane/tf_v100_8gpu_training.xplane.pb"}) {
     SCOPED_TRACE(name);
     LoadedProfile lp = load(fixture(name));
-    SummaryResult r = compute_summary(lp.profile);
-    TimelineResult tl = compute_timeline(lp.profile);
+    SummaryResult r = compute_summary(lp.profile, {.steady = testing::kAllWork});
+    TimelineResult tl = compute_timeline(lp.profile, testing::kAllWork);
     EXPECT_EQ(r.device.devices, tl.devices.size());
     EXPECT_EQ(r.device.compute_ps + r.device.comm_exposed_ps + r.device.memcpy_exposed_ps +
                   r.device.idle_ps,

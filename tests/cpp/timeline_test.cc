@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "all_work.h"
 #include "jaxprof/formats/load.h"
 #include "test_paths.h"
 
@@ -16,7 +17,7 @@ using testing::test_data;
 TimelineResult timeline_of(const std::string& path) {
   LoadedProfile lp;
   load_profile({path}, {}, lp);
-  return compute_timeline(lp.profile);
+  return compute_timeline(lp.profile, testing::kAllWork);
 }
 
 void expect_identity(const TimelineResult& r) {

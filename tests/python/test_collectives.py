@@ -29,7 +29,8 @@ F32 = 4
 
 
 def run_collectives(binary, path, *extra):
-    proc = oc.run_cli(binary, ["collectives", str(path), "--format", "json", *extra])
+    proc = oc.run_cli(binary, ["collectives", str(path), "--format", "json", *oc.EVERYTHING,
+                               *extra])
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")
     return oc.parse_json(proc.stdout)
 

@@ -23,6 +23,7 @@ SEGMENT_FIELDS = {
     "memcpy (exposed)": "memcpy_exposed_ns",
     "idle in module": "idle_in_modules_ns",
     "idle between modules": "idle_between_modules_ns",
+    "set apart": "set_apart_ns",
 }
 
 
@@ -57,7 +58,6 @@ def test_export_matches_ops_and_timeline(jaxprof_bin, tmp_path, name):
     profile = oc.require_profile(oc.DATA_DIR / name)
     trace, _, _ = export(jaxprof_bin, profile, tmp_path / "t.json.gz")
     procs, tracks = processes(trace), threads(trace)
-    device_of = {pid: label.split(" (")[0] for pid, label in procs.items()}
     op_counts = Counter()
     segment_sums = defaultdict(lambda: defaultdict(Decimal))
     spans = {}
@@ -65,20 +65,25 @@ def test_export_matches_ops_and_timeline(jaxprof_bin, tmp_path, name):
         if e["ph"] != "X":
             continue
         track = tracks[(e["pid"], e["tid"])]
-        device = device_of[e["pid"]]
-        if track == "category":
+        if track.startswith("category"):
+            # One category track per device: "category", or "category /device:CPU:3" when the
+            # device is not its plane (the CPU backend).
+            device = track.split(" ", 1)[1] if " " in track else procs[e["pid"]]
             segment_sums[device][e["name"]] += e["dur"]
             first, last = spans.get(device, (e["ts"], e["ts"] + e["dur"]))
             spans[device] = (min(first, e["ts"]), max(last, e["ts"] + e["dur"]))
-        elif track != "modules":
+        elif "category" in e.get("args", {}):  # an op event (host compile events have none)
+            ordinal = e["args"].get("device_ordinal")
+            device = procs[e["pid"]] if ordinal is None else f"/device:CPU:{ordinal}"
             op_counts[device] += 1
             assert e["args"]["module"] and e["args"]["category"]
 
-    ops = cli_json(jaxprof_bin, "ops", profile)
+    # Every op event is exported, set apart from the steady state or not.
+    ops = cli_json(jaxprof_bin, "ops", profile, "--include-autotuning", "--include-warmup")
     assert {d["device"]: d["events"] for d in ops["devices"]} == dict(op_counts)
 
     timeline = cli_json(jaxprof_bin, "timeline", profile)
-    assert len(timeline["devices"]) == len(procs)
+    assert len(timeline["devices"]) == len(segment_sums)
     for d in timeline["devices"]:
         sums = segment_sums[d["device"]]
         assert set(sums) <= set(SEGMENT_FIELDS)

@@ -282,8 +282,9 @@ def parse_folded(text: str) -> Dict[str, int]:
 
 
 def run(jaxprof_bin, *args) -> subprocess.CompletedProcess:
-    return subprocess.run([str(jaxprof_bin), "flame", *map(str, args)], capture_output=True,
-                          text=True, timeout=ops_check.CLI_TIMEOUT_S)
+    # Against raw events: every event counts (the steady state is tested on its own).
+    return subprocess.run([str(jaxprof_bin), "flame", *map(str, args), *ops_check.EVERYTHING],
+                          capture_output=True, text=True, timeout=ops_check.CLI_TIMEOUT_S)
 
 
 # The op-name check needs op paths without tf_op fallbacks: profiles whose op paths all come

@@ -48,7 +48,8 @@ def expected_kernels(path):
 
 
 def run_kernels(binary, path, *extra):
-    proc = oc.run_cli(binary, ["kernels", str(path), "--format", "json", *extra])
+    # Against raw events: every event counts (the steady state is tested on its own).
+    proc = oc.run_cli(binary, ["kernels", str(path), "--format", "json", *oc.EVERYTHING, *extra])
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")
     return oc.parse_json(proc.stdout), proc.stderr.decode()
 

@@ -1,7 +1,7 @@
-"""A run directory holding several hosts' XSpace files (symlinks to the real fixtures, one of
-them under two host names, and the gzip capture): `jaxprof ops` and `info` on it give, per host,
-what the host's file gives alone, and the same JSON whether the files are read on several
-threads or on one (--threads 1)."""
+"""Several hosts' XSpace files (symlinks to the real fixtures, one of them under two host names,
+and the gzip capture), named one by one (a directory of them is refused: they are not one
+capture's hosts): `jaxprof ops` and `info` on them give, per host, what the host's file gives
+alone, and the same JSON whether the files are read on several threads or on one (--threads 1)."""
 from __future__ import annotations
 
 import json
@@ -17,6 +17,11 @@ HOSTS = {
     "delta": oc.XPLANE_FIXTURES / "mi300x_jax_gemm.xplane.pb",  # the same file again
     "gamma": oc.XPLANE_FIXTURES / "tf_v100_8gpu_training.xplane.pb",
 }
+
+
+def named(run_dir):
+    """The run's host files, one by one."""
+    return [str(p) for p in sorted((run_dir / "plugins" / "profile" / "run").glob("*.xplane.pb*"))]
 
 
 def cli_json(binary, args):
@@ -40,16 +45,16 @@ def run_dir(tmp_path):
 
 def test_threads_do_not_change_the_result(jaxprof_bin, run_dir):
     for command in (["ops"], ["info", "--all-lines"], ["modules"]):
-        many = cli_json(jaxprof_bin, command + [str(run_dir)])
-        one = cli_json(jaxprof_bin, command + [str(run_dir), "--threads", "1"])
+        many = cli_json(jaxprof_bin, command + named(run_dir))
+        one = cli_json(jaxprof_bin, command + named(run_dir) + ["--threads", "1"])
         assert many == one, command
 
 
 def test_each_host_is_its_file_alone(jaxprof_bin, run_dir):
     files = {h: str(t) for h, t in HOSTS.items()}
     files["zeta"] = str(oc.DATA_DIR / "jax_cpu_matmul.xplane.pb.gz")
-    ops = cli_json(jaxprof_bin, ["ops", str(run_dir)])
-    info = cli_json(jaxprof_bin, ["info", "--all-lines", str(run_dir)])
+    ops = cli_json(jaxprof_bin, ["ops", *named(run_dir)])
+    info = cli_json(jaxprof_bin, ["info", "--all-lines", *named(run_dir)])
     assert [h["host"] for h in info["hosts"]] == sorted(files)
     assert info["events"] == sum(
         cli_json(jaxprof_bin, ["info", f])["events"] for f in files.values())
@@ -82,7 +87,7 @@ def test_bad_file_is_named(jaxprof_bin, run_dir, tmp_path):
     bad.write_bytes(data[: len(data) // 2])
     (run_dir / "plugins" / "profile" / "run" / "epsilon.xplane.pb").symlink_to(bad)
     for threads in ([], ["--threads", "1"]):
-        proc = oc.run_cli(jaxprof_bin, ["ops", str(run_dir)] + threads)
+        proc = oc.run_cli(jaxprof_bin, ["ops", *named(run_dir)] + threads)
         err = proc.stderr.decode()
         assert proc.returncode == 2
         assert "epsilon.xplane.pb" in err and len(err.strip().splitlines()) == 1, err

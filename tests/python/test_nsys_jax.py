@@ -14,7 +14,9 @@ import pytest
 
 
 def ops_json(jaxprof_bin, *args):
-    out = subprocess.run([str(jaxprof_bin), "ops", *map(str, args), "--format", "json"],
+    # Every op event, the reference's count: autotuning and warm-up included.
+    out = subprocess.run([str(jaxprof_bin), "ops", *map(str, args), "--format", "json",
+                          "--include-autotuning", "--include-warmup"],
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 

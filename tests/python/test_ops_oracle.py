@@ -176,7 +176,8 @@ def test_ops_log_dir(jaxprof_bin, tmp_path):
 def test_ops_csv_matches_json(jaxprof_bin, path):
     path = _profile(path)
     js = oc.run_ops_json(jaxprof_bin, path, ["--group-by", "hlo-op"])
-    proc = oc.run_cli(jaxprof_bin, ["ops", path, "--format", "csv", "--group-by", "hlo-op"])
+    proc = oc.run_cli(jaxprof_bin, ["ops", path, "--format", "csv", "--group-by", "hlo-op",
+                                         *oc.EVERYTHING])
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")
     rows = list(csv.reader(io.StringIO(proc.stdout.decode("utf-8"))))
     assert rows, "empty CSV output"

@@ -52,7 +52,15 @@ def cli(binary, args, ok=True):
 
 
 def cli_json(binary, args):
-    return json.loads(cli(binary, args + ["--format", "json"]).stdout)
+    out = json.loads(cli(binary, args + ["--format", "json"]).stdout)
+    out.pop("input", None)  # the files read: profiles on one side, partials on the other
+    return out
+
+
+def files(run):
+    """The host files of a made-up run, named one by one: a directory of them is refused, as
+    they are not the hosts of one capture (the same machine's file under several names)."""
+    return [str(p) for p in sorted(run.glob("*.xplane.pb"))]
 
 
 def make_run(root, hosts):
@@ -81,7 +89,7 @@ def cpu_run(tmp_path):
 
 def write_partials(binary, run, out_dir):
     out_dir.mkdir()
-    cli(binary, ["partial", str(run), "-o", str(out_dir) + "/"])
+    cli(binary, ["partial", *files(run), "-o", str(out_dir) + "/"])
     return sorted(out_dir.glob("*.partial"))
 
 
@@ -91,24 +99,27 @@ def test_partials_equal_profiles(jaxprof_bin, tmp_path, request, which):
     per_host = write_partials(jaxprof_bin, run, tmp_path / "per_host")
     assert len(per_host) == len(list(run.glob("*.xplane.pb")))
     one = tmp_path / "all.partial.gz"
-    cli(jaxprof_bin, ["partial", str(run), "-o", str(one)])
+    cli(jaxprof_bin, ["partial", *files(run), "-o", str(one)])
     # Merged in another grouping and order: the last host first, then the rest.
     first = tmp_path / "first.partial"
     cli(jaxprof_bin, ["partial", str(per_host[-1]), "-o", str(first)])
     rest = tmp_path / "rest.partial"
     cli(jaxprof_bin, ["partial"] + [str(p) for p in reversed(per_host[:-1])] + ["-o", str(rest)])
     for command in COMMANDS:
-        want = cli_json(jaxprof_bin, command + [str(run)])
-        assert cli_json(jaxprof_bin, command + [str(tmp_path / "per_host")]) == want, command
+        want = cli_json(jaxprof_bin, command + files(run))
+        assert cli_json(jaxprof_bin, command + [str(p) for p in per_host]) == want, command
         assert cli_json(jaxprof_bin, command + [str(one)]) == want, command
         assert cli_json(jaxprof_bin, command + [str(rest), str(first)]) == want, command
         # Host by host on one thread, or all at once: the same.
-        assert cli_json(jaxprof_bin, command + [str(run), "--threads", "1"]) == want, command
+        assert cli_json(jaxprof_bin, command + files(run) + ["--threads", "1"]) == want, command
 
 
-def test_diff_and_check_from_partials(jaxprof_bin, cpu_run, tmp_path):
+def test_diff_and_check_from_partials(jaxprof_bin, tmp_path):
+    if not CPU.is_file():
+        pytest.skip(f"fixture {CPU} not found")
+    cpu_run = make_run(tmp_path / "one", {"w0": CPU})
     parts = tmp_path / "cpu.partial"
-    cli(jaxprof_bin, ["partial", str(cpu_run), "-o", str(parts)])
+    cli(jaxprof_bin, ["partial", *files(cpu_run), "-o", str(parts)])
     want = cli_json(jaxprof_bin, ["diff", str(cpu_run), str(cpu_run)])
     assert cli_json(jaxprof_bin, ["diff", str(parts), str(cpu_run)]) == want
     # check exits 0, 3 or 4 by its verdict: the same verdict and JSON either way.
@@ -116,7 +127,9 @@ def test_diff_and_check_from_partials(jaxprof_bin, cpu_run, tmp_path):
     want = cli(jaxprof_bin, ["check", str(cpu_run), str(cpu_run)] + metric, ok=False)
     got = cli(jaxprof_bin, ["check", str(parts), str(parts)] + metric, ok=False)
     assert want.returncode in (0, 3, 4) and got.returncode == want.returncode
-    assert json.loads(got.stdout) == json.loads(want.stdout)
+    got, want = json.loads(got.stdout), json.loads(want.stdout)
+    assert len(got.pop("input")) == len(want.pop("input")) == 2  # what each side read
+    assert got == want
 
 
 def test_bad_partials(jaxprof_bin, tmp_path, cpu_run):
@@ -126,7 +139,7 @@ def test_bad_partials(jaxprof_bin, tmp_path, cpu_run):
     assert proc.returncode == 2
     assert b"junk.partial" in proc.stderr and b"not a jaxprof partial" in proc.stderr
     good = tmp_path / "good.partial"
-    cli(jaxprof_bin, ["partial", str(cpu_run), "-o", str(good)])
+    cli(jaxprof_bin, ["partial", *files(cpu_run), "-o", str(good)])
     data = good.read_bytes()
     cut = tmp_path / "cut.partial"
     cut.write_bytes(data[: len(data) // 2])
@@ -150,14 +163,15 @@ def test_keep_going_skips_a_damaged_host(jaxprof_bin, tmp_path):
     run = make_run(tmp_path / "logs", {"w0": CPU, "w1": CPU})
     data = CPU.read_bytes()
     (run / "w2.xplane.pb").write_bytes(data[: len(data) // 3])
-    proc = cli(jaxprof_bin, ["summary", str(run), "--format", "json"], ok=False)
+    proc = cli(jaxprof_bin, ["summary", *files(run), "--format", "json"], ok=False)
     assert proc.returncode == 2 and b"w2.xplane.pb" in proc.stderr
-    proc = cli(jaxprof_bin, ["summary", str(run), "--format", "json", "--keep-going"])
+    proc = cli(jaxprof_bin, ["summary", *files(run), "--format", "json", "--keep-going"])
     assert b"skipped host w2" in proc.stderr and b"read 2 hosts, skipped 1" in proc.stderr
     got = json.loads(proc.stdout)
+    got.pop("input")
     assert got["hosts"] == ["w0", "w1"]
     good = make_run(tmp_path / "good", {"w0": CPU, "w1": CPU})
-    assert got == cli_json(jaxprof_bin, ["summary", str(good)])
+    assert got == cli_json(jaxprof_bin, ["summary", *files(good)])
 
 
 def test_file_matches_its_proto(jaxprof_bin, cpu_run, tmp_path, project_root):
@@ -171,26 +185,30 @@ def test_file_matches_its_proto(jaxprof_bin, cpu_run, tmp_path, project_root):
     desc = tmp_path / "partial.desc"
     subprocess.run(["protoc", f"--proto_path={proto.parent}", f"--descriptor_set_out={desc}",
                     proto.name], check=True)
-    files = descriptor_pb2.FileDescriptorSet.FromString(desc.read_bytes())
+    descriptors = descriptor_pb2.FileDescriptorSet.FromString(desc.read_bytes())
     pool = descriptor_pool.DescriptorPool()
-    for f in files.file:
+    for f in descriptors.file:
         pool.Add(f)
     d = pool.FindMessageTypeByName("jaxprof.partial.PartialFile")
     cls = (message_factory.GetMessageClass(d) if hasattr(message_factory, "GetMessageClass")
            else message_factory.MessageFactory(pool).GetPrototype(d))
     path = tmp_path / "cpu.partial"
-    cli(jaxprof_bin, ["partial", str(cpu_run), "-o", str(path)])
+    cli(jaxprof_bin, ["partial", *files(cpu_run), "-o", str(path)])
     msg = cls.FromString(path.read_bytes())
     assert msg.magic == "jaxprof-partial" and msg.version == 2
     assert [h.host for h in msg.hosts] == ["w0", "w1", "w2"]
-    timeline = cli_json(jaxprof_bin, ["timeline", str(cpu_run)])
-    ops = cli_json(jaxprof_bin, ["ops", str(cpu_run)])
+    timeline = cli_json(jaxprof_bin, ["timeline", *files(cpu_run)])
+    ops = cli_json(jaxprof_bin, ["ops", *files(cpu_run)])
     devices = [(h, d) for h in msg.hosts for d in h.devices]
     assert [d.name for _, d in devices] == [t["device"] for t in timeline["devices"]]
     for (h, d), t, o in zip(devices, timeline["devices"], ops["devices"]):
         assert h.strings[0] == ""
+        assert h.HasField("steady") and not h.steady.include_warmup
+        assert d.timeline.set_apart_ps == int(t["set_apart_ns"] * 1000 + 0.5)
+        assert d.op_set_apart == o["set_apart"]
+        assert sum(x.role == 1 for x in d.executions) == len({x.module for x in d.executions})
         assert d.timeline.span_ps == int(t["span_ns"] * 1000 + 0.5)
-        assert d.timeline.events == t["events"] == d.op_events
+        assert d.timeline.events == t["events"] == d.op_events + d.op_set_apart
         assert sum(g.duration.count for g in d.op_groups) == o["selected_events"]
         assert sum(g.duration.sum for g in d.op_groups) == sum(
             round(g["total_ns"] * 1000) for g in o["groups"])
@@ -206,19 +224,25 @@ def test_file_matches_its_proto(jaxprof_bin, cpu_run, tmp_path, project_root):
 def test_one_profile_of_all_hosts_agrees(jaxprof_bin, mixed_run):
     """The Python API reads every host into one profile (not host by host): the same results."""
     jaxprof = pytest.importorskip("jaxprof")
-    profile = jaxprof.load(str(mixed_run))
-    run = str(mixed_run)
-    assert profile.summary(top=50, observations=10).data == cli_json(
-        jaxprof_bin, ["summary", run, "--top", "50", "--observations", "10"])
-    assert profile.ops().data == cli_json(jaxprof_bin, ["ops", run])
-    assert profile.ops("category").data == cli_json(jaxprof_bin, ["ops", run, "--group-by",
-                                                                  "category"])
-    assert profile.timeline().data == cli_json(jaxprof_bin, ["timeline", run])
-    assert profile.modules().data == cli_json(jaxprof_bin, ["modules", run])
-    assert profile.collectives(instances=True).data == cli_json(
-        jaxprof_bin, ["collectives", run, "--instances"])
-    assert profile.compile().data == cli_json(jaxprof_bin, ["compile", run])
-    assert profile.kernels().data == cli_json(jaxprof_bin, ["kernels", run])
+    run = files(mixed_run)
+    profile = jaxprof.load(run)
+
+    def cli_data(args):
+        out = cli_json(jaxprof_bin, args)
+        if args[0] != "summary":  # a note of the CLI's; the API's Profile.set_apart() says it
+            out.pop("set_apart", None)
+        return out
+
+    assert profile.summary(top=50, observations=10).data == cli_data(
+        ["summary", *run, "--top", "50", "--observations", "10"])
+    assert profile.ops().data == cli_data(["ops", *run])
+    assert profile.ops("category").data == cli_data(["ops", *run, "--group-by", "category"])
+    assert profile.timeline().data == cli_data(["timeline", *run])
+    assert profile.modules().data == cli_data(["modules", *run])
+    assert profile.collectives(instances=True).data == cli_data(
+        ["collectives", *run, "--instances"])
+    assert profile.compile().data == cli_data(["compile", *run])
+    assert profile.kernels().data == cli_data(["kernels", *run])
 
 
 # Synthetic profiles of the by-program and copy/fill tests, used here as fixtures.
@@ -249,8 +273,8 @@ def test_partials_carry_clocks_programs_and_copies(jaxprof_bin, tmp_path, two_pr
     merged = tmp_path / "all.partial.gz"
     cli(jaxprof_bin, ["partial"] + [str(p) for p in reversed(per_host)] + ["-o", str(merged)])
     for command in CARRIED:
-        want = cli_json(jaxprof_bin, command + [str(run)])
-        assert cli_json(jaxprof_bin, command + [str(tmp_path / "per_host")]) == want, command
+        want = cli_json(jaxprof_bin, command + files(run))
+        assert cli_json(jaxprof_bin, command + [str(p) for p in per_host]) == want, command
         assert cli_json(jaxprof_bin, command + [str(merged)]) == want, command
     # The figures that make the comparison bite are there: TPU op times on the device clock,
     # one row per program, and the copies by their stats.
@@ -292,3 +316,46 @@ def test_a_capture_of_hours(jaxprof_bin, tmp_path):
     parts = tmp_path / "h.partial"
     cli(jaxprof_bin, ["partial", str(run), "-o", str(parts)])
     assert cli_json(jaxprof_bin, ["summary", str(parts)]) == got
+
+
+
+STEADY_FLAGS = [[], ["--include-autotuning"], ["--include-warmup"],
+                ["--include-autotuning", "--include-warmup"]]
+STEADY_COMMANDS = [["summary"], ["ops"], ["modules"], ["timeline"], ["collectives"]]
+
+
+@pytest.mark.parametrize("profile", ["nsys", "cpu"])
+def test_steady_state_from_partials(jaxprof_bin, tmp_path, profile):
+    """A partial holds the steady state its flags chose: commands with the same flags give the
+    profile's JSON (what was set apart included); other flags are refused, named."""
+    path = (oc.SHARED_FIXTURES / "nsys-jax" / "pax_fsdp4_4proc_proc0.zip" if profile == "nsys"
+            else CPU)
+    if not path.is_file():
+        pytest.skip(f"fixture {path} not found")
+    for flags in STEADY_FLAGS:
+        part = tmp_path / f"steady{len(flags)}{''.join(f[10] for f in flags)}.partial"
+        cli(jaxprof_bin, ["partial", str(path), "-o", str(part), *flags])
+        for command in STEADY_COMMANDS:
+            want = cli_json(jaxprof_bin, command + [str(path), *flags])
+            assert cli_json(jaxprof_bin, command + [str(part), *flags]) == want, (command, flags)
+        if flags == []:
+            summary = cli_json(jaxprof_bin, ["summary", str(part)])
+            assert summary["set_apart"]["warmup"]["executions"] > 0
+            proc = cli(jaxprof_bin, ["ops", str(part), "--include-warmup"], ok=False)
+            assert proc.returncode == 2
+            assert b"--include-warmup" in proc.stderr and part.name.encode() in proc.stderr
+
+
+def test_directory_of_unrelated_hosts_refused(jaxprof_bin, mixed_run, cpu_run, tmp_path):
+    """Hosts found in one directory must be one capture's, whether read as profiles or partials
+    (partial, hosts and every command reading host by host); named one by one they are read."""
+    for run in (mixed_run, cpu_run):
+        for command in (["summary"], ["hosts"], ["partial", "-o", str(tmp_path / "x.partial")]):
+            proc = cli(jaxprof_bin, command + [str(run)], ok=False)
+            assert proc.returncode == 2, (command, proc.stderr)
+            assert b"not the hosts of one capture" in proc.stderr
+    per_host = write_partials(jaxprof_bin, cpu_run, tmp_path / "parts")
+    proc = cli(jaxprof_bin, ["summary", str(tmp_path / "parts")], ok=False)
+    assert proc.returncode == 2 and b"not the hosts of one capture" in proc.stderr
+    proc = cli(jaxprof_bin, ["summary", *map(str, per_host)])
+    assert b"may not be hosts of one capture" in proc.stderr

@@ -27,7 +27,7 @@ def _ps(ns) -> int:
 
 
 def _run(binary, path, fmt):
-    proc = oc.run_cli(binary, ["timeline", str(path), "--format", fmt])
+    proc = oc.run_cli(binary, ["timeline", str(path), "--format", fmt, *oc.EVERYTHING])
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
     return proc.stdout.decode()
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "jaxprof/analysis/steady_state.h"
 #include "jaxprof/formats/load.h"
 #include "jaxprof/formats/load_partials.h"
 #include "jaxprof/render/text.h"
@@ -38,17 +39,33 @@ void add_wide_option(CLI::App* cmd);
 // For commands that read host by host (load_set): --keep-going, and partials as paths.
 void add_host_by_host(CLI::App* cmd, CommonOptions& o);
 // Reads the hosts one by one into partials holding `extract.parts` (load_partials.h), with a
-// progress line on a terminal; prints the hosts' warnings and those skipped.
+// progress line on a terminal; prints the hosts' warnings and those skipped, and says what was
+// read (say_input).
 void load_set(const CommonOptions& o, const PartialExtractOptions& extract, LoadedPartials& out);
 void load_set(const CommonOptions& o, uint32_t parts, LoadedPartials& out);
 // The profile itself, for commands that read events: refuses partial files with a message.
 void refuse_partials(const CommonOptions& o, std::string_view command);
 // --threads: the decoder and analysis threads (also caps analysis_threads when loading).
 void add_threads_option(CLI::App* cmd, unsigned& threads);
-// `release_counted`: see ImportOptions (for commands that read device lines only).
+// `release_counted`: see ImportOptions (for commands that read device lines only). Says what was
+// read (say_input).
 void load(const CommonOptions& o, LoadedProfile& out, bool release_counted = false);
+// Says which session and host files a command read: one line on stderr now when its output is a
+// table or CSV; with JSON output, the next JSON object write() prints gets an "input" member (an
+// array when the command read several profiles).
+void say_input(const ProfileFiles& files, bool json_output);
+// --include-autotuning and --include-warmup (analysis/steady_state.h).
+void add_steady_state_options(CLI::App* cmd, SteadyStateOptions& o);
+// Says what the steady-state figures left out, like say_input ("set_apart" in JSON).
+// `with_compiles`: the command's figures are device time, which compiles are set apart from.
+void say_set_apart(const Profile& profile, const SteadyStateOptions& o, bool with_compiles,
+                   bool json_output);
+// The same for partials (set_apart_from_partials).
+void say_set_apart(const PartialSet& set, const SteadyStateOptions& o, const CompileResult* compiles,
+                   bool json_output);
 OutputFormat format_of(const CommonOptions& o);
-// Writes to stdout; a closed pipe (jaxprof ... | head) is not an error.
+// Writes to stdout; a closed pipe (jaxprof ... | head) is not an error. A JSON object gets the
+// "input" member of what say_input noted.
 void write(const std::string& s);
 // Writes `content` to the file `path` and says so on stderr ("jaxprof: wrote PATH (12.3 KiB)"),
 // followed by `next` lines when given (how to open it). Throws InputError when it cannot.

@@ -183,8 +183,8 @@ RegisterCommand check_command(82, [](CLI::App& app) -> std::function<int()> {
     c.metric = o->metric;
     c.alpha = o->alpha;
     c.max_regression = parse_percent("--max-regression", o->max_regression);
-    ProfileSamples base = load_side(o->profiles, true);
-    ProfileSamples now = load_side(o->profiles, false);
+    ProfileSamples base = load_side(o->profiles, true, o->format == "json");
+    ProfileSamples now = load_side(o->profiles, false, o->format == "json");
     CheckResult r = check_regression(base, now, c);
     std::string line = reason(r, c.max_regression, c.alpha);
     int code = r.verdict == Verdict::kRegression ? kExitRegression

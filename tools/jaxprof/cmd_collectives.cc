@@ -9,6 +9,7 @@ namespace {
 RegisterCommand collectives_command(60, [](CLI::App& app) -> std::function<int()> {
   struct Options {
     CommonOptions common;
+    SteadyStateOptions steady;
     std::string device;
     size_t top = 0;
     bool instances = false;
@@ -25,6 +26,7 @@ RegisterCommand collectives_command(60, [](CLI::App& app) -> std::function<int()
       "collective's interval minus the compute ops running on the same device. See\n"
       "docs/collectives.md.");
   add_common(cmd, o->common);
+  add_steady_state_options(cmd, o->steady);
   add_host_by_host(cmd, o->common);
   cmd->add_option("--device", o->device, "Only devices whose name contains this (or re:REGEX)");
   auto* top =
@@ -42,9 +44,12 @@ RegisterCommand collectives_command(60, [](CLI::App& app) -> std::function<int()
     PartialExtractOptions extract;
     extract.parts = kPartCollectives;
     extract.device = c.filter.device;
+    c.steady = o->steady;
+    extract.steady = c.steady;
     LoadedPartials loaded;
     load_set(o->common, extract, loaded);
     CollectivesResult r = collectives_from_partials(loaded.set, c);
+    say_set_apart(loaded.set, c.steady, nullptr, format_of(o->common) == OutputFormat::kJson);
     warn(r.warnings);
     write(render_collectives(r, format_of(o->common)));
     return 0;

@@ -60,8 +60,8 @@ RegisterCommand diff_command(80, [](CLI::App& app) -> std::function<int()> {
       for (const char* f : {"html", "json", "csv"})
         if (o->output.ends_with(std::string(".") + f)) format = f;
     }
-    ProfileSamples base = load_side(o->profiles, true);
-    ProfileSamples now = load_side(o->profiles, false);
+    ProfileSamples base = load_side(o->profiles, true, format == "json");
+    ProfileSamples now = load_side(o->profiles, false, format == "json");
     DiffResult r = compute_diff(base, now, d);
     warn(r.warnings);
     std::string text;

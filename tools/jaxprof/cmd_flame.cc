@@ -24,6 +24,7 @@ void write_output(const std::string& path, const std::string& text, const std::s
 RegisterCommand flame_command(40, [](CLI::App& app) -> std::function<int()> {
   struct Options {
     CommonOptions common;
+    SteadyStateOptions steady;
     std::string by = "source", device, svg, folded, speedscope, title;
     size_t top = 20;
     bool idle = false, no_idle = false;
@@ -37,6 +38,7 @@ RegisterCommand flame_command(40, [](CLI::App& app) -> std::function<int()> {
       "metadata. Without -o/--folded/--speedscope the heaviest stacks are printed; --format json\n"
       "prints the whole tree. Folded weights are integer picoseconds. See docs/flame.md.");
   add_common(cmd, o->common);
+  add_steady_state_options(cmd, o->steady);
   cmd->add_option("--by", o->by, "Frames: Python source stack, JAX op path, or module")
       ->check(CLI::IsMember({"source", "op-name", "module"}))
       ->capture_default_str();
@@ -62,8 +64,11 @@ RegisterCommand flame_command(40, [](CLI::App& app) -> std::function<int()> {
     if (o->idle && o->no_idle) throw InputError("", "--idle and --no-idle contradict each other");
     options.idle = o->idle;
     LoadedProfile loaded;
+    options.steady = o->steady;
     load(o->common, loaded);
     FlameTree tree = compute_flame(loaded.profile, options);
+    say_set_apart(loaded.profile, options.steady, options.idle,
+                  format_of(o->common) == OutputFormat::kJson);
     warn(loaded.profile.warnings);
     warn(tree.warnings);
     bool files = !o->svg.empty() || !o->folded.empty() || !o->speedscope.empty();

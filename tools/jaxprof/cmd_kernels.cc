@@ -12,6 +12,7 @@ namespace {
 RegisterCommand kernels_command(65, [](CLI::App& app) -> std::function<int()> {
   struct Options {
     CommonOptions common;
+    SteadyStateOptions steady;
     std::string device, prefix, match;
     double min_duration_ns = 0;
     size_t top = 0;
@@ -28,6 +29,7 @@ RegisterCommand kernels_command(65, [](CLI::App& app) -> std::function<int()> {
       "profiles host by host, or partial summaries (`jaxprof partial`). See docs/kernels.md.");
   add_common(cmd, o->common);
   add_host_by_host(cmd, o->common);
+  add_steady_state_options(cmd, o->steady);
   cmd->add_option("--device", o->device, "Only GPUs whose name contains this (or re:REGEX)");
   cmd->add_option("--prefix", o->prefix, "Only kernels whose name starts with this");
   cmd->add_option("--match", o->match, "Only kernels whose name matches this RE2 regex");
@@ -48,12 +50,15 @@ RegisterCommand kernels_command(65, [](CLI::App& app) -> std::function<int()> {
       throw InputError(o->common.paths.front(),
                        "--min-duration needs the events, which a partial summary does not "
                        "keep: give the profiles");
+    k.steady = o->steady;
     PartialExtractOptions extract;
     extract.parts = kPartKernels;
     extract.kernel_filter = k.filter;
+    extract.steady = k.steady;
     LoadedPartials loaded;
     load_set(o->common, extract, loaded);
     KernelsResult r = kernels_from_partials(loaded.set, k);
+    say_set_apart(loaded.set, k.steady, nullptr, format_of(o->common) == OutputFormat::kJson);
     warn(r.warnings);
     // Tables say it on stdout; for JSON/CSV the message goes to stderr so stdout stays parseable.
     if (!r.no_gpu_reason.empty() && format_of(o->common) != OutputFormat::kTable)

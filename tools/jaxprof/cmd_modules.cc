@@ -9,6 +9,7 @@ namespace {
 RegisterCommand modules_command(24, [](CLI::App& app) -> std::function<int()> {
   struct Options {
     CommonOptions common;
+    SteadyStateOptions steady;
     size_t top_ops = 5;
   };
   auto o = std::make_shared<Options>();
@@ -19,15 +20,19 @@ RegisterCommand modules_command(24, [](CLI::App& app) -> std::function<int()> {
       "CPU ops of one run_id, GPU kernels of one host ExecuteThunks call). The first run of\n"
       "each program on each device is warm-up and is kept out of mean/std. See docs/modules.md.");
   add_common(cmd, o->common);
+  add_steady_state_options(cmd, o->steady);
   add_host_by_host(cmd, o->common);
   cmd->add_option("--top-ops", o->top_ops, "Most varying ops shown per module")
       ->capture_default_str();
   return [o]() {
+    PartialExtractOptions extract;
+    extract.parts =
+        kPartExecutions | kPartSteps | (o->top_ops > 0 ? uint32_t{kPartExecutionOps} : 0u);
+    extract.steady = o->steady;
     LoadedPartials loaded;
-    load_set(o->common,
-             kPartExecutions | kPartSteps | (o->top_ops > 0 ? uint32_t{kPartExecutionOps} : 0u),
-             loaded);
-    ModulesResult r = modules_from_partials(loaded.set, {o->top_ops});
+    load_set(o->common, extract, loaded);
+    ModulesResult r = modules_from_partials(loaded.set, {.top_ops = o->top_ops, .steady = o->steady});
+    say_set_apart(loaded.set, o->steady, nullptr, format_of(o->common) == OutputFormat::kJson);
     write(render_modules(r, format_of(o->common)));
     return 0;
   };

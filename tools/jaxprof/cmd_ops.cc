@@ -15,6 +15,7 @@ RegisterCommand ops_command(20, [](CLI::App& app) -> std::function<int()> {
     size_t top = 0;
     uint64_t max_events = 0;
     bool by_program = false;
+    SteadyStateOptions steady;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
@@ -40,6 +41,7 @@ RegisterCommand ops_command(20, [](CLI::App& app) -> std::function<int()> {
                                   std::to_string(kTerminalTop) + " in a table on a terminal)");
   cmd->add_option("--max-events", o->max_events,
                   "Stop counting after N selected events, with a warning (0 = no cap)");
+  add_steady_state_options(cmd, o->steady);
   cmd->add_flag("--by-program", o->by_program,
                 "hlo-op groups: one row per program, not per module name (programs that share a "
                 "name, e.g. one function jitted for several shapes, are merged by default)");
@@ -53,18 +55,22 @@ RegisterCommand ops_command(20, [](CLI::App& app) -> std::function<int()> {
     ops.filter.max_events = o->max_events;
     ops.top = top_for(top, o->top, format_of(o->common));
     ops.by_program = o->by_program;
+    ops.steady = o->steady;
     EventFilter check(ops.filter);  // reject a bad regex before loading anything
     OpsResult r;
     if (o->max_events > 0) {
       // The cap counts events across hosts in order: one profile of every host.
       LoadedProfile loaded;
-      load(o->common, loaded, /*release_counted=*/true);
+      // Telling steady executions apart reads the host's launches on GPUs.
+      load(o->common, loaded, ops.steady.include_autotuning && ops.steady.include_warmup);
       r = compute_ops(loaded.profile, ops);
+      say_set_apart(loaded.profile, ops.steady, false, format_of(o->common) == OutputFormat::kJson);
       warn(loaded.profile.warnings);
     } else {
       PartialExtractOptions extract;
       extract.parts = kPartOps;
       extract.op_filter = ops.filter;
+      extract.steady = ops.steady;
       if (names_partials(o->common.paths) && ops.filter.min_duration_ps > 0)
         throw InputError(o->common.paths.front(),
                          "--min-duration needs the events, which a partial summary does not "
@@ -73,6 +79,7 @@ RegisterCommand ops_command(20, [](CLI::App& app) -> std::function<int()> {
       LoadedPartials loaded;
       load_set(o->common, extract, loaded);
       r = ops_from_partials(loaded.set, ops);
+      say_set_apart(loaded.set, ops.steady, nullptr, format_of(o->common) == OutputFormat::kJson);
     }
     warn(r.warnings);
     write(render_ops(r, format_of(o->common)));

@@ -17,6 +17,7 @@ RegisterCommand partial_command(97, [](CLI::App& app) -> std::function<int()> {
   struct Options {
     CommonOptions common;
     std::string output;
+    SteadyStateOptions steady;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
@@ -28,14 +29,19 @@ RegisterCommand partial_command(97, [](CLI::App& app) -> std::function<int()> {
       "-o FILE.partial[.gz] writes every host into one file; -o DIR/ (an existing directory or a\n"
       "name ending in /) writes DIR/<host>.partial per host. Default: <host>.partial for one\n"
       "host, <session>.partial for several. Hosts are read one at a time (--threads at once), so\n"
-      "memory stays near the largest host's. Partials given as input are merged. See\n"
-      "docs/multihost.md.");
+      "memory stays near the largest host's. Partials given as input are merged. A partial\n"
+      "holds the steady state its flags chose (docs/steady-state.md): commands read it with\n"
+      "the same flags. See docs/multihost.md.");
   add_common(cmd, o->common, /*formats=*/{});  // writes partial files, prints no table
   add_host_by_host(cmd, o->common);
   cmd->add_option("-o,--output", o->output, "Partial file, or directory for one file per host");
+  add_steady_state_options(cmd, o->steady);
   return [o]() {
+    PartialExtractOptions extract;
+    extract.steady = o->steady;
     LoadedPartials loaded;
-    load_set(o->common, kPartAll, loaded);
+    load_set(o->common, extract, loaded);
+    loaded.set.require_steady(o->steady, "partial");
     const std::vector<HostPartial>& hosts = loaded.set.hosts();
     std::string out = o->output;
     std::error_code ec;

@@ -24,6 +24,7 @@ RegisterCommand report_command(90, [](CLI::App& app) -> std::function<int()> {
     CommonOptions common;
     std::string output, title;
     size_t top = 50;
+    SteadyStateOptions steady;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
@@ -37,6 +38,7 @@ RegisterCommand report_command(90, [](CLI::App& app) -> std::function<int()> {
   cmd->add_option("-o,--output", o->output, "HTML file to write");
   cmd->add_option("--title", o->title, "Page title (default: jaxprof report: <profile>)");
   cmd->add_option("--top", o->top, "Rows per table")->capture_default_str();
+  add_steady_state_options(cmd, o->steady);
   return [o]() {
     LoadedProfile loaded;
     load(o->common, loaded);
@@ -44,6 +46,7 @@ RegisterCommand report_command(90, [](CLI::App& app) -> std::function<int()> {
     options.source = o->common.paths.front();
     options.title = o->title.empty() ? "jaxprof report: " + profile_stem(options.source) : o->title;
     options.top = o->top;
+    options.steady = o->steady;
     std::string html = render_html_report(loaded.profile, options);
     warn(loaded.profile.warnings);
     std::string out = o->output.empty() ? profile_stem(options.source) + ".report.html" : o->output;

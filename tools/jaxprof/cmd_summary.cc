@@ -11,6 +11,7 @@ RegisterCommand summary_command(5, [](CLI::App& app) -> std::function<int()> {
     CommonOptions common;
     size_t top = 5;
     size_t observations = 3;
+    SteadyStateOptions steady;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
@@ -23,12 +24,17 @@ RegisterCommand summary_command(5, [](CLI::App& app) -> std::function<int()> {
   add_host_by_host(cmd, o->common);
   cmd->add_option("--top", o->top, "Rows per section")->capture_default_str();
   cmd->add_option("--observations", o->observations, "Observations shown")->capture_default_str();
+  add_steady_state_options(cmd, o->steady);
   return [o]() {
+    PartialExtractOptions extract;
+    extract.parts = summary_parts();
+    extract.steady = o->steady;
     LoadedPartials loaded;
-    load_set(o->common, summary_parts(), loaded);
+    load_set(o->common, extract, loaded);
     SummaryOptions options;
     options.top = o->top;
     options.observations = o->observations;
+    options.steady = o->steady;
     SummaryResult r = summary_from_partials(loaded.set, options);
     warn(r.warnings);
     write(render_summary(r, format_of(o->common)));

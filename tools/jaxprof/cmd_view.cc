@@ -1,5 +1,5 @@
-// jaxprof view: writes a Perfetto-loadable trace next to the capture (the `export --perfetto`
-// code), says how to open it in Perfetto UI and XProf/TensorBoard, and can serve it to
+// jaxprof view: writes a Perfetto-loadable trace (the `export --perfetto` code) into the current
+// directory, says how to open it in Perfetto UI and XProf/TensorBoard, and can serve it to
 // ui.perfetto.dev from 127.0.0.1 for a bounded time.
 #include <arpa/inet.h>
 #include <fmt/format.h>
@@ -28,16 +28,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// "<dir>/vm.xplane.pb[.gz]" -> "<dir>/vm.perfetto.json.gz".
+// "<stem>.perfetto.json.gz" in the current directory, never inside the capture: a run directory
+// is the capture's own folder, and an nsys-jax archive's members are not files. The stem is the
+// host file's ("vm.xplane.pb" -> "vm", "run_proc0.zip" -> "run_proc0"), else the session's.
 fs::path default_output(const LoadedProfile& loaded) {
-  const Profile& p = loaded.profile;
-  fs::path first = p.hosts.empty() ? fs::path("jaxprof") : fs::path(p.hosts.front().path);
-  std::string stem = first.filename().string();
-  for (std::string_view suffix : {".gz", ".pb", ".xplane"})
-    if (stem.size() > suffix.size() && stem.ends_with(suffix))
-      stem.resize(stem.size() - suffix.size());
-  if (p.hosts.size() > 1) stem = "jaxprof";
-  return first.parent_path() / (stem + ".perfetto.json.gz");
+  const ProfileFiles& f = loaded.files;
+  std::string stem = "jaxprof";
+  if (f.hosts.size() == 1)
+    stem = host_from_file_name(fs::path(f.hosts.front().path).filename().string());
+  else if (!f.session.empty())
+    stem = f.session;
+  if (stem.empty() || stem == "." || stem == "..") stem = "jaxprof";
+  return fs::path(stem + ".perfetto.json.gz");
 }
 
 // The log directory XProf and TensorBoard take: the parent of plugins/profile/<session>/, when
@@ -184,14 +186,16 @@ RegisterCommand view_command(95, [](CLI::App& app) -> std::function<int()> {
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
-      "view", "Write a Perfetto trace next to the capture and say how to open it (or serve it)");
+      "view",
+      "Write a Perfetto trace (in the current directory) and say how to open it (or serve it)");
   cmd->footer(
       "The trace is what `jaxprof export --perfetto` writes. --serve answers on 127.0.0.1 only,\n"
       "with CORS for ui.perfetto.dev, and stops once the trace was downloaded (or after\n"
       "--serve-for seconds). See docs/cli.md.");
   add_common(cmd, o->common, /*formats=*/{});
   cmd->add_option("-o,--output", o->output,
-                  "Trace file (default: <capture dir>/<host>.perfetto.json.gz)");
+                  "Trace file (default: <host or session>.perfetto.json.gz in the current "
+                  "directory; never inside the capture unless given here)");
   cmd->add_flag("--serve", o->serve, "Serve the trace to ui.perfetto.dev from 127.0.0.1");
   cmd->add_option("--port", o->port, "Port for --serve (ui.perfetto.dev accepts 9001; 0 = any)")
       ->capture_default_str();
@@ -207,10 +211,11 @@ RegisterCommand view_command(95, [](CLI::App& app) -> std::function<int()> {
     PerfettoSummary s = write_perfetto_file(loaded.profile, out.string());
     warn(loaded.profile.warnings);
     for (const std::string& n : s.notes) std::fprintf(stderr, "jaxprof: note: %s\n", n.c_str());
-    std::string capture_dir =
-        loaded.profile.hosts.empty()
-            ? "."
-            : fs::path(loaded.profile.hosts.front().path).parent_path().string();
+    const ProfileFiles& files = loaded.files;
+    std::string capture_dir = !files.session_dir.empty() ? files.session_dir
+                              : files.hosts.empty()
+                                  ? "."
+                                  : fs::path(files.hosts.front().path).parent_path().string();
     bool layout = false;
     std::string log_dir = log_dir_of(capture_dir.empty() ? "." : capture_dir, layout);
     std::string name = out.filename().string();

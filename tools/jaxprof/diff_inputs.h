@@ -21,6 +21,7 @@ struct TwoProfiles {
   std::vector<std::string> base, now;  // --base / --new: one or more captures per side
   std::vector<std::string> hosts;
   unsigned threads = 0;
+  bool include_autotuning = false;
 };
 
 inline void add_two_profiles(CLI::App* cmd, TwoProfiles& o) {
@@ -33,6 +34,9 @@ inline void add_two_profiles(CLI::App* cmd, TwoProfiles& o) {
   cmd->add_option("--new", o.now, "NEW captures instead of the NEW argument, like --base")
       ->expected(1, 1 << 16);
   cmd->add_option("--host", o.hosts, "Only these hosts (repeat or comma-separate)")->delimiter(',');
+  cmd->add_flag(
+      "--include-autotuning", o.include_autotuning,
+      "Compare the executions of XLA's compile-time autotuner too (docs/steady-state.md)");
   add_threads_option(cmd, o.threads);
 }
 
@@ -51,8 +55,9 @@ inline std::vector<std::string> side_paths(const std::string& arg,
   return list;
 }
 
-// Loads every capture of a side and pools their samples (pool_samples).
-inline ProfileSamples load_side(const TwoProfiles& o, bool base_side) {
+// Loads every capture of a side and pools their samples (pool_samples), saying what was read
+// (say_input).
+inline ProfileSamples load_side(const TwoProfiles& o, bool base_side, bool json_output) {
   std::vector<std::string> paths = base_side ? side_paths(o.base_arg, o.base, "BASE", "--base")
                                              : side_paths(o.new_arg, o.now, "NEW", "--new");
   CommonOptions common;
@@ -61,9 +66,13 @@ inline ProfileSamples load_side(const TwoProfiles& o, bool base_side) {
   std::vector<ProfileSamples> captures;
   for (const std::string& path : paths) {
     common.paths = {path};
+    common.format = json_output ? "json" : "table";  // where say_input writes
+    PartialExtractOptions extract;
+    extract.parts = kPartExecutions | kPartExecutionOps | kPartSteps;
+    extract.steady = {.include_autotuning = o.include_autotuning};
     LoadedPartials loaded;
-    load_set(common, kPartExecutions | kPartExecutionOps | kPartSteps, loaded);
-    captures.push_back(samples_from_partials(loaded.set));
+    load_set(common, extract, loaded);
+    captures.push_back(samples_from_partials(loaded.set, extract.steady));
   }
   return pool_samples(std::move(captures));
 }

@@ -183,6 +183,7 @@ void extract_collectives(PartialBuild& b, const std::string& device_filter) {
   for (const DeviceLines& d : b.devices)
     if (filter.keeps_device(d.name)) needed.insert(needed.end(), d.lines.begin(), d.lines.end());
   p.require_lines(needed);
+  const SteadyState& steady = steady_state(p, b.steady);
 
   const Events& ev = p.events;
   std::unordered_map<uint64_t, OpInfo> info_cache;
@@ -236,7 +237,7 @@ void extract_collectives(PartialBuild& b, const std::string& device_filter) {
       const LineMemoryOps memory_op(p, li);  // copies and fills hide no communication
       const bool maybe_memory = !memory_op.never();
       for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
-        if (!dev.counts(ev, e)) continue;
+        if (!dev.counts(ev, e) || steady.set_apart(e)) continue;
         const OpInfo& info = classify(e);
         if (info.collective) {
           coll.push_back(e);
@@ -351,6 +352,7 @@ struct OpAcc {
 CollectivesResult collectives_from_partials(const PartialSet& set,
                                             const CollectivesOptions& options) {
   set.require(kPartCollectives, "collectives");
+  set.require_steady(options.steady, "collectives");
   EventFilter filter(options.filter);
   CollectivesResult result;
   std::vector<const PartialDevice*> devices;
@@ -569,6 +571,7 @@ CollectivesResult compute_collectives(const Profile& p, const CollectivesOptions
   PartialExtractOptions extract;
   extract.parts = kPartCollectives;
   extract.device = options.filter.device;
+  extract.steady = options.steady;
   return collectives_from_partials(PartialSet(extract_partials(p, extract)), options);
 }
 

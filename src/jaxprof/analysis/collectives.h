@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "jaxprof/analysis/event_filter.h"
+#include "jaxprof/analysis/steady_state.h"
 #include "jaxprof/model/profile.h"
 
 namespace jaxprof {
@@ -25,6 +26,7 @@ struct CollectivesOptions {
   size_t top = 0;          // 0 = every op
   bool instances = false;  // keep the per-instance cross-device list
   bool members = false;    // with instances: each instance's executions (cross-host analyses)
+  SteadyStateOptions steady;
 };
 
 // The collective's traits that fix its bandwidth arithmetic.

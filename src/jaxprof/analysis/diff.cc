@@ -39,8 +39,9 @@ const ModuleSamples* ProfileSamples::find(std::string_view module) const {
   return nullptr;
 }
 
-ProfileSamples samples_from_partials(const PartialSet& set) {
+ProfileSamples samples_from_partials(const PartialSet& set, const SteadyStateOptions& steady) {
   set.require(kPartExecutions | kPartExecutionOps | kPartSteps, "diff");
+  set.require_steady(steady, "diff");
   ProfileSamples out;
   struct Exec {
     const HostPartial* host;
@@ -58,6 +59,7 @@ ProfileSamples samples_from_partials(const PartialSet& set) {
     const HostPartial& h = set.hosts()[refs[di].host];
     const PartialDevice& d = set.device(refs[di]);
     for (const PartialExecution& x : d.executions) {
+      if (x.role == ExecutionRole::kAutotuning && !steady.include_autotuning) continue;
       Build& b = by_name[std::string(h.module_name(x.module))];
       b.all.push_back({&h, &d, &x});
       b.devices.insert(di);
@@ -114,10 +116,11 @@ ProfileSamples samples_from_partials(const PartialSet& set) {
   return out;
 }
 
-ProfileSamples collect_samples(const Profile& p) {
+ProfileSamples collect_samples(const Profile& p, const SteadyStateOptions& steady) {
   PartialExtractOptions extract;
   extract.parts = kPartExecutions | kPartExecutionOps | kPartSteps;
-  return samples_from_partials(PartialSet(extract_partials(p, extract)));
+  extract.steady = steady;
+  return samples_from_partials(PartialSet(extract_partials(p, extract)), steady);
 }
 
 ProfileSamples pool_samples(std::vector<ProfileSamples> captures) {

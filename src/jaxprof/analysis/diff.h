@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "jaxprof/analysis/steady_state.h"
 #include "jaxprof/analysis/step_samples.h"
 #include "jaxprof/model/profile.h"
 
@@ -53,10 +54,12 @@ struct ProfileSamples {
 };
 
 // Modules are keyed by name (a program compiled again gets a new program id); programs that
-// share a name are merged, with a warning. Steps come from step_samples.h.
-ProfileSamples collect_samples(const Profile& profile);
+// share a name are merged, with a warning. Steps come from step_samples.h. Executions of XLA's
+// autotuner are left out unless `steady.include_autotuning` (steady_state.h); warm-up runs are
+// kept apart whatever the options.
+ProfileSamples collect_samples(const Profile& profile, const SteadyStateOptions& steady = {});
 class PartialSet;
-ProfileSamples samples_from_partials(const PartialSet& set);
+ProfileSamples samples_from_partials(const PartialSet& set, const SteadyStateOptions& steady = {});
 
 // Several captures of one program (separate processes) as one set of samples: executions are
 // concatenated capture after capture, ops missing from a capture count 0 in its executions, and

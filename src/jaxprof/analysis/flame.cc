@@ -254,21 +254,33 @@ class TreeBuilder {
 
 // Idle time in the device's span [first, last): inside a module execution (clipped to the span)
 // or outside all of them. `busy` is the device's op intervals (merged here).
+// `roles` and `set_apart` (the device's time set apart, disjoint from its steady executions) may
+// be empty.
 void split_idle(std::vector<Interval>& busy, int64_t first, int64_t last,
-                const DeviceExecutions* executions, FlameDevice& fd) {
+                const DeviceExecutions* executions, const SteadyState& steady,
+                const std::vector<ExecutionRole>& roles, const std::vector<Interval>& set_apart,
+                FlameDevice& fd) {
   merge_intervals(busy);
   int64_t busy_ps = 0;
   for (const Interval& b : busy) busy_ps += b.length();
   fd.has_idle = true;
+  std::vector<Interval> apart;
+  for (const Interval& i : set_apart)
+    if (i.end > first && i.begin < last)
+      apart.push_back({std::max(i.begin, first), std::min(i.end, last)});
+  fd.set_apart_ps = 0;
+  for (const Interval& i : subtract_intervals(apart, busy)) fd.set_apart_ps += i.length();
   std::vector<Interval> modules;
   if (executions)
-    for (const ModuleExecution& x : executions->executions) {
+    for (size_t k = 0; k < executions->executions.size(); ++k) {
+      if (k < roles.size() && steady.sets_apart(roles[k])) continue;
+      const ModuleExecution& x = executions->executions[k];
       Interval in{std::max(x.start_ps, first), std::min(x.end_ps, last)};
       if (in.end > in.begin) modules.push_back(in);
     }
   fd.has_modules = executions && executions->source != ExecutionSource::kNone;
   if (!fd.has_modules) {
-    fd.idle_between_modules_ps = (last - first) - busy_ps;
+    fd.idle_between_modules_ps = (last - first) - busy_ps - fd.set_apart_ps;
     return;
   }
   merge_intervals(modules);
@@ -276,7 +288,7 @@ void split_idle(std::vector<Interval>& busy, int64_t first, int64_t last,
   for (const Interval& m : modules) module_ps += m.length();
   int64_t both = intersection_length(modules, busy);
   fd.idle_during_modules_ps = module_ps - both;
-  fd.idle_between_modules_ps = (last - first) - module_ps - busy_ps + both;
+  fd.idle_between_modules_ps = (last - first) - module_ps - busy_ps + both - fd.set_apart_ps;
 }
 
 }  // namespace
@@ -298,9 +310,11 @@ FlameTree compute_flame(const Profile& p, const FlameOptions& options) {
     all_lines.insert(all_lines.end(), dev.lines.begin(), dev.lines.end());
   p.require_lines(all_lines);
   // One per op_devices() entry, same order.
-  static const std::vector<DeviceExecutions> kNoExecutions;
-  const std::vector<DeviceExecutions>& executions =
-      options.idle ? module_executions(p) : kNoExecutions;
+  const std::vector<DeviceExecutions>& executions = module_executions(p);
+  const SteadyState& steady = steady_state(p, options.steady);
+  static const SteadyStateTime kNoTime;
+  const SteadyStateTime& steady_time =
+      options.idle ? steady_state_time(p, options.steady) : kNoTime;
   std::vector<uint8_t> used(p.modules.size(), 0);
   for (const DeviceLines& dev : devices)
     for (uint32_t li : dev.lines)
@@ -321,7 +335,7 @@ FlameTree compute_flame(const Profile& p, const FlameOptions& options) {
     for (uint32_t li : dev.lines) {
       const Line& line = p.lines[li];
       for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
-        if (!dev.counts(ev, e)) continue;
+        if (!dev.counts(ev, e) || steady.set_apart(e)) continue;
         ++fd.events;
         first = std::min(first, ev.start_ps[e]);
         last = std::max(last, ev.end_ps(e));
@@ -330,8 +344,12 @@ FlameTree compute_flame(const Profile& p, const FlameOptions& options) {
     }
     if (fd.events == 0) continue;
     fd.span_ps = last - first;
-    if (options.idle)
-      split_idle(busy, first, last, di < executions.size() ? &executions[di] : nullptr, fd);
+    if (options.idle) {
+      static const std::vector<Interval> kNothing;
+      split_idle(busy, first, last, di < executions.size() ? &executions[di] : nullptr, steady,
+                 steady.roles[di],
+                 di < steady_time.set_apart.size() ? steady_time.set_apart[di] : kNothing, fd);
+    }
 
     struct Acc {
       int64_t weight = 0;
@@ -339,7 +357,8 @@ FlameTree compute_flame(const Profile& p, const FlameOptions& options) {
     };
     std::unordered_map<uint64_t, Acc> ops;
     share_busy_time(
-        ev, p.lines, dev.lines, [&](uint32_t e) { return dev.counts(ev, e); },
+        ev, p.lines, dev.lines,
+        [&](uint32_t e) { return dev.counts(ev, e) && !steady.set_apart(e); },
         [&](uint32_t e, int64_t ps) {
           const EventMetadata& m = p.event_metadata[ev.metadata[e]];
           bool by_name = ev.hlo_op[e] == 0;
@@ -376,6 +395,8 @@ FlameTree compute_flame(const Profile& p, const FlameOptions& options) {
       } else {
         builder.add(fd.node, {{"[idle]", FrameKind::kIdle}}, fd.idle_between_modules_ps);
       }
+      if (fd.set_apart_ps > 0)
+        builder.add(fd.node, {{"[set apart]", FrameKind::kIdle}}, fd.set_apart_ps);
     }
     for (uint64_t k : keys) {
       const Acc& a = ops[k];

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "jaxprof/analysis/steady_state.h"
 #include "jaxprof/model/profile.h"
 
 namespace jaxprof {
@@ -33,6 +34,9 @@ struct FlameOptions {
   // "[idle between modules]" from its module executions, or "[idle]" when those are unknown.
   // Off by default: idle is often most of a span and would crowd out the ops (`flame --idle`).
   bool idle = false;
+  // Executions set apart from the steady state leave no frames; with `idle`, the time set apart
+  // is one "[set apart]" frame (steady_state.h).
+  SteadyStateOptions steady;
 };
 
 struct FlameNode {
@@ -57,6 +61,7 @@ struct FlameDevice {
   int64_t idle_during_modules_ps = 0;   // inside a module execution, no op running
   int64_t idle_between_modules_ps = 0;  // outside every module execution (all idle when
                                         // executions are unknown)
+  int64_t set_apart_ps = 0;             // with idle frames: time set apart, less busy time
 };
 
 struct FlameTree {

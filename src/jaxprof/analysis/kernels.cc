@@ -93,6 +93,7 @@ void extract_kernels(PartialBuild& b, const EventFilterSpec& spec) {
   for (size_t h = 0; h < b.hosts.size(); ++h)
     b.hosts[h].kernels.other_devices.assign(other_devices[h].begin(), other_devices[h].end());
   p.require_lines(needed);
+  const SteadyState& steady = steady_state(p, options.steady);
 
   std::unordered_map<uint32_t, Launch> metadata_launch;  // metadata stats, read once per entry
   std::vector<int8_t> name_ok(p.event_metadata.size(), -1);
@@ -109,6 +110,7 @@ void extract_kernels(PartialBuild& b, const EventFilterSpec& spec) {
       if (line.event_count == 0 || !is_op_line(p, line)) continue;
       const LineMemoryOps memory_op(p, li);
       for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
+        if (steady.set_apart(e)) continue;
         uint32_t mi = ev.metadata[e];
         if (filter.filters_names()) {
           if (name_ok[mi] < 0) name_ok[mi] = filter.keeps_name(p.event_display_name(e)) ? 1 : 0;

@@ -9,6 +9,7 @@
 
 #include "jaxprof/analysis/event_filter.h"
 #include "jaxprof/analysis/kernel_details.h"
+#include "jaxprof/analysis/steady_state.h"
 #include "jaxprof/model/profile.h"
 
 namespace jaxprof {
@@ -16,6 +17,7 @@ namespace jaxprof {
 struct KernelsOptions {
   EventFilterSpec filter;  // device, prefix, match, min_duration (max_events is not used)
   size_t top = 0;          // 0 = all kernels
+  SteadyStateOptions steady;  // launches of set-apart executions are left out
 };
 
 // One launch configuration of a kernel: a distinct kernel_details text.

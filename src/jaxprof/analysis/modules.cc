@@ -13,6 +13,7 @@ ModulesResult modules_from_partials(const PartialSet& set, const ModulesOptions&
                   (options.steps ? uint32_t{kPartSteps} : 0u),
               "modules");
   ModulesResult result;
+  set.require_steady(options.steady, "modules");
   struct Exec {
     const HostPartial* host;
     const PartialDevice* device;
@@ -21,11 +22,16 @@ ModulesResult modules_from_partials(const PartialSet& set, const ModulesOptions&
   };
   std::map<std::pair<std::string_view, ProgramId>, std::vector<Exec>> by_module;
   std::map<std::pair<std::string_view, ProgramId>, std::set<size_t>> devices;
+  auto sets_apart = [&](ExecutionRole role) {
+    return (role == ExecutionRole::kAutotuning && !options.steady.include_autotuning) ||
+           (role == ExecutionRole::kWarmup && !options.steady.include_warmup);
+  };
   const auto& refs = set.devices();
   for (size_t di = 0; di < refs.size(); ++di) {
     const HostPartial& h = set.hosts()[refs[di].host];
     const PartialDevice& d = set.device(refs[di]);
     for (const PartialExecution& x : d.executions) {
+      if (x.role == ExecutionRole::kAutotuning && sets_apart(x.role)) continue;
       std::pair<std::string_view, ProgramId> key{h.module_name(x.module),
                                                  h.modules[x.module].program_id};
       by_module[key].push_back({&h, &d, &x});
@@ -42,13 +48,15 @@ ModulesResult modules_from_partials(const PartialSet& set, const ModulesOptions&
     uint64_t ops = 0;
     for (const Exec& x : execs) {
       ++m.executions;
-      m.total_ps += x.duration();
       ops += x.x->events;
+      m.autotuning |= x.x->role == ExecutionRole::kAutotuning;
       if (x.x->warmup) {
         ++m.warmup_executions;
         m.warmup_total_ps += x.duration();
-      } else {
-        steady.push_back(&x);
+      }
+      if (!sets_apart(x.x->role)) {
+        m.total_ps += x.duration();
+        if (!x.x->warmup || options.steady.include_warmup) steady.push_back(&x);
       }
     }
     // A program run once per device has no steady state: describe its only runs.
@@ -107,6 +115,7 @@ ModulesResult compute_modules(const Profile& p, const ModulesOptions& options) {
   PartialExtractOptions extract;
   extract.parts = kPartExecutions | (options.top_ops > 0 ? uint32_t{kPartExecutionOps} : 0u) |
                   (options.steps ? uint32_t{kPartSteps} : 0u);
+  extract.steady = options.steady;
   return modules_from_partials(PartialSet(extract_partials(p, extract)), options);
 }
 

@@ -119,6 +119,7 @@ void extract_op_groups(PartialBuild& b, const EventFilterSpec& spec) {
     if (filter.keeps_device(dev.name))
       needed.insert(needed.end(), dev.lines.begin(), dev.lines.end());
   p.require_lines(needed);  // one decoding pass for all devices
+  const SteadyState& steady = steady_state(p, b.steady);
 
   for (size_t di = 0; di < b.devices.size(); ++di) {
     const DeviceLines& dev = b.devices[di];
@@ -150,6 +151,10 @@ void extract_op_groups(PartialBuild& b, const EventFilterSpec& spec) {
       for (uint32_t k = 0; k < n; ++k) {
         uint32_t e = begin + k;
         if (!dev.counts(ev, e)) continue;
+        if (steady.set_apart(e)) {
+          ++out.op_set_apart;
+          continue;
+        }
         // Placement (the busy union, span) on the timeline; the op's own time on its clock.
         int64_t s = ev.start_ps[e], en = ev.end_ps(e), d = ev.duration_ps[e];
         uint64_t position = out.op_events++;
@@ -326,6 +331,7 @@ void describe_hlo_op(const HostPartial& h, const Acc& a, OpGroup& g) {
 
 OpsResult ops_from_partials(const PartialSet& set, const OpsOptions& options) {
   set.require(kPartOps, "ops");
+  set.require_steady(options.steady, "ops");
   EventFilter filter(options.filter);
   OpsResult result;
   result.group_by = options.group_by;
@@ -340,6 +346,7 @@ OpsResult ops_from_partials(const PartialSet& set, const OpsOptions& options) {
     out.span_ps = dev.op_span_ps;
     out.events = dev.op_events;
     out.device_clock_events = dev.op_device_clock_events;
+    out.set_apart = dev.op_set_apart;
 
     // Groups keyed by strings, in the order of their first events.
     // hlo-op keys hold the program when split by it; category and opcode groups are unions of
@@ -432,6 +439,7 @@ OpsResult compute_ops(const Profile& p, const OpsOptions& options) {
   PartialExtractOptions extract;
   extract.parts = kPartOps;
   extract.op_filter = options.filter;
+  extract.steady = options.steady;
   return ops_from_partials(PartialSet(extract_partials(p, extract)), options);
 }
 

@@ -9,6 +9,7 @@
 
 #include "jaxprof/analysis/event_filter.h"
 #include "jaxprof/analysis/op_clock.h"
+#include "jaxprof/analysis/steady_state.h"
 #include "jaxprof/model/profile.h"
 
 namespace jaxprof {
@@ -30,6 +31,7 @@ struct OpsOptions {
   // module name (a function jitted for several shapes) are merged by default: their ops are
   // the same code, and one row per op reads best; split, each row is one program's.
   bool by_program = false;
+  SteadyStateOptions steady;  // what counts besides steady-state executions
 };
 
 struct OpGroup {
@@ -58,8 +60,9 @@ struct DeviceOps {
   std::string host;
   int64_t busy_ps = 0;
   int64_t span_ps = 0;
-  uint64_t events = 0;    // op events on the device
-  uint64_t selected = 0;  // events that passed the filters
+  uint64_t events = 0;     // op events on the device, set-apart ones left out
+  uint64_t set_apart = 0;  // op events of executions set apart (steady_state.h)
+  uint64_t selected = 0;   // events that passed the filters
   // Events whose durations (and self times) come from the device's own clock; the others use
   // the timeline's (host-aligned) clock. busy_ps and span_ps are always on the timeline clock.
   uint64_t device_clock_events = 0;

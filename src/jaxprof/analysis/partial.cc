@@ -155,6 +155,28 @@ void PartialSet::require_any(uint32_t parts, std::string_view command) const {
                                            h.host, command));
 }
 
+void PartialSet::require_steady(const SteadyStateOptions& steady, std::string_view command) const {
+  auto flags = [](const SteadyStateOptions& o) {
+    std::string f;
+    if (o.include_autotuning) f += " --include-autotuning";
+    if (o.include_warmup) f += " --include-warmup";
+    return f.empty() ? std::string(" (no steady-state flags)") : f;
+  };
+  for (const HostPartial& h : hosts_) {
+    if (!h.steady.known)
+      throw InputError(h.path, fmt::format("the partial of host {} does not say what it set apart "
+                                           "from the steady state: write it again with `jaxprof "
+                                           "partial`",
+                                           h.host));
+    if (h.steady.options != steady)
+      throw InputError(
+          h.path, fmt::format("the partial of host {} was written with{}, but {} was asked "
+                              "with{}: write it again with `jaxprof partial`{}",
+                              h.host, flags(h.steady.options), command, flags(steady),
+                              steady == SteadyStateOptions{} ? "" : flags(steady)));
+  }
+}
+
 PartialBuild::PartialBuild(const Profile& profile, std::vector<HostPartial>& out)
     : p(profile), hosts(out), devices(op_devices(profile)), modules_(out.size()) {
   for (const DeviceLines& d : devices) {
@@ -195,12 +217,24 @@ std::vector<HostPartial> extract_partials(const Profile& p, const PartialExtract
     std::error_code ec;
     uint64_t size = std::filesystem::file_size(h.path, ec);
     h.file_bytes = ec ? 0 : size;
+    h.captured_on = p.hosts[i].captured_on;
     h.modules.emplace_back();
   }
+  for (const Plane& plane : p.planes) {
+    hosts[plane.host].gpu |= plane.kind == PlaneKind::kGpu;
+    hosts[plane.host].tpu |= plane.kind == PlaneKind::kTpu;
+  }
   if (!hosts.empty()) hosts.front().warnings = p.warnings;
+  for (HostPartial& h : hosts) {
+    h.steady.known = true;
+    h.steady.options = options.steady;
+  }
   PartialBuild b(p, hosts);
+  b.steady = options.steady;
   if (parts & kPartOps) extract_op_groups(b, options.op_filter);
   if (parts & kPartExecutions) extract_executions(b, parts & kPartExecutionOps);
+  // What the steady state set apart: wherever device time is read.
+  if (parts & (kPartOps | kPartTimeline | kPartExecutions | kPartCollectives)) extract_steady(b);
   if (parts & kPartTimeline) extract_timelines(b);
   if (parts & kPartSteps) extract_steps(b);
   if (parts & kPartCollectives) extract_collectives(b, options.device);

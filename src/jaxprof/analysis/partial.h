@@ -17,6 +17,7 @@
 #include "jaxprof/analysis/compile.h"
 #include "jaxprof/analysis/event_filter.h"
 #include "jaxprof/analysis/module_executions.h"
+#include "jaxprof/analysis/steady_state.h"
 #include "jaxprof/analysis/timeline.h"
 #include "jaxprof/model/profile.h"
 
@@ -121,6 +122,7 @@ struct PartialExecution {
   std::optional<int64_t> run_id;
   int64_t start_ps = 0, end_ps = 0;  // host clock (relative to HostPartial::base_ns)
   bool warmup = false;
+  ExecutionRole role = ExecutionRole::kSteady;  // steady_state.h (whatever the options)
   uint64_t events = 0;
   uint32_t first_op = 0, ops = 0;  // range in PartialDevice::execution_ops
 };
@@ -193,6 +195,7 @@ struct PartialDevice {
   // op events whose durations and self times are on the device's own clock (op_clock.h); busy
   // and span are always on the timeline's
   uint64_t op_device_clock_events = 0;
+  uint64_t op_set_apart = 0;  // op events of executions set apart (not in op_events)
   int64_t op_busy_ps = 0, op_span_ps = 0;
   std::vector<PartialOpGroup> op_groups;
   // timeline (names left empty)
@@ -238,6 +241,16 @@ struct PartialCompile {
   uint64_t unattributed = 0;
 };
 
+// The steady-state options a host's partial was extracted with (its ops, timeline and
+// collectives leave out what they set apart) and what the host's devices set apart.
+struct PartialSteady {
+  bool known = false;  // false: written before partials recorded it
+  SteadyStateOptions options;
+  SetApartWork autotuning, warmup;  // modules by label, sorted
+  int64_t all_execution_ps = 0;
+  uint64_t devices_without_steady_state = 0;
+};
+
 struct HostPartial {
   uint32_t version = kPartialVersion;
   uint32_t parts = 0;  // PartialPart bits
@@ -247,6 +260,9 @@ struct HostPartial {
   // The devices are the CPU backend's (host threads with hlo_op events): in a set where some
   // host has device planes with ops, they are not devices (as op_devices decides).
   bool cpu_backend = false;
+  // What the file says of its capture (session_check.h): XSpace hostnames, device kinds.
+  std::vector<std::string> captured_on;
+  bool gpu = false, tpu = false;
   PartialStrings strings;
   std::vector<PartialModule> modules;  // [0] = no module
   std::vector<PartialOpInfo> op_infos;
@@ -254,6 +270,7 @@ struct HostPartial {
   PartialSteps steps;
   PartialCompile compile;
   PartialKernels kernels;
+  PartialSteady steady;
   std::vector<std::string> warnings;  // the import's warnings about this host's file
   bool op_capped = false;             // extraction stopped at max_events (never in a file)
 
@@ -286,6 +303,8 @@ class PartialSet {
   uint32_t parts() const;
   // Throws InputError naming the first host that lacks one of `parts`.
   void require(uint32_t parts, std::string_view command) const;
+  // Throws InputError naming the first host whose partial was not extracted with `steady`.
+  void require_steady(const SteadyStateOptions& steady, std::string_view command) const;
   // Throws InputError naming the first host that holds none of `parts`.
   void require_any(uint32_t parts, std::string_view command) const;
   int64_t base_ns() const { return base_ns_; }
@@ -313,6 +332,7 @@ struct PartialExtractOptions {
   EventFilterSpec op_filter;      // ops: every filter applies at extraction
   std::string device;             // collectives --device
   EventFilterSpec kernel_filter;  // kernels: every filter applies at extraction
+  SteadyStateOptions steady;      // what ops, timeline, collectives and kernels leave out
 };
 
 // One partial per host of the profile, in the profile's host order.

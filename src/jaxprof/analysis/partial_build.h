@@ -21,6 +21,7 @@ struct PartialBuild {
     uint32_t host = 0, device = 0;
   };
   std::vector<Where> where;  // per op device: its host partial and its index there
+  SteadyStateOptions steady;  // what the extraction sets apart
 
   PartialBuild(const Profile& profile, std::vector<HostPartial>& out);
 
@@ -55,5 +56,7 @@ void extract_steps(PartialBuild& b);
 void extract_collectives(PartialBuild& b, const std::string& device_filter);
 void extract_compile(PartialBuild& b, bool totals_only);
 void extract_kernels(PartialBuild& b, const EventFilterSpec& filter);
+// What each host sets apart, and the roles of the executions extract_executions extracted.
+void extract_steady(PartialBuild& b);
 
 }  // namespace jaxprof

@@ -35,13 +35,14 @@ constexpr double kMemcpyShare = 0.10;
 
 void observe(SummaryResult& r, const CollectivesResult& coll) {
   const SummaryDeviceTime& d = r.device;
-  if (d.devices == 0 || d.span_ps <= 0) return;
+  const int64_t steady_span = d.steady_span_ps();
+  if (d.devices == 0 || steady_span <= 0) return;
   const double n = d.devices;
   auto add = [&](std::string rule, std::string text, double time_ps, double share) {
     r.observations.push_back(
         {std::move(rule), std::move(text), static_cast<int64_t>(time_ps + 0.5), share});
   };
-  double between = ratio(d.idle_between_modules_ps, d.span_ps);
+  double between = ratio(d.idle_between_modules_ps, steady_span);
   if (d.executions == 0 && between >= kIdleShare)
     add("idle",
         fmt::format("{} of device time is idle (the profile has no module executions to place it "
@@ -55,7 +56,7 @@ void observe(SummaryResult& r, const CollectivesResult& coll) {
                     "steps)",
                     pct(between)),
         d.idle_between_modules_ps / n, between);
-  double inside = ratio(d.idle_in_modules_ps, d.span_ps);
+  double inside = ratio(d.idle_in_modules_ps, steady_span);
   if (inside >= kIdleShare)
     add("idle-in-modules",
         fmt::format("{} of device time is idle inside module executions: ops wait for the host, "
@@ -68,7 +69,7 @@ void observe(SummaryResult& r, const CollectivesResult& coll) {
                           [](const SummaryCollective& a, const SummaryCollective& b) {
                             return a.exposed_ps < b.exposed_ps;
                           });
-    double share = ratio(c.exposed_ps, d.span_ps);
+    double share = ratio(c.exposed_ps, steady_span);
     if (share >= kExposedShare)
       add("exposed-collective",
           fmt::format("{} ({}, N={}) is exposed for {} per execution, {} of device time: "
@@ -85,7 +86,7 @@ void observe(SummaryResult& r, const CollectivesResult& coll) {
                       op.source.empty() ? "" : " (" + op.source + ")", pct(op.share)),
           op.self_ps / n, op.share);
   }
-  double memcpy = ratio(d.memcpy_exposed_ps, d.span_ps);
+  double memcpy = ratio(d.memcpy_exposed_ps, steady_span);
   if (memcpy >= kMemcpyShare)
     add("exposed-memcpy",
         fmt::format("{} of device time is memory copies hidden by nothing (host<->device "
@@ -96,7 +97,7 @@ void observe(SummaryResult& r, const CollectivesResult& coll) {
   if (r.compile.wall_ps > 0 && r.compile.wall_ps >= kCompileShare * mean_span) {
     double share = r.compile.wall_ps / mean_span;
     add("compile",
-        fmt::format("compiling took {} ({} compile{}, most in {}), {} of the devices' active span: "
+        fmt::format("compiling took {} ({} compile{}, most in {}), {} of the devices' span: "
                     "warm-up in the capture{}",
                     dur(static_cast<double>(r.compile.wall_ps)), r.compile.compiles,
                     r.compile.compiles == 1 ? "" : "s",
@@ -117,7 +118,7 @@ void observe(SummaryResult& r, const CollectivesResult& coll) {
                       "it: a straggler",
                       coll.most_late_device, coll.most_late_count, coll.multi_device_instances,
                       dur(static_cast<double>(wait))),
-          wait / n, ratio(wait, d.span_ps));
+          wait / n, ratio(wait, steady_span));
   }
   std::stable_sort(
       r.observations.begin(), r.observations.end(),
@@ -132,19 +133,24 @@ uint32_t summary_parts() {
 
 SummaryResult summary_from_partials(const PartialSet& set, const SummaryOptions& options) {
   set.require(summary_parts() & ~kPartCompileTotals, "summary");
+  set.require_steady(options.steady, "summary");
   SummaryResult r;
   for (const HostPartial& h : set.hosts()) r.hosts.push_back(h.host);
-  TimelineResult tl = timeline_from_partials(set);
-  ModulesResult mods = modules_from_partials(set, {.top_ops = 0, .steps = false});
-  OpsResult ops = ops_from_partials(set, {});
-  CollectivesResult coll = collectives_from_partials(set, {});
+  TimelineResult tl = timeline_from_partials(set, options.steady);
+  ModulesResult mods =
+      modules_from_partials(set, {.top_ops = 0, .steps = false, .steady = options.steady});
+  OpsResult ops = ops_from_partials(set, {.steady = options.steady});
+  CollectivesResult coll = collectives_from_partials(set, {.steady = options.steady});
   CompileResult comp = compile_from_partials(set, {.top_steps = 1, .totals_only = true});
+  // What was set apart: the hosts' sums, and the compiles (they mark the compiling time).
+  r.set_apart = set_apart_from_partials(set, options.steady, &comp);
 
   for (const DeviceTimeline& d : tl.devices) {
     SummaryDeviceTime& s = r.device;
     ++s.devices;
     s.executions += d.executions;
     s.span_ps += d.span_ps;
+    s.set_apart_ps += d.set_apart_ps;
     s.busy_ps += d.busy_ps;
     s.compute_ps += d.compute_ps;
     s.comm_exposed_ps += d.comm_exposed_ps;
@@ -153,7 +159,7 @@ SummaryResult summary_from_partials(const PartialSet& set, const SummaryOptions&
     s.idle_in_modules_ps += d.idle_in_modules_ps;
     s.idle_between_modules_ps += d.idle_between_modules_ps;
   }
-  r.device.idle_share = ratio(r.device.idle_ps, r.device.span_ps);
+  r.device.idle_share = ratio(r.device.idle_ps, r.device.steady_span_ps());
 
   for (const ModuleStats& m : mods.modules) {
     if (r.modules.size() >= options.top) break;
@@ -237,6 +243,7 @@ SummaryResult summary_from_partials(const PartialSet& set, const SummaryOptions&
 SummaryResult compute_summary(const Profile& p, const SummaryOptions& options) {
   PartialExtractOptions extract;
   extract.parts = summary_parts();
+  extract.steady = options.steady;
   return summary_from_partials(PartialSet(extract_partials(p, extract)), options);
 }
 

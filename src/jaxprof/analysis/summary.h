@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "jaxprof/analysis/op_clock.h"
+#include "jaxprof/analysis/steady_state.h"
 #include "jaxprof/model/profile.h"
 
 namespace jaxprof {
@@ -16,6 +17,7 @@ namespace jaxprof {
 struct SummaryOptions {
   size_t top = 5;           // rows per section
   size_t observations = 3;  // observations kept
+  SteadyStateOptions steady;
 };
 
 // Over all devices: sums of each device's span and parts (timeline), so shares are of device time.
@@ -23,6 +25,7 @@ struct SummaryDeviceTime {
   uint32_t devices = 0;
   uint64_t executions = 0;  // module executions found on the devices
   int64_t span_ps = 0;
+  int64_t set_apart_ps = 0;  // not steady state (steady_state.h); the shares below exclude it
   int64_t busy_ps = 0;
   int64_t compute_ps = 0;
   int64_t comm_exposed_ps = 0;
@@ -30,7 +33,8 @@ struct SummaryDeviceTime {
   int64_t idle_ps = 0;
   int64_t idle_in_modules_ps = 0;
   int64_t idle_between_modules_ps = 0;
-  double idle_share = 0;  // idle / span
+  double idle_share = 0;  // idle / (span - set_apart)
+  int64_t steady_span_ps() const { return span_ps - set_apart_ps; }
 };
 
 struct SummaryModule {
@@ -93,6 +97,7 @@ struct SummaryResult {
   std::vector<SummaryCollective> collectives;
   std::string bandwidth_convention;
   SummaryCompile compile;
+  SetApartSummary set_apart;
   std::vector<Observation> observations;
   std::vector<std::string> warnings;
 };

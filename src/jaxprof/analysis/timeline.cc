@@ -82,7 +82,9 @@ class CategoryCache {
 
 // One device's timeline; t.events stays 0 when it has no op events.
 void device_timeline(const Profile& p, const DeviceLines& dev, const DeviceExecutions& executions,
-                     CategoryCache& category_of, DeviceTimeline& t) {
+                     const SteadyState& steady, const std::vector<ExecutionRole>& roles,
+                     const std::vector<Interval>& set_apart, CategoryCache& category_of,
+                     DeviceTimeline& t) {
   t.device = dev.name;
   t.host = p.hosts[p.planes[dev.plane].host].name;
   // Each kind's merged intervals. A line is sorted by start, so its intervals merge as they come
@@ -102,6 +104,7 @@ void device_timeline(const Profile& p, const DeviceLines& dev, const DeviceExecu
       const int64_t begin = ev.start_ps[e], end = ev.end_ps(e);
       first = std::min(first, begin);
       last = std::max(last, end);
+      if (steady.set_apart(e)) continue;
       const TimelineKind kind = maybe_memory && memory_op(e) != MemoryOp::kNone
                                     ? TimelineKind::kMemcpy
                                     : timeline_kind(category_of(e));
@@ -116,6 +119,15 @@ void device_timeline(const Profile& p, const DeviceLines& dev, const DeviceExecu
     }
   }
   if (t.events == 0) return;
+  // Steady-state time only: what lies in set-apart time (a stray op while compiling) is cut.
+  const std::vector<Interval> span = {{first, last}};
+  std::vector<Interval> apart;
+  for (const Interval& i : set_apart)
+    if (i.end > first && i.begin < last)
+      apart.push_back({std::max(i.begin, first), std::min(i.end, last)});
+  if (!apart.empty())
+    for (auto& v : by_kind)
+      if (!v.empty() && intersection_length(v, apart) > 0) v = subtract_intervals(v, apart);
   const std::vector<Interval>& compute = by_kind[0];
   const std::vector<Interval>& comm = by_kind[1];
   const std::vector<Interval>& memcpy = by_kind[2];
@@ -135,13 +147,18 @@ void device_timeline(const Profile& p, const DeviceLines& dev, const DeviceExecu
   t.memcpy_ps = length(memcpy);
   t.memcpy_exposed_ps = t.memcpy_ps - intersection_length(memcpy, compute_or_comm);
   t.busy_ps = length(busy);
-  t.idle_ps = t.span_ps - t.busy_ps;
+  t.set_apart_ps = length(apart);
+  t.idle_ps = t.span_ps - t.set_apart_ps - t.busy_ps;
 
   std::vector<Interval> modules;
-  for (const ModuleExecution& x : executions.executions) modules.push_back({x.start_ps, x.end_ps});
+  for (size_t k = 0; k < executions.executions.size(); ++k) {
+    if (k < roles.size() && steady.sets_apart(roles[k])) continue;
+    const ModuleExecution& x = executions.executions[k];
+    modules.push_back({x.start_ps, x.end_ps});
+  }
   t.executions = modules.size();
   merge_intervals(modules);
-  const std::vector<Interval> span = {{first, last}};
+  if (!apart.empty()) modules = subtract_intervals(modules, apart);
   t.idle_in_modules_ps = intersection_length(span, modules) - intersection_length(busy, modules);
   t.idle_between_modules_ps = t.idle_ps - t.idle_in_modules_ps;
 }
@@ -156,6 +173,8 @@ void extract_timelines(PartialBuild& b) {
   const std::vector<DeviceLines>& devices = b.devices;
   const std::vector<DeviceExecutions>& executions =
       module_executions(p);  // decodes the device lines
+  const SteadyState& steady = steady_state(p, b.steady);
+  const SteadyStateTime& steady_time = steady_state_time(p, b.steady);
   // Devices in parallel, each thread with its own category cache.
   std::vector<uint64_t> costs;
   uint64_t total = 0;
@@ -166,7 +185,8 @@ void extract_timelines(PartialBuild& b) {
   {
     Profile::ReadOnlyScope reading(p);
     for_each_parallel(costs, threads, [&](size_t di, size_t thread) {
-      device_timeline(p, devices[di], executions[di], caches[thread], timelines[di]);
+      device_timeline(p, devices[di], executions[di], steady, steady.roles[di],
+                      steady_time.set_apart[di], caches[thread], timelines[di]);
     });
   }
   for (size_t di = 0; di < devices.size(); ++di) {
@@ -176,8 +196,9 @@ void extract_timelines(PartialBuild& b) {
   }
 }
 
-TimelineResult timeline_from_partials(const PartialSet& set) {
+TimelineResult timeline_from_partials(const PartialSet& set, const SteadyStateOptions& steady) {
   set.require(kPartTimeline, "timeline");
+  set.require_steady(steady, "timeline");
   TimelineResult result;
   for (const PartialSet::DeviceRef& ref : set.devices()) {
     const PartialDevice& dev = set.device(ref);
@@ -190,6 +211,7 @@ TimelineResult timeline_from_partials(const PartialSet& set) {
     TimelineAverage& a = result.average;
     for (const DeviceTimeline& t : result.devices) {
       a.span_ps += static_cast<double>(t.span_ps);
+      a.set_apart_ps += static_cast<double>(t.set_apart_ps);
       a.busy_ps += static_cast<double>(t.busy_ps);
       a.compute_ps += static_cast<double>(t.compute_ps);
       a.comm_ps += static_cast<double>(t.comm_ps);
@@ -201,18 +223,19 @@ TimelineResult timeline_from_partials(const PartialSet& set) {
       a.idle_between_modules_ps += static_cast<double>(t.idle_between_modules_ps);
     }
     double n = static_cast<double>(result.devices.size());
-    for (double* v :
-         {&a.span_ps, &a.busy_ps, &a.compute_ps, &a.comm_ps, &a.comm_exposed_ps, &a.memcpy_ps,
-          &a.memcpy_exposed_ps, &a.idle_ps, &a.idle_in_modules_ps, &a.idle_between_modules_ps})
+    for (double* v : {&a.span_ps, &a.set_apart_ps, &a.busy_ps, &a.compute_ps, &a.comm_ps,
+                      &a.comm_exposed_ps, &a.memcpy_ps, &a.memcpy_exposed_ps, &a.idle_ps,
+                      &a.idle_in_modules_ps, &a.idle_between_modules_ps})
       *v /= n;
   }
   return result;
 }
 
-TimelineResult compute_timeline(const Profile& p) {
+TimelineResult compute_timeline(const Profile& p, const SteadyStateOptions& steady) {
   PartialExtractOptions extract;
   extract.parts = kPartTimeline;
-  return timeline_from_partials(PartialSet(extract_partials(p, extract)));
+  extract.steady = steady;
+  return timeline_from_partials(PartialSet(extract_partials(p, extract)), steady);
 }
 
 }  // namespace jaxprof

@@ -1,6 +1,7 @@
 // "Is the device busy, and with what": per device, the span from the first op to the last, split
 // exactly into computation, communication not hidden behind computation, memory copies hidden by
-// neither, and idle time (inside module executions, or between them).
+// neither, idle time (inside module executions, or between them), and the time set apart from
+// the steady state (autotuning, warm-up and compiling: steady_state.h).
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "jaxprof/analysis/category.h"
+#include "jaxprof/analysis/steady_state.h"
 #include "jaxprof/model/profile.h"
 
 namespace jaxprof {
@@ -22,21 +24,23 @@ struct DeviceTimeline {
   uint64_t events = 0;                  // op events on the device
   uint64_t executions = 0;              // module executions on the device
   int64_t span_ps = 0;                  // last op end - first op start
-  int64_t busy_ps = 0;                  // |C ∪ M ∪ Y|
+  int64_t busy_ps = 0;                  // |C ∪ M ∪ Y| (steady-state time only, as below)
   int64_t compute_ps = 0;               // |C|: union of compute op intervals
   int64_t comm_ps = 0;                  // |M|: union of communication op intervals
   int64_t comm_exposed_ps = 0;          // |M \ C|
   int64_t memcpy_ps = 0;                // |Y|
   int64_t memcpy_exposed_ps = 0;        // |Y \ (C ∪ M)|
-  int64_t idle_ps = 0;                  // span - busy
+  int64_t set_apart_ps = 0;             // not steady state: set-apart executions, compiling
+  int64_t idle_ps = 0;                  // span - set_apart - busy
   int64_t idle_in_modules_ps = 0;       // idle inside the union of module execution spans
   int64_t idle_between_modules_ps = 0;  // the rest of idle
 };
 
 // Means over the devices (doubles: they need not be whole picoseconds).
 struct TimelineAverage {
-  double span_ps = 0, busy_ps = 0, compute_ps = 0, comm_ps = 0, comm_exposed_ps = 0, memcpy_ps = 0,
-         memcpy_exposed_ps = 0, idle_ps = 0, idle_in_modules_ps = 0, idle_between_modules_ps = 0;
+  double span_ps = 0, set_apart_ps = 0, busy_ps = 0, compute_ps = 0, comm_ps = 0,
+         comm_exposed_ps = 0, memcpy_ps = 0, memcpy_exposed_ps = 0, idle_ps = 0,
+         idle_in_modules_ps = 0, idle_between_modules_ps = 0;
 };
 
 struct TimelineResult {
@@ -44,10 +48,11 @@ struct TimelineResult {
   TimelineAverage average;
 };
 
-// compute + comm_exposed + memcpy_exposed + idle == span on every device, in exact integers.
-TimelineResult compute_timeline(const Profile& profile);
+// compute + comm_exposed + memcpy_exposed + idle + set_apart == span on every device, in exact
+// integers. Reads the compile events of the host threads unless `steady.include_warmup`.
+TimelineResult compute_timeline(const Profile& profile, const SteadyStateOptions& steady = {});
 
 class PartialSet;
-TimelineResult timeline_from_partials(const PartialSet& set);
+TimelineResult timeline_from_partials(const PartialSet& set, const SteadyStateOptions& steady = {});
 
 }  // namespace jaxprof

@@ -26,6 +26,8 @@ const char* segment_kind_name(SegmentKind k) {
       return "idle in module";
     case SegmentKind::kIdleBetweenModules:
       return "idle between modules";
+    case SegmentKind::kSetApart:
+      return "set apart";
   }
   return "?";
 }
@@ -40,10 +42,12 @@ std::vector<Interval> merged_union(std::vector<Interval> a, const std::vector<In
 
 }  // namespace
 
-std::vector<DeviceSegments> timeline_segments(const Profile& p) {
+std::vector<DeviceSegments> timeline_segments(const Profile& p, const SteadyStateOptions& options) {
   std::vector<DeviceSegments> out;
   std::vector<DeviceLines> devices = op_devices(p);
   const std::vector<DeviceExecutions>& executions = module_executions(p);  // decodes device lines
+  const SteadyState& steady = steady_state(p, options);
+  const SteadyStateTime& steady_time = steady_state_time(p, options);
   std::map<std::tuple<uint32_t, StringId, uint32_t>, OpCategory> cache;
   const Events& ev = p.events;
   for (size_t di = 0; di < devices.size(); ++di) {
@@ -59,6 +63,7 @@ std::vector<DeviceSegments> timeline_segments(const Profile& p) {
         any = true;
         first = std::min(first, ev.start_ps[e]);
         last = std::max(last, ev.end_ps(e));
+        if (steady.set_apart(e)) continue;
         TimelineKind kind = TimelineKind::kMemcpy;
         if (memory_op.never() || memory_op(e) == MemoryOp::kNone) {
           auto key = std::make_tuple(ev.metadata[e], ev.hlo_op[e], ev.module[e]);
@@ -70,13 +75,24 @@ std::vector<DeviceSegments> timeline_segments(const Profile& p) {
       }
     }
     if (!any) continue;
-    for (auto& v : by_kind) merge_intervals(v);
+    std::vector<Interval> apart;
+    for (const Interval& i : steady_time.set_apart[di])
+      if (i.end > first && i.begin < last)
+        apart.push_back({std::max(i.begin, first), std::min(i.end, last)});
+    for (auto& v : by_kind) {
+      merge_intervals(v);
+      if (!apart.empty()) v = subtract_intervals(v, apart);
+    }
     std::vector<Interval> compute_or_comm = merged_union(by_kind[0], by_kind[1]);
     std::vector<Interval> busy = merged_union(compute_or_comm, by_kind[2]);
-    std::vector<Interval> idle = subtract_intervals({{first, last}}, busy);
+    std::vector<Interval> idle =
+        subtract_intervals(subtract_intervals({{first, last}}, busy), apart);
     std::vector<Interval> modules;
-    for (const ModuleExecution& x : executions[di].executions)
+    for (size_t k = 0; k < executions[di].executions.size(); ++k) {
+      if (steady.sets_apart(steady.roles[di][k])) continue;
+      const ModuleExecution& x = executions[di].executions[k];
       modules.push_back({x.start_ps, x.end_ps});
+    }
     merge_intervals(modules);
 
     DeviceSegments d;
@@ -91,6 +107,7 @@ std::vector<DeviceSegments> timeline_segments(const Profile& p) {
     std::vector<Interval> between = subtract_intervals(idle, modules);
     add(subtract_intervals(idle, between), SegmentKind::kIdleInModule);
     add(between, SegmentKind::kIdleBetweenModules);
+    add(apart, SegmentKind::kSetApart);
     std::sort(d.segments.begin(), d.segments.end(), [](const Segment& a, const Segment& b) {
       return a.interval.begin < b.interval.begin;
     });

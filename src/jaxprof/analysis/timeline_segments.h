@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "jaxprof/analysis/intervals.h"
+#include "jaxprof/analysis/steady_state.h"
 #include "jaxprof/model/profile.h"
 
 namespace jaxprof {
@@ -18,6 +19,7 @@ enum class SegmentKind : uint8_t {
   kMemcpy,         // overlapped by neither compute nor communication
   kIdleInModule,
   kIdleBetweenModules,
+  kSetApart,  // not steady state (steady_state.h)
 };
 const char* segment_kind_name(SegmentKind k);
 
@@ -32,7 +34,9 @@ struct DeviceSegments {
 };
 
 // Devices with op events, in the order of compute_timeline(); the segment lengths per kind equal
-// its compute, comm_exposed, memcpy_exposed, idle_in_modules and idle_between_modules.
-std::vector<DeviceSegments> timeline_segments(const Profile& profile);
+// its compute, comm_exposed, memcpy_exposed, idle_in_modules, idle_between_modules and
+// set_apart for the same options.
+std::vector<DeviceSegments> timeline_segments(const Profile& profile,
+                                              const SteadyStateOptions& steady = {});
 
 }  // namespace jaxprof

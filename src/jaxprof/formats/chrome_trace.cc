@@ -7,6 +7,7 @@
 #include <cstring>
 #include <deque>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <numeric>
 #include <unordered_map>
@@ -14,6 +15,7 @@
 
 #include "jaxprof/error.h"
 #include "jaxprof/model/time_range.h"
+#include "jaxprof/io/base64.h"
 
 namespace jaxprof {
 
@@ -223,18 +225,24 @@ struct Fields {
   std::string_view pid, tid, ts, dur, name;
   std::string_view hlo_op, hlo_module, long_name, program_id, arg_name;
   std::string_view device_offset, device_duration;  // raw JSON tokens
+  // Members of jaxprof's own exports (render/perfetto.h): a process's host, a derived track, an
+  // embedded HloProto.
+  std::string_view arg_host, proto;
+  bool derived = false, bare_module = false;
   bool has_args = false;
 };
 
 struct Process {
   std::string key;  // pid as written (number or string)
   std::string name;
+  std::string host;  // jaxprof exports name each process's host
 };
 struct Thread {
   uint32_t process;
   std::string key;
   std::string name;
   uint32_t line = 0;
+  bool derived = false;  // a track jaxprof derived when exporting: not read back
 };
 
 std::optional<int64_t> number_of(std::string_view key) {
@@ -786,11 +794,48 @@ class ChromeTraceImporter : public EventSource {
             // process_name / thread_name metadata; a non-string is not a name.
             std::string_view s;
             if (arg_value.get_string().get(s) == simdjson::SUCCESS) f.arg_name = s;
+          } else if (f.ph == 'M') {
+            read_export_arg(arg_key, arg_value, f);
           }
         }
       }
     }
     return simdjson::SUCCESS;
+  }
+
+  // The metadata members jaxprof's exports add; values of other types are ignored.
+  static void read_export_arg(std::string_view key, od::value& value, Fields& f) {
+    std::string_view text;
+    bool flag = false;
+    if (key == "host") {
+      if (value.get_string().get(text) == simdjson::SUCCESS) f.arg_host = text;
+    } else if (key == "proto") {
+      if (value.get_string().get(text) == simdjson::SUCCESS) f.proto = text;
+    } else if (key == "jaxprof_derived") {
+      if (value.get_bool().get(flag) == simdjson::SUCCESS) f.derived = flag;
+    } else if (key == "bare_module") {
+      if (value.get_bool().get(flag) == simdjson::SUCCESS) f.bare_module = flag;
+    }
+  }
+
+  // An HloProto a jaxprof export carries: into the profile's HLO index (a bad one is skipped with
+  // a warning, as the xplane importer does).
+  void add_embedded_hlo(const Fields& f) {
+    std::optional<std::vector<uint8_t>> bytes = base64_decode(f.proto);
+    if (!bytes) {
+      p_->warnings.push_back(buf_->path() + ": skipped an embedded HloProto: not base64");
+      return;
+    }
+    auto buffer = Buffer::from_bytes(std::move(*bytes), buf_->path() + "!hlo");
+    int64_t program = f.program_id.empty() || f.program_id == "null"
+                          ? HloIndex::kUnknownProgramId
+                          : hlo_program_key(program_of(f.program_id));
+    try {
+      p_->hlo.add(buffer->view(), program, f.bare_module);
+      p_->buffers.push_back(std::move(buffer));
+    } catch (const InputError& e) {
+      p_->warnings.push_back(buf_->path() + ": skipped an embedded HloProto: " + e.reason());
+    }
   }
 
   // Stat names must be interned now: event_stats only has a const Profile.
@@ -845,10 +890,17 @@ class ChromeTraceImporter : public EventSource {
       case 'I':
         break;
       case 'M':
-        if (f.name == "process_name" && !f.arg_name.empty())
-          processes_[process_of(f.pid)].name = std::string(f.arg_name);
-        if (f.name == "thread_name" && !f.arg_name.empty())
-          threads_[thread_of(f.pid, f.tid)].name = std::string(f.arg_name);
+        if (f.name == "process_name" && !f.arg_name.empty()) {
+          Process& proc = processes_[process_of(f.pid)];
+          proc.name = std::string(f.arg_name);
+          proc.host = std::string(f.arg_host);
+        }
+        if (f.name == "thread_name" && !f.arg_name.empty()) {
+          Thread& thread = threads_[thread_of(f.pid, f.tid)];
+          thread.name = std::string(f.arg_name);
+          thread.derived = f.derived;
+        }
+        if (f.name == "jaxprof_hlo_proto" && !f.proto.empty()) add_embedded_hlo(f);
         return;
       case 'C':
         ++counts_.counters;
@@ -950,6 +1002,7 @@ class ChromeTraceImporter : public EventSource {
 
   void finish() {
     pair_begin_end();
+    std::erase_if(records_, [&](const Record& r) { return threads_[r.thread].derived; });
     if (records_.size() >= std::numeric_limits<uint32_t>::max() - p_->events.size())
       fail("trace has more than 4 billion events; not supported", 0);
 
@@ -984,6 +1037,20 @@ class ChromeTraceImporter : public EventSource {
 
     std::vector<uint32_t> plane_of_process(processes_.size());
     uint64_t next_event = p_->events.size();
+    // Processes that name their host (jaxprof exports): the first host named is the file's,
+    // the others become hosts of their own on the file's clock.
+    std::map<std::string, uint32_t> host_of;
+    for (uint32_t pi : process_order) {
+      const std::string& host = processes_[pi].host;
+      if (host.empty() || host_of.count(host)) continue;
+      if (host_of.empty()) {
+        p_->hosts[host_index_].name = host;
+        host_of[host] = host_index_;
+      } else {
+        host_of[host] = static_cast<uint32_t>(p_->hosts.size());
+        p_->hosts.push_back(Host{host, buf_->path(), base_ns});
+      }
+    }
     for (uint32_t pi : process_order) {
       const Process& proc = processes_[pi];
       uint32_t plane_index = static_cast<uint32_t>(p_->planes.size());
@@ -992,7 +1059,7 @@ class ChromeTraceImporter : public EventSource {
       std::string name = proc.name.empty() ? "pid " + proc.key : proc.name;
       plane.name = p_->strings.intern_copy(name);
       plane.id = number_of(proc.key).value_or(static_cast<int64_t>(pi));
-      plane.host = host_index_;
+      plane.host = proc.host.empty() ? host_index_ : host_of[proc.host];
       plane.buffer = buffer_index_;
       plane.source = source_index_;
       plane.kind = classify_plane(name);
@@ -1001,6 +1068,7 @@ class ChromeTraceImporter : public EventSource {
         return order_key(threads_[a].key) < order_key(threads_[b].key);
       });
       for (uint32_t t : ts) {
+        if (threads_[t].derived) continue;
         uint32_t line_index = static_cast<uint32_t>(p_->lines.size());
         threads_[t].line = line_index;
         plane.lines.push_back(line_index);
@@ -1025,13 +1093,21 @@ class ChromeTraceImporter : public EventSource {
     ev.resize(next_event, /*uninitialised=*/true);
     std::vector<uint32_t> cursor(threads_.size());
     for (uint32_t t = 0; t < threads_.size(); ++t)
-      cursor[t] = p_->lines[threads_[t].line].first_event;
-    std::unordered_map<uint64_t, uint32_t> metadata_index;
-    uint64_t last_key = UINT64_MAX;
+      if (!threads_[t].derived) cursor[t] = p_->lines[threads_[t].line].first_event;
+    // One metadata entry per (plane, name, display name): events of one name may differ in how
+    // they are shown (a jaxprof export names ops by their HLO op, other events of the kernel by
+    // the kernel).
+    struct KeyHash {
+      size_t operator()(const std::pair<uint64_t, uint32_t>& k) const {
+        return std::hash<uint64_t>()(k.first) * 31 + k.second;
+      }
+    };
+    std::unordered_map<std::pair<uint64_t, uint32_t>, uint32_t, KeyHash> metadata_index;
+    std::pair<uint64_t, uint32_t> last_key{UINT64_MAX, 0};
     uint32_t last_metadata = 0;
     for (const Record& r : records_) {
       uint32_t plane = plane_of_process[threads_[r.thread].process];
-      uint64_t key = (static_cast<uint64_t>(plane) << 32) | r.name;
+      std::pair<uint64_t, uint32_t> key{(static_cast<uint64_t>(plane) << 32) | r.name, r.display};
       if (key != last_key) {
         auto [it, inserted] =
             metadata_index.try_emplace(key, static_cast<uint32_t>(p_->event_metadata.size()));
@@ -1062,7 +1138,8 @@ class ChromeTraceImporter : public EventSource {
     }
     records_.clear();
     records_.shrink_to_fit();
-    for (const Thread& t : threads_) sort_line(p_->lines[t.line]);
+    for (const Thread& t : threads_)
+      if (!t.derived) sort_line(p_->lines[t.line]);
     assign_tpu_modules();
     report();
   }

@@ -6,6 +6,7 @@
 #include "jaxprof/error.h"
 #include "jaxprof/formats/chrome_trace.h"
 #include "jaxprof/formats/nsys_jax.h"
+#include "jaxprof/formats/session_check.h"
 #include "jaxprof/wire/reader.h"
 
 namespace jaxprof {
@@ -27,6 +28,10 @@ bool is_hlo_proto_wrapper(std::string_view bytes, const uint8_t* origin) {
   } catch (const InputError&) {
     return false;
   }
+}
+
+void check_one_session(LoadedProfile& out) {
+  check_one_capture(out.files, capture_facts(out.profile), out.profile.warnings);
 }
 
 }  // namespace
@@ -67,6 +72,7 @@ void load_profile(const std::vector<std::string>& paths, const LoadOptions& opti
     if (zips != profiles.size())
       throw InputError(profiles.front(),
                        "give either nsys-jax archives (*.zip) or XSpace profiles");
+    out.files.path = profiles.front();
     for (const auto& p : profiles) {
       import_nsys_jax(out.profile, Buffer::open(p), "", options.import);
       out.files.hosts.push_back(HostFile{std::filesystem::path(p).stem().string(), p});
@@ -76,6 +82,7 @@ void load_profile(const std::vector<std::string>& paths, const LoadOptions& opti
       out.files.hlo_files.push_back(f);
     }
     finish_import(out.profile);
+    check_one_session(out);
     // Several processes: their clocks are aligned so straggler and wait times mean something.
     if (out.profile.hosts.size() > 1) align_nsys_jax_clocks(out.profile);
     return;
@@ -86,6 +93,7 @@ void load_profile(const std::vector<std::string>& paths, const LoadOptions& opti
     out.files = discover_profile(profiles.front(), discover);
   } else {
     // Several files: one host each.
+    out.files.path = profiles.front();
     for (const auto& p : profiles) {
       std::error_code ec;
       if (std::filesystem::is_directory(p, ec))
@@ -118,6 +126,7 @@ void load_profile(const std::vector<std::string>& paths, const LoadOptions& opti
     out.files.hlo_files.push_back(f);
   }
   finish_import(out.profile);
+  check_one_session(out);
 }
 
 }  // namespace jaxprof

@@ -17,6 +17,7 @@
 #include "jaxprof/error.h"
 #include "jaxprof/formats/nsys_jax.h"
 #include "jaxprof/formats/partial_file.h"
+#include "jaxprof/formats/session_check.h"
 
 namespace fs = std::filesystem;
 
@@ -132,7 +133,9 @@ void load_partials(const std::vector<std::string>& paths, const PartialLoadOptio
       ProfileFiles found = discover_profile(profiles.front(), discover);
       files = found.hosts;
       beside = found.hlo_files;
+      out.files = std::move(found);
     } else {
+      out.files.path = profiles.front();
       for (const std::string& p : profiles) {
         std::error_code ec;
         if (fs::is_directory(p, ec))
@@ -140,6 +143,7 @@ void load_partials(const std::vector<std::string>& paths, const PartialLoadOptio
         ProfileFiles one = discover_profile(p, DiscoverOptions{});
         files.insert(files.end(), one.hosts.begin(), one.hosts.end());
       }
+      out.files.hosts = files;
     }
     for (const HostFile& f : files)
       whole |= !is_xspace_file_name(fs::path(f.path).filename().string());
@@ -168,6 +172,7 @@ void load_partials(const std::vector<std::string>& paths, const PartialLoadOptio
     for (const std::string& f : hlo_files) load_hlo_file(loaded.profile, f);
     std::vector<HostPartial> got = extract_partials(loaded.profile, options.extract);
     out.whole_profile = true;
+    out.files = loaded.files;
     out.hosts_read += got.size();
     uint64_t bytes = 0;
     for (const Host& h : loaded.profile.hosts) bytes += size_of(h.path);
@@ -235,8 +240,23 @@ void load_partials(const std::vector<std::string>& paths, const PartialLoadOptio
           std::find(options.hosts.begin(), options.hosts.end(), h.host) == options.hosts.end())
         continue;
       ++out.hosts_read;
+      out.files.hosts.push_back({h.host, f});
       hosts.push_back(std::move(h));
     }
+  }
+  if (out.files.path.empty() && !partial_files.empty()) {
+    // Partials only: a directory of them is one capture's hosts, as a run directory is.
+    std::error_code ec;
+    out.files.path = paths.front();
+    if (paths.size() == 1 && fs::is_directory(paths.front(), ec)) {
+      out.files.layout = ProfileLayout::kRunDir;
+      out.files.session_dir = paths.front();
+    }
+  }
+  if (!out.whole_profile && hosts.size() > 1) {
+    std::vector<CaptureFacts> facts;
+    for (const HostPartial& h : hosts) facts.push_back(capture_facts(h));
+    check_one_capture(out.files, facts, hosts.front().warnings);
   }
   if (!partial_files.empty() && !options.hosts.empty()) {
     for (const std::string& want : options.hosts) {

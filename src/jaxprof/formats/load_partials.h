@@ -41,10 +41,12 @@ struct LoadedPartials {
   std::vector<SkippedHost> skipped;  // with keep_going
   uint64_t bytes_read = 0;           // profile and partial files
   bool whole_profile = false;        // read as one profile (nsys-jax archives, Chrome traces)
+  ProfileFiles files;                // what was read: the session and host files (partial files)
 };
 
 // `paths`: profiles as load_profile takes them, *.partial files, and directories of them.
-// Throws InputError for bad input (the first failing host in host order, unless keep_going).
+// Throws InputError for bad input (the first failing host in host order, unless keep_going), and
+// for hosts found in one directory that are not the hosts of one capture (session_check.h).
 void load_partials(const std::vector<std::string>& paths, const PartialLoadOptions& options,
                    LoadedPartials& out);
 

@@ -49,6 +49,27 @@ Writer timeline(const DeviceTimeline& t) {
                             t.idle_in_modules_ps,
                             t.idle_between_modules_ps};
   for (uint32_t i = 0; i < std::size(values); ++i) w.int64(3 + i, values[i]);
+  if (t.set_apart_ps != 0) w.int64(13, t.set_apart_ps);
+  return w;
+}
+
+Writer set_apart(const SetApartWork& s) {
+  Writer w;
+  w.varint(1, s.executions);
+  w.varint(2, s.op_events);
+  w.int64(3, s.execution_ps);
+  for (const std::string& m : s.modules) w.bytes(4, m);
+  return w;
+}
+
+Writer steady(const PartialSteady& s) {
+  Writer w;
+  w.boolean(1, s.options.include_autotuning);
+  w.boolean(2, s.options.include_warmup);
+  w.message(3, set_apart(s.autotuning));
+  w.message(4, set_apart(s.warmup));
+  w.int64(5, s.all_execution_ps);
+  w.varint(6, s.devices_without_steady_state);
   return w;
 }
 
@@ -87,6 +108,7 @@ Writer device(const PartialDevice& d) {
     x.varint(6, e.events);
     x.varint(7, e.first_op);
     x.varint(8, e.ops);
+    if (e.role != ExecutionRole::kSteady) x.varint(9, static_cast<uint64_t>(e.role));
     w.message(10, x);
   }
   if (!d.execution_ops.empty()) {
@@ -122,6 +144,7 @@ Writer device(const PartialDevice& d) {
     w.message(13, x);
   }
   w.varint(14, d.op_device_clock_events);
+  if (d.op_set_apart != 0) w.varint(15, d.op_set_apart);
   return w;
 }
 
@@ -252,6 +275,14 @@ Writer host(const HostPartial& h) {
   w.message(12, compile(h.compile));
   for (const std::string& s : h.warnings) w.bytes(13, s);
   if (h.parts & kPartKernels) w.message(14, kernels(h.kernels));
+  if (h.steady.known) w.message(15, steady(h.steady));
+  {
+    Writer x;
+    for (const std::string& c : h.captured_on) x.bytes(1, c);
+    x.boolean(2, h.gpu);
+    x.boolean(3, h.tpu);
+    w.message(16, x);
+  }
   return w;
 }
 
@@ -329,8 +360,49 @@ class FileReader {
         t.executions = f.value;
       else if (f.number >= 3 && f.number < 3 + std::size(values))
         *values[f.number - 3] = f.as_int64();
+      else if (f.number == 13)
+        t.set_apart_ps = f.as_int64();
     });
     return t;
+  }
+
+  SetApartWork set_apart(std::string_view msg) const {
+    SetApartWork s;
+    each(msg, [&](const wire::Field& f) {
+      if (f.number == 1) s.executions = f.value;
+      if (f.number == 2) s.op_events = f.value;
+      if (f.number == 3) s.execution_ps = f.as_int64();
+      if (f.number == 4) s.modules.emplace_back(f.bytes);
+    });
+    return s;
+  }
+
+  PartialSteady steady(std::string_view msg) const {
+    PartialSteady s;
+    s.known = true;
+    each(msg, [&](const wire::Field& f) {
+      switch (f.number) {
+        case 1:
+          s.options.include_autotuning = f.value != 0;
+          break;
+        case 2:
+          s.options.include_warmup = f.value != 0;
+          break;
+        case 3:
+          s.autotuning = set_apart(f.bytes);
+          break;
+        case 4:
+          s.warmup = set_apart(f.bytes);
+          break;
+        case 5:
+          s.all_execution_ps = f.as_int64();
+          break;
+        case 6:
+          s.devices_without_steady_state = f.value;
+          break;
+      }
+    });
+    return s;
   }
 
   PartialDevice device(std::string_view msg) const {
@@ -435,6 +507,11 @@ class FileReader {
               case 8:
                 e.ops = static_cast<uint32_t>(x.value);
                 break;
+              case 9:
+                if (x.value > static_cast<uint64_t>(ExecutionRole::kAutotuning))
+                  bad("unknown execution role");
+                e.role = static_cast<ExecutionRole>(x.value);
+                break;
             }
           });
           break;
@@ -520,6 +597,9 @@ class FileReader {
           if (!duration) e.duration_ps = e.end_ps - e.begin_ps;  // written without the field
           break;
         }
+        case 15:
+          d.op_set_apart = f.value;
+          break;
       }
     });
     return d;
@@ -753,6 +833,16 @@ class FileReader {
         case 14:
           h.kernels = kernels(f.bytes);
           break;
+        case 15:
+          h.steady = steady(f.bytes);
+          break;
+        case 16:
+          each(f.bytes, [&](const wire::Field& x) {
+            if (x.number == 1) h.captured_on.emplace_back(x.bytes);
+            if (x.number == 2) h.gpu = x.value != 0;
+            if (x.number == 3) h.tpu = x.value != 0;
+          });
+          break;
       }
     });
     if (strings.empty() || !strings.front().empty())
@@ -781,8 +871,9 @@ class FileReader {
                         t.comm_exposed_ps, t.memcpy_ps, t.memcpy_exposed_ps, t.idle_ps,
                         t.idle_in_modules_ps, t.idle_between_modules_ps})
         time(v);
-      for (uint64_t n : {d.op_events, d.op_selected, d.op_device_clock_events, t.events,
-                         t.executions})
+      time(t.set_apart_ps);
+      for (uint64_t n : {d.op_events, d.op_selected, d.op_device_clock_events, d.op_set_apart,
+                         t.events, t.executions})
         count(n);
       if (d.op_device_clock_events > d.op_events)
         bad("more op events on the device clock than op events");

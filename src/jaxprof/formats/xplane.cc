@@ -25,7 +25,7 @@ using wire::WireType;
 
 // Field numbers (xplane.proto).
 namespace xspace {
-constexpr uint32_t kPlanes = 1, kErrors = 2, kWarnings = 3;
+constexpr uint32_t kPlanes = 1, kErrors = 2, kWarnings = 3, kHostnames = 4;
 }
 namespace xplane {
 constexpr uint32_t kId = 1, kName = 2, kLines = 3, kEventMetadata = 4, kStatMetadata = 5,
@@ -256,6 +256,9 @@ class XSpaceImporter : public EventSource {
             if (f.type == WireType::kLen)
               warnings_.push_back(buf_->path() + ": " + std::string(f.bytes));
             break;
+          case xspace::kHostnames:
+            if (f.type == WireType::kLen) hostnames_.emplace_back(f.bytes);
+            break;
           default:
             break;
         }
@@ -301,6 +304,7 @@ class XSpaceImporter : public EventSource {
     first_line_ = static_cast<uint32_t>(p_->lines.size());
     p_->errors.insert(p_->errors.end(), errors_.begin(), errors_.end());
     p_->warnings.insert(p_->warnings.end(), warnings_.begin(), warnings_.end());
+    p_->hosts[host_index_].captured_on = hostnames_;
 
     for (std::string_view plane : planes_) scan_plane(plane);
     register_lines();
@@ -1512,7 +1516,7 @@ class XSpaceImporter : public EventSource {
   std::vector<PlaneLookup> lookups_;
   // What prepare() found, for commit().
   std::vector<std::string_view> planes_;
-  std::vector<std::string> errors_, warnings_;
+  std::vector<std::string> errors_, warnings_, hostnames_;
   struct RawLine {
     uint32_t plane;  // index into planes_
     std::string_view bytes;

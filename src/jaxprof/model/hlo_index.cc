@@ -1050,6 +1050,8 @@ std::unique_ptr<HloModule> HloIndex::parse(std::string_view serialized, bool bar
     if (!found) corrupt(-1, "HloProto has no hlo_module");
   }
   finish_module(frames, *module);
+  module->serialized = serialized;
+  module->bare_module = bare_module;
   return module;
 }
 

@@ -124,6 +124,10 @@ struct HloModule {
   // The serialized xla.BufferAssignmentProto that came with the module (HloProto field 3), in
   // the caller's buffer; empty when there was none (decode it with parse_buffer_assignment).
   std::string_view buffer_assignment;
+  // The bytes it was read from (an xla.HloProto, or an HloModuleProto when `bare_module`), for
+  // exports that carry the HLO along.
+  std::string_view serialized;
+  bool bare_module = false;
 
   const HloInstruction* find(std::string_view instruction_name) const;
   // "file:line" of the instruction's metadata, or "" when it has none.

@@ -54,6 +54,8 @@ struct Host {
   std::string name;
   std::string path;     // the file it was read from
   int64_t base_ns = 0;  // the earliest line timestamp of this host's file
+  // The machines the file says it was captured on (XSpace hostnames), when it says.
+  std::vector<std::string> captured_on;
 };
 
 struct Plane {

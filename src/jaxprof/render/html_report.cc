@@ -22,6 +22,7 @@
 #include "jaxprof/render/html_scatter.h"
 #include "jaxprof/render/html_short_text.h"
 #include "jaxprof/render/html_table.h"
+#include "jaxprof/render/steady_state_render.h"
 #include "jaxprof/render/roofline_html.h"
 #include "jaxprof/render/text.h"
 #include "jaxprof/render/units.h"
@@ -64,6 +65,7 @@ std::string summary_body(const SummaryResult& s, const std::string& source) {
   kv("hosts", hosts.empty() ? "-" : hosts);
   kv("devices", fmt::format("{}", d.devices));
   kv("module executions", fmt::format("{}", d.executions));
+  if (std::string line = render_set_apart_line(s.set_apart); !line.empty()) kv("not counted", line);
   if (d.span_ps > 0) {
     double span = static_cast<double>(d.span_ps);
     kv("device time (sum of spans)", human_duration(span));
@@ -328,17 +330,19 @@ std::string render_html_report(const Profile& profile, const HtmlReportOptions& 
   SummaryOptions so;
   so.top = SIZE_MAX;  // every op: the ops and source-lines tables pick their rows
   so.observations = 10;
+  so.steady = o.steady;
   SummaryResult summary = compute_summary(profile, so);
-  TimelineResult timeline = compute_timeline(profile);
-  ModulesResult modules = compute_modules(profile);
+  TimelineResult timeline = compute_timeline(profile, o.steady);
+  ModulesResult modules = compute_modules(profile, {.steady = o.steady});
   FlameOptions fs;
+  fs.steady = o.steady;
   fs.idle = false;  // idle is often most of a span: the device-time section shows it
   fs.by = FlameBy::kSource;
   FlameTree flame_source = compute_flame(profile, fs);
   fs.by = FlameBy::kOpName;
   FlameTree flame_op = compute_flame(profile, fs);
-  CollectivesResult collectives = compute_collectives(profile, {});
-  KernelsResult kernels = compute_kernels(profile, {});
+  CollectivesResult collectives = compute_collectives(profile, {.steady = o.steady});
+  KernelsResult kernels = compute_kernels(profile, {.steady = o.steady});
   CompileResult compile = compute_compile(profile);
   MemoryResult memory = compute_memory(profile, {});
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "jaxprof/analysis/steady_state.h"
 #include "jaxprof/model/profile.h"
 #include "jaxprof/render/html_page.h"
 
@@ -17,6 +18,7 @@ struct HtmlReportOptions {
   std::string title = "jaxprof report";
   std::string source;  // the profile path, shown in the header
   size_t top = 50;     // rows per table
+  SteadyStateOptions steady;
 };
 
 std::string render_html_report(const Profile& profile, const HtmlReportOptions& options = {});

@@ -79,13 +79,13 @@ std::string json(const ModulesResult& r) {
         "{}{{\"name\": {}, \"program_id\": {}, \"devices\": {}, \"executions\": {}, "
         "\"warmup_executions\": {}, \"total_ns\": {}, \"warmup_total_ns\": {}, \"mean_ns\": {}, "
         "\"std_ns\": {}, \"min_ns\": {}, \"max_ns\": {}, \"cv\": {}, \"share\": {}, "
-        "\"ops_per_execution\": {}, \"varying_ops\": [",
+        "\"ops_per_execution\": {}, \"autotuning\": {}, \"varying_ops\": [",
         i ? ", " : "", json_string(m.name),
         m.program_id == kNoProgram ? std::string("null") : std::to_string(m.program_id), m.devices,
         m.executions, m.warmup_executions, ps_to_ns_exact(m.total_ps),
         ps_to_ns_exact(m.warmup_total_ps), ps_to_ns(m.mean_ps), ps_to_ns(m.std_ps),
         ps_to_ns_exact(m.min_ps), ps_to_ns_exact(m.max_ps), number(m.cv), number(m.share),
-        number(m.ops_per_execution));
+        number(m.ops_per_execution), m.autotuning ? "true" : "false");
     for (size_t k = 0; k < m.varying_ops.size(); ++k) {
       const OpVariability& o = m.varying_ops[k];
       out += fmt::format(

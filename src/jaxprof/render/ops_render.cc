@@ -49,11 +49,11 @@ std::string json(const OpsResult& r) {
     out += fmt::format(
         "{{\"device\": {}, \"host\": {}, \"busy_ns\": {}, \"span_ns\": {}, \"events\": {}, "
         "\"selected_events\": {}, \"duration_clock\": {}, \"device_clock_events\": {}, "
-        "\"groups\": [",
+        "\"set_apart\": {}, \"groups\": [",
         json_string(d.device), json_string(d.host), ps_to_ns_exact(d.busy_ps),
         ps_to_ns_exact(d.span_ps), d.events, d.selected,
         json_string(duration_clock_name(duration_clock(d.device_clock_events, d.events))),
-        d.device_clock_events);
+        d.device_clock_events, d.set_apart);
     for (size_t gi = 0; gi < d.groups.size(); ++gi) {
       const OpGroup& g = d.groups[gi];
       if (gi) out += ", ";

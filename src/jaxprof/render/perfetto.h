@@ -1,7 +1,11 @@
 // The device timeline as a Chrome/Perfetto trace (JSON, opens in ui.perfetto.dev and
 // chrome://tracing), with tracks the raw profile lacks: per device a "category" track (compute,
-// exposed communication, exposed memcpy, idle) and a "modules" track, and op events named by
-// their HLO op with the JAX op path, source line, category and collective bandwidth as args.
+// exposed communication, exposed memcpy, idle, set apart) and its module executions, and op
+// events named by their HLO op with the JAX op path, source line, category and collective
+// bandwidth as args. It also carries what jaxprof's own analyses need to read it back and tell
+// the same story (docs/export.md): planes and lines by their names, every op event's stats, the
+// host threads' compile events, and the HloProtos. Derived tracks are marked so that a reader
+// leaves them out.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +24,8 @@ struct PerfettoSummary {
   uint64_t segments = 0;
   uint64_t executions = 0;
   uint64_t collective_events = 0;  // op events given bandwidth args
+  uint64_t host_events = 0;        // host-thread events of compile windows
+  uint64_t hlo_modules = 0;        // HloProtos carried along
   std::vector<std::string> notes;  // what the export left out, and why
 };
 

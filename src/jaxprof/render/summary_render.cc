@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "jaxprof/render/name_collisions.h"
+#include "jaxprof/render/steady_state_render.h"
 #include "jaxprof/render/units.h"
 
 namespace jaxprof {
@@ -18,12 +19,12 @@ std::string json(const SummaryResult& r) {
   for (size_t i = 0; i < r.hosts.size(); ++i)
     out += fmt::format("{}{}", i ? ", " : "", json_string(r.hosts[i]));
   out += fmt::format(
-      "], \"device\": {{\"devices\": {}, \"executions\": {}, \"span_ns\": {}, \"busy_ns\": {}, "
-      "\"compute_ns\": {}, "
+      "], \"device\": {{\"devices\": {}, \"executions\": {}, \"span_ns\": {}, "
+      "\"set_apart_ns\": {}, \"busy_ns\": {}, \"compute_ns\": {}, "
       "\"comm_exposed_ns\": {}, \"memcpy_exposed_ns\": {}, \"idle_ns\": {}, "
       "\"idle_in_modules_ns\": {}, \"idle_between_modules_ns\": {}, \"idle_share\": {}}}",
-      d.devices, d.executions, ps_to_ns_exact(d.span_ps), ps_to_ns_exact(d.busy_ps),
-      ps_to_ns_exact(d.compute_ps), ps_to_ns_exact(d.comm_exposed_ps),
+      d.devices, d.executions, ps_to_ns_exact(d.span_ps), ps_to_ns_exact(d.set_apart_ps),
+      ps_to_ns_exact(d.busy_ps), ps_to_ns_exact(d.compute_ps), ps_to_ns_exact(d.comm_exposed_ps),
       ps_to_ns_exact(d.memcpy_exposed_ps), ps_to_ns_exact(d.idle_ps),
       ps_to_ns_exact(d.idle_in_modules_ps), ps_to_ns_exact(d.idle_between_modules_ps),
       number(d.idle_share));
@@ -62,12 +63,13 @@ std::string json(const SummaryResult& r) {
         ps_to_ns_exact(c.exposed_ps), ps_to_ns(c.exposed_per_execution_ps), number(c.busbw_gbps));
   }
   out += fmt::format(
-      "], \"bandwidth_convention\": {}, \"op_duration_clock\": {}, \"compile\": {{\"compiles\": {}, "
-      "\"wall_ns\": {}, \"top_module\": {}, \"top_module_wall_ns\": {}, "
-      "\"recompiled_modules\": {}}}, \"observations\": [",
-      json_string(r.bandwidth_convention), json_string(duration_clock_name(r.duration_clock)), r.compile.compiles, ps_to_ns_exact(r.compile.wall_ps),
+      "], \"bandwidth_convention\": {}, \"op_duration_clock\": {}, \"compile\": {{\"compiles\": "
+      "{}, \"wall_ns\": {}, \"top_module\": {}, \"top_module_wall_ns\": {}, "
+      "\"recompiled_modules\": {}}}, \"set_apart\": {}, \"observations\": [",
+      json_string(r.bandwidth_convention), json_string(duration_clock_name(r.duration_clock)),
+      r.compile.compiles, ps_to_ns_exact(r.compile.wall_ps),
       json_string(r.compile.top_module), ps_to_ns_exact(r.compile.top_module_wall_ps),
-      r.compile.recompiled_modules);
+      r.compile.recompiled_modules, render_set_apart_json(r.set_apart));
   for (size_t i = 0; i < r.observations.size(); ++i) {
     const Observation& o = r.observations[i];
     out += fmt::format("{}{{\"rule\": {}, \"text\": {}, \"time_ns\": {}, \"share\": {}}}",
@@ -85,15 +87,22 @@ std::string table(const SummaryResult& r) {
   std::string out;
   if (d.devices == 0) return "no device op events found (try `jaxprof info`)\n";
   double n = d.devices;
-  auto share = [&](int64_t ps) { return human_percent(d.span_ps ? ps / double(d.span_ps) : 0); };
+  const int64_t steady = d.steady_span_ps();
+  auto share = [&](int64_t ps) { return human_percent(steady ? ps / double(steady) : 0); };
+  std::string span = dur(d.span_ps / n) + " span";
+  if (d.set_apart_ps > 0)
+    span +=
+        fmt::format(" ({} steady state, {} set apart)", dur(steady / n), dur(d.set_apart_ps / n));
   out += fmt::format(
-      "Devices: {} on {} host{}; per device {} span, {} busy, idle {} ({} between modules, {} "
+      "Devices: {} on {} host{}; per device {}, {} busy, idle {} ({} between modules, {} "
       "inside)\n",
-      d.devices, r.hosts.size(), r.hosts.size() == 1 ? "" : "s", dur(d.span_ps / n),
-      dur(d.busy_ps / n), share(d.idle_ps), share(d.idle_between_modules_ps),
-      share(d.idle_in_modules_ps));
-  out += fmt::format("  compute {}   exposed communication {}   exposed memcpy {}\n\n",
+      d.devices, r.hosts.size(), r.hosts.size() == 1 ? "" : "s", span, dur(d.busy_ps / n),
+      share(d.idle_ps), share(d.idle_between_modules_ps), share(d.idle_in_modules_ps));
+  out += fmt::format("  compute {}   exposed communication {}   exposed memcpy {}\n",
                      share(d.compute_ps), share(d.comm_exposed_ps), share(d.memcpy_exposed_ps));
+  if (std::string line = render_set_apart_line(r.set_apart); !line.empty())
+    out += "  " + line + "\n";
+  out += "\n";
   if (!r.observations.empty()) {
     out += "Observations\n";
     for (size_t i = 0; i < r.observations.size(); ++i)

@@ -18,7 +18,8 @@ constexpr const char* kFields[] = {"span_ns",
                                    "memcpy_exposed_ns",
                                    "idle_ns",
                                    "idle_in_modules_ns",
-                                   "idle_between_modules_ns"};
+                                   "idle_between_modules_ns",
+                                   "set_apart_ns"};
 
 std::vector<int64_t> values(const DeviceTimeline& t) {
   return {t.span_ps,
@@ -30,7 +31,8 @@ std::vector<int64_t> values(const DeviceTimeline& t) {
           t.memcpy_exposed_ps,
           t.idle_ps,
           t.idle_in_modules_ps,
-          t.idle_between_modules_ps};
+          t.idle_between_modules_ps,
+          t.set_apart_ps};
 }
 
 std::vector<double> values(const TimelineAverage& a) {
@@ -43,7 +45,8 @@ std::vector<double> values(const TimelineAverage& a) {
           a.memcpy_exposed_ps,
           a.idle_ps,
           a.idle_in_modules_ps,
-          a.idle_between_modules_ps};
+          a.idle_between_modules_ps,
+          a.set_apart_ps};
 }
 
 std::string json(const TimelineResult& r) {
@@ -87,10 +90,13 @@ std::string share(double part, double whole) {
 std::string table(const TimelineResult& r) {
   if (r.devices.empty())
     return "no device op events found (try `jaxprof info` to see what the profile holds)\n";
-  std::vector<TableColumn> columns = {{"device"}};
+  bool set_apart = false;
+  for (const DeviceTimeline& d : r.devices) set_apart |= d.set_apart_ps > 0;
+  std::vector<TableColumn> columns = {{"device"}, {"span", Measure::kDuration}};
+  if (set_apart) columns.push_back({"set apart", Measure::kDuration});
   for (const char* h :
-       {"span", "compute", "comm exposed", "memcpy exposed", "idle", "idle in modules",
-        "idle between", "comm total", "comm hidden", "memcpy total"})
+       {"compute", "comm exposed", "memcpy exposed", "idle", "idle in modules", "idle between",
+        "comm total", "comm hidden", "memcpy total"})
     columns.push_back({h, Measure::kDuration});
   Table t(std::move(columns));
   auto row = [&](const std::string& name, const std::vector<double>& v) {
@@ -99,8 +105,10 @@ std::string table(const TimelineResult& r) {
     auto part = [&](double x) {
       return span > 0 && x != 0 ? Cell(x).then(fmt::format("({})", share(x, span))) : Cell(x);
     };
-    t.add({name, span, part(v[2]), part(v[4]), part(v[6]), part(v[7]), part(v[8]), part(v[9]), v[3],
-           v[3] - v[4], v[5]});
+    std::vector<Cell> cells = {name,    span,    part(v[2]), part(v[4]),  part(v[6]), part(v[7]),
+                               part(v[8]), part(v[9]), v[3], v[3] - v[4], v[5]};
+    if (set_apart) cells.insert(cells.begin() + 2, part(v[10]));
+    t.add(std::move(cells));
   };
   for (const DeviceTimeline& d : r.devices) {
     std::vector<double> v;
@@ -108,8 +116,8 @@ std::string table(const TimelineResult& r) {
     row(d.device, v);
   }
   if (r.devices.size() > 1) row("average", values(r.average));
-  return t.render(40) +
-         "\ncompute + comm exposed + memcpy exposed + idle = span (see docs/timeline.md)\n";
+  return t.render(40) + "\ncompute + comm exposed + memcpy exposed + idle" +
+         (set_apart ? " + set apart" : "") + " = span (see docs/timeline.md)\n";
 }
 
 }  // namespace

@@ -1,0 +1,29 @@
+// The `args` of an exported trace event: a JSON object whose members are kept in insertion
+// order, a later value replacing an earlier one of the same key (an event's own stat wins over
+// its metadata's).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "jaxprof/model/profile.h"
+
+namespace jaxprof {
+
+class TraceArgs {
+ public:
+  void set(std::string_view key, std::string json_value);
+  // A stat as its JSON value: numbers as numbers (doubles keep a decimal point), text as strings.
+  // Bytes (opaque payloads) are left out.
+  void set_stat(std::string_view key, const StatValue& value);
+  bool has(std::string_view key) const;
+  // ", \"args\": {...}" (empty when there are no members).
+  std::string render() const;
+
+ private:
+  std::vector<std::pair<std::string, std::string>> members_;
+};
+
+}  // namespace jaxprof
