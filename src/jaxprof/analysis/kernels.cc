@@ -93,7 +93,7 @@ void extract_kernels(PartialBuild& b, const EventFilterSpec& spec) {
   for (size_t h = 0; h < b.hosts.size(); ++h)
     b.hosts[h].kernels.other_devices.assign(other_devices[h].begin(), other_devices[h].end());
   p.require_lines(needed);
-  const SteadyState& steady = steady_state(p, options.steady);
+  const SteadyState& steady = steady_state(p, b.steady);
 
   std::unordered_map<uint32_t, Launch> metadata_launch;  // metadata stats, read once per entry
   std::vector<int8_t> name_ok(p.event_metadata.size(), -1);
@@ -199,6 +199,7 @@ struct Group {
 
 KernelsResult kernels_from_partials(const PartialSet& set, const KernelsOptions& options) {
   set.require(kPartKernels, "kernels");
+  set.require_steady(options.steady, "kernels");
   EventFilter filter(options.filter);
   KernelsResult result;
   std::map<std::string_view, Group> groups;
@@ -318,6 +319,7 @@ KernelsResult compute_kernels(const Profile& p, const KernelsOptions& options) {
   PartialExtractOptions extract;
   extract.parts = kPartKernels;
   extract.kernel_filter = options.filter;
+  extract.steady = options.steady;
   return kernels_from_partials(PartialSet(extract_partials(p, extract)), options);
 }
 

@@ -234,7 +234,8 @@ std::vector<HostPartial> extract_partials(const Profile& p, const PartialExtract
   if (parts & kPartOps) extract_op_groups(b, options.op_filter);
   if (parts & kPartExecutions) extract_executions(b, parts & kPartExecutionOps);
   // What the steady state set apart: wherever device time is read.
-  if (parts & (kPartOps | kPartTimeline | kPartExecutions | kPartCollectives)) extract_steady(b);
+  if (parts & (kPartOps | kPartTimeline | kPartExecutions | kPartCollectives | kPartKernels))
+    extract_steady(b);
   if (parts & kPartTimeline) extract_timelines(b);
   if (parts & kPartSteps) extract_steps(b);
   if (parts & kPartCollectives) extract_collectives(b, options.device);

@@ -172,15 +172,4 @@ std::string human_percent(double fraction) { return format_value(Measure::kShare
 std::string human_bytes(double bytes) { return format_value(Measure::kBytes, bytes); }
 std::string human_bandwidth(double gbps) { return format_value(Measure::kBandwidth, gbps); }
 
-std::string human_bytes(double bytes) {
-  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  if (std::fabs(bytes) < 1024) return fmt::format("{:.0f} B", bytes);
-  int u = -1;
-  while (std::fabs(bytes) >= 1024 && u < 5) {
-    bytes /= 1024;
-    ++u;
-  }
-  return fmt::format("{:.2f} {}", bytes, kUnits[u]);
-}
-
 }  // namespace jaxprof
