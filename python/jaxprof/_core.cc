@@ -445,6 +445,7 @@ std::tuple<std::string, std::string, std::vector<std::string>> roofline(
                                "tf32, bf16, fp16, fp8, int8 and N > 0 (TFLOP/s)");
   o.peaks.bytes_per_s = peak_gbps * 1e9;
   o.peaks.model = device_model;
+  o.steady = self.steady;
   nb::gil_scoped_release release;
   EventFilter check(o.filter);
   std::lock_guard lock(self.mu);

@@ -69,6 +69,33 @@ def test_most_device_time_gets_flops_and_bytes_with_a_source(jaxprof_bin, name):
                 assert o["bound"] == "unknown" and o["detail"]
 
 
+def test_autotuning_is_left_out_as_in_ops(jaxprof_bin):
+    """On an nsys-jax archive the autotuner's programs (absent from the dumped HLO) are set apart
+    by default, as `ops` sets them apart; what remains is the training step, all of it costed.
+    --include-autotuning brings them back, unknown and said to be so."""
+    path = oc.SHARED_FIXTURES / "nsys-jax" / "pax_fsdp4_4proc_proc0.zip"
+    if not path.is_file():
+        pytest.skip(f"fixture {path} not found")
+    steady = roofline(jaxprof_bin, path)
+    assert coverage(steady) >= 0.95, coverage(steady)
+    everything = roofline(jaxprof_bin, path, "--include-autotuning")
+
+    def ops_total(*flags):
+        r = json.loads(subprocess.run([str(jaxprof_bin), "ops", str(path), "--format", "json",
+                                       *flags], check=True, capture_output=True).stdout)
+        return sum(g["total_ns"] for d in r["devices"] for g in d["groups"])
+
+    def op_time(r):
+        return sum(d["coverage"]["total_ns"] for d in r["devices"])
+
+    # What roofline sets apart is what ops sets apart.
+    assert op_time(everything) - op_time(steady) == pytest.approx(
+        ops_total("--include-autotuning") - ops_total())
+    assert coverage(everything) < coverage(steady)
+    unknown = [o for d in everything["devices"] for o in d["ops"] if o["source"] == "unknown"]
+    assert any(o["name"].startswith("gemm_fusion_dot") and o["detail"] for o in unknown)
+
+
 def test_csv_and_table_agree_with_json(jaxprof_bin):
     path = oc.require_profile(FIXTURES / "mi300x_jax_gemm.xplane.pb")
     j = roofline(jaxprof_bin, path)

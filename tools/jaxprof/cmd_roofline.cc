@@ -20,6 +20,7 @@ RegisterCommand roofline_command(28, [](CLI::App& app) -> std::function<int()> {
     double min_duration_ns = 0;
     double latency_floor_us = 2;
     size_t top = 0;
+    SteadyStateOptions steady;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
@@ -68,8 +69,10 @@ RegisterCommand roofline_command(28, [](CLI::App& app) -> std::function<int()> {
   cmd->add_option("--svg", o->svg,
                   "Also write the roofline chart of each device to this SVG file (one chart "
                   "under another)");
+  add_steady_state_options(cmd, o->steady);
   return [o, top]() {
     RooflineOptions opts;
+    opts.steady = o->steady;
     opts.filter.device = o->device;
     opts.filter.prefix = o->prefix;
     opts.filter.match = o->match;
@@ -88,8 +91,10 @@ RegisterCommand roofline_command(28, [](CLI::App& app) -> std::function<int()> {
                                fmt::format("{}", fmt::join(known_device_models(), ", ")) + ")");
     EventFilter check(opts.filter);  // reject a bad regex before loading anything
     LoadedProfile loaded;
-    load(o->common, loaded, /*release_counted=*/true);
+    // Telling steady executions apart reads the host's launches on GPUs.
+    load(o->common, loaded, opts.steady.include_autotuning && opts.steady.include_warmup);
     RooflineResult r = compute_roofline(loaded.profile, opts);
+    say_set_apart(loaded.profile, opts.steady, false, format_of(o->common) == OutputFormat::kJson);
     warn(loaded.profile.warnings);
     warn(r.warnings);
     if (!o->svg.empty()) {

@@ -281,6 +281,7 @@ RooflineResult compute_roofline(const Profile& p, const RooflineOptions& options
     if (filter.keeps_device(dev.name))
       needed.insert(needed.end(), dev.lines.begin(), dev.lines.end());
   p.require_lines(needed);
+  const SteadyState& steady = steady_state(p, options.steady);
 
   OpInstructions resolve(p);
   CostTable costs(p, resolve);
@@ -311,7 +312,7 @@ RooflineResult compute_roofline(const Profile& p, const RooflineOptions& options
       const LineMemoryOps memory_op(p, li);
       for (uint32_t k = 0; k < n; ++k) {
         const uint32_t e = b + k;
-        if (!dev.counts(ev, e)) continue;
+        if (!dev.counts(ev, e) || steady.set_apart(e)) continue;
         const int64_t d = ev.op_duration_ps(line, e);
         if (d < options.filter.min_duration_ps) continue;
         const uint32_t mi = ev.metadata[e];

@@ -14,6 +14,7 @@
 #include "jaxprof/analysis/event_filter.h"
 #include "jaxprof/analysis/op_cost.h"
 #include "jaxprof/analysis/peaks.h"
+#include "jaxprof/analysis/steady_state.h"
 #include "jaxprof/model/profile.h"
 
 namespace jaxprof {
@@ -25,6 +26,8 @@ struct RooflineOptions {
   // its attainable rate is latency/launch-bound: fixed costs, not FLOPs or bytes, set its time.
   int64_t latency_floor_ps = 2'000'000;  // 2 us
   size_t top = 0;                        // ops per device, by time (0 = all)
+  // Ops of executions set apart (autotuning, warm-up: steady_state.h) are left out, as in `ops`.
+  SteadyStateOptions steady;
 };
 
 enum class Bound : uint8_t { kCompute, kMemory, kLatency, kCommunication, kAsync, kUnknown };
