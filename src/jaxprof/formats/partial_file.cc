@@ -9,6 +9,7 @@
 
 #include "jaxprof/error.h"
 #include "jaxprof/io/buffer.h"
+#include "jaxprof/model/time_range.h"
 #include "jaxprof/wire/reader.h"
 #include "jaxprof/wire/writer.h"
 
@@ -594,7 +595,10 @@ class FileReader {
                 break;
             }
           });
-          if (!duration) e.duration_ps = e.end_ps - e.begin_ps;  // written without the field
+          // Written without the field: the span, unless the times are too far apart to be one
+          // (validate then bounds every time).
+          if (!duration && !checked_sub(e.end_ps, e.begin_ps, e.duration_ps))
+            bad("a collective execution's times are out of range");
           break;
         }
         case 15:
