@@ -1078,7 +1078,12 @@ std::string write_partial_file(const std::vector<const HostPartial*>& hosts) {
 std::vector<HostPartial> read_partial_file(std::string_view bytes, const std::string& path,
                                            bool decompressed) {
   try {
-    return FileReader(bytes, path).file(bytes, decompressed);
+    std::vector<HostPartial> hosts = FileReader(bytes, path).file(bytes, decompressed);
+    // A host whose profile's path was not recorded is named by the file it came from, so that
+    // every message about it names a file.
+    for (HostPartial& h : hosts)
+      if (h.path.empty()) h.path = path;
+    return hosts;
   } catch (const InputError& e) {
     if (e.file().empty()) throw e.with_file(path);
     throw;
