@@ -140,7 +140,8 @@ std::string table(const ModulesResult& r) {
            m.ops_per_execution, varying});
   }
   return t.render(40) +
-         "\nmean/std/cv over steady-state runs (warm-up = first run of a program on a device)\n" +
+         "\nmean/std/cv over steady-state runs (warm-up = first run of a program on a device, "
+         "compiled in the capture)\n" +
          steps_table(r.steps);
 }
 
