@@ -171,7 +171,10 @@ def summarize(path: PathLike, steps: int = 1, wall_s: Optional[float] = None) ->
     """
     from ._profile import load
 
-    profile = load(path)
+    # Every captured step is counted (the per-step time divides by `steps`): the first execution
+    # of each program in a capture taken mid-training is no warm-up run, so the steady state's
+    # rule (docs/steady-state.md) would drop a step that ran like the others.
+    profile = load(path, include_warmup=True)
     ops = profile.ops()
     devices = ops.devices
     parts = []

@@ -234,7 +234,10 @@ def partials(paths_or_logdir, client=None, session: Optional[str] = None,
         given = [os.fspath(paths_or_logdir)] if isinstance(
             paths_or_logdir, (str, os.PathLike)) else [os.fspath(p) for p in paths_or_logdir]
         from_directory = any(not p.endswith(_XSPACE_SUFFIXES + _PARTIAL_SUFFIXES) for p in given)
-        for w in _core.check_partial_capture(merged, given[0], from_directory):
+        # Named as the CLI names it: the directory that holds the hosts (the session's run
+        # directory), so that its "Read one of them (jaxprof DIR/FILE)" names a real file.
+        where = posixpath.dirname(files[0]) if from_directory and files else given[0]
+        for w in _core.check_partial_capture(merged, where, from_directory):
             sys.stderr.write(f"jaxprof: warning: {w}\n")
         return merged
     finally:

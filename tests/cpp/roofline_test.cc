@@ -10,6 +10,7 @@
 #include <map>
 #include <tuple>
 
+#include "all_work.h"
 #include "cached_profile.h"
 #include "jaxprof/analysis/peaks_table.h"
 #include "jaxprof/error.h"
@@ -231,10 +232,12 @@ TEST(Roofline, V100PeaksDerivedFromClockAndCores) {
 TEST(Roofline, CpuCaptureNeedsPeaksFromFlags) {
   const LoadedProfile* lp = load(test_data("jax_cpu_matmul"));
   ASSERT_NE(lp, nullptr);
-  RooflineResult r = compute_roofline(lp->profile, {});
+  // Every run counted, warm-up included (the steady state leaves the first run of each out).
+  RooflineResult r = compute_roofline(lp->profile, {.steady = testing::kAllWork});
   ASSERT_EQ(r.devices.size(), 1u);
   const RooflineDevice& d = r.devices[0];
   EXPECT_EQ(d.coverage.known_ps, d.coverage.total_ps);
+  EXPECT_LT(compute_roofline(lp->profile, {}).devices[0].coverage.total_ps, d.coverage.total_ps);
   ASSERT_EQ(d.ops.size(), 2u);
   // Two jitted x @ x on the CPU: 512^3 and 256^3 multiply-adds, ten runs each.
   EXPECT_EQ(*d.ops[0].figures.flops, 10ull * 2 * 512 * 512 * 512);

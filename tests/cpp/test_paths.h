@@ -2,6 +2,7 @@
 // project (read in place, never copied).
 #pragma once
 
+#include <cstdlib>
 #include <string>
 
 namespace jaxprof::testing {
@@ -13,7 +14,10 @@ inline std::string source_dir() {
   return ".";
 #endif
 }
+// JAXPROF_SHARED_FIXTURES points elsewhere, as for the Python tests (tests/python/ops_check.py).
 inline std::string fixture(const std::string& name) {
+  if (const char* dir = std::getenv("JAXPROF_SHARED_FIXTURES"))
+    return std::string(dir) + "/" + name;
   return source_dir() + "/../shared/fixtures/" + name;
 }
 inline std::string test_data(const std::string& name) {

@@ -83,6 +83,16 @@ def run_ops_json(binary: Path, path, extra: Sequence[str] = ()) -> Dict[str, Any
     return parse_json(proc.stdout)
 
 
+def api_view(command: str, data: Dict[str, Any]) -> Dict[str, Any]:
+    """The CLI's JSON less its notes of what it read (`input`) and set apart (`set_apart`):
+    Profile.input and Profile.set_apart() give those in Python. Summary keeps `set_apart`: it is
+    one of its own figures there, in both."""
+    data.pop("input", None)
+    if command != "summary":
+        data.pop("set_apart", None)
+    return data
+
+
 def parse_json(data: bytes) -> Dict[str, Any]:
     # Decimal keeps the printed value exactly; ints stay Python ints (uint64 safe).
     return json.loads(data.decode("utf-8"), parse_float=Decimal)

@@ -25,6 +25,18 @@ def cli_json(binary, args):
     return json.loads(proc.stdout)
 
 
+def figures(doc):
+    """A command's JSON less `input` (which says how the paths were read: the CLI's and the
+    Python API's paths, or a partial file's, differ while the figures must not)."""
+    return {k: v for k, v in doc.items() if k != "input"}
+
+
+def host_files(logdir):
+    """The made-up hosts of `logdir`, named one by one: they are copies of one capture (one
+    machine), so a directory of them is refused as "not the hosts of one capture"."""
+    return [str(p) for p in sorted((logdir / "plugins" / "profile" / "run").iterdir())]
+
+
 @pytest.fixture(scope="module")
 def client():
     cluster = distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True,
@@ -47,46 +59,57 @@ def logdir(tmp_path):
 
 
 def test_local_paths_equal_cli(jaxprof_bin, client, logdir):
-    got = jd.summarize(str(logdir), client=client, format="json")
-    assert got == cli_json(jaxprof_bin, ["summary", str(logdir)])
-    assert jd.hosts(str(logdir), client=client, format="json") == \
-        cli_json(jaxprof_bin, ["hosts", str(logdir)])
+    files = host_files(logdir)
+    got = jd.summarize(files, client=client, format="json")
+    assert figures(got) == figures(cli_json(jaxprof_bin, ["summary", *files]))
+    assert got["hosts"] == [f"w{h}" for h in range(5)]
+    assert figures(jd.hosts(files, client=client, format="json")) == \
+        figures(cli_json(jaxprof_bin, ["hosts", *files]))
     # The merged partials, written out, are what the CLI reads as profiles.
-    merged = jd.partials(str(logdir), client=client, parts="all", fan_in=2)
+    merged = jd.partials(files, client=client, parts="all", fan_in=2)
     path = logdir.parent / "all.partial"
     path.write_bytes(merged)
-    assert cli_json(jaxprof_bin, ["summary", str(path)]) == got
-    assert cli_json(jaxprof_bin, ["modules", str(path)]) == cli_json(jaxprof_bin,
-                                                                      ["modules", str(logdir)])
+    assert figures(cli_json(jaxprof_bin, ["summary", str(path)])) == figures(got)
+    assert figures(cli_json(jaxprof_bin, ["modules", str(path)])) == \
+        figures(cli_json(jaxprof_bin, ["modules", *files]))
+    # The directory of those copies is refused, by the CLI and by the cluster alike.
+    proc = oc.run_cli(jaxprof_bin, ["summary", str(logdir)], timeout=300)
+    assert proc.returncode == 2 and b"not the hosts of one capture" in proc.stderr
+    with pytest.raises(jd.ProfileError, match="not the hosts of one capture") as refused:
+        jd.summarize(str(logdir), client=client, format="json")
+    assert f"(jaxprof {files[0]})" in str(refused.value), "the file it suggests exists"
 
 
 def test_batches_and_keep_going(jaxprof_bin, client, logdir, tmp_path):
     """Any batching gives the same result; a damaged host stops the run, or with keep_going is
     left out and reported, never silently."""
-    want = cli_json(jaxprof_bin, ["summary", str(logdir)])
+    files = host_files(logdir)
+    want = figures(cli_json(jaxprof_bin, ["summary", *files]))
     for batch in (1, 2, 5):
-        assert jd.summarize(str(logdir), client=client, format="json", batch=batch) == want
+        assert figures(jd.summarize(files, client=client, format="json", batch=batch)) == want
     run = logdir / "plugins" / "profile" / "run"
     data = CPU.read_bytes()
     (run / "w9.xplane.pb").write_bytes(data[: len(data) // 3])
+    files = host_files(logdir)
+    assert files[-1].endswith("w9.xplane.pb")
     with pytest.raises(jd.ProfileError, match="w9"):
-        jd.summarize(str(logdir), client=client, format="json")
+        jd.summarize(files, client=client, format="json")
     for batch in (1, 3, None):  # the damaged host alone in its batch, or with others
         skipped = []
-        got = jd.summarize(str(logdir), client=client, format="json", keep_going=True,
+        got = jd.summarize(files, client=client, format="json", keep_going=True,
                            skipped=skipped, batch=batch)
-        assert got == want
+        assert figures(got) == want
         assert [s[0] for s in skipped] == ["w9"] and "w9.xplane.pb" in skipped[0][2]
     env = dict(os.environ, PYTHONWARNINGS="ignore")
     proc = subprocess.run(
-        [sys.executable, "-m", "jaxprof.distributed", str(logdir), "--format", "json",
+        [sys.executable, "-m", "jaxprof.distributed", *files, "--format", "json",
          "--scheduler", client.scheduler.address, "--keep-going", "--quiet"],
         capture_output=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
-    assert json.loads(proc.stdout) == want
+    assert figures(json.loads(proc.stdout)) == want
     assert b"skipped host w9" in proc.stderr and b"read 5 hosts, skipped 1" in proc.stderr
     proc = subprocess.run(
-        [sys.executable, "-m", "jaxprof.distributed", str(logdir), "--scheduler",
+        [sys.executable, "-m", "jaxprof.distributed", *files, "--scheduler",
          client.scheduler.address, "--quiet"], capture_output=True, env=env, timeout=300)
     assert proc.returncode == 2 and b"w9.xplane.pb" in proc.stderr
     # Every host damaged: an error even with keep_going.
@@ -126,9 +149,13 @@ def test_s3_equals_local(jaxprof_bin, client, logdir, s3_server):
         s3.put_object(Bucket="profiles", Key="logs/plugins/profile/run/gpu.xplane.pb.gz",
                       Body=gzip.compress(GEMM.read_bytes()))
         (run / "gpu.xplane.pb").symlink_to(GEMM)
-    got = jd.summarize("s3://profiles/logs", client=client, format="json",
-                       storage_options=options)
-    assert got == cli_json(jaxprof_bin, ["summary", str(logdir)])
+    # Copies of one capture: named one by one (the directory of them is refused).
+    urls = [f"s3://profiles/logs/plugins/profile/run/{f.name}" for f in sorted(run.iterdir())
+            if f.name.startswith("w")]
+    if GEMM.is_file():
+        urls.insert(0, "s3://profiles/logs/plugins/profile/run/gpu.xplane.pb.gz")
+    got = jd.summarize(urls, client=client, format="json", storage_options=options)
+    assert figures(got) == figures(cli_json(jaxprof_bin, ["summary", *host_files(logdir)]))
     assert got["hosts"][0] == "gpu" or not GEMM.is_file()
     # A damaged object: skipped and named with keep_going (files named: no cached listing).
     s3.put_object(Bucket="profiles", Key="logs/plugins/profile/run/zz.xplane.pb",
@@ -145,7 +172,7 @@ def test_s3_equals_local(jaxprof_bin, client, logdir, s3_server):
     # The command line, with the cluster's scheduler.
     env = dict(os.environ, PYTHONWARNINGS="ignore")
     proc = subprocess.run(
-        [sys.executable, "-m", "jaxprof.distributed", "s3://profiles/logs", "--format", "json",
+        [sys.executable, "-m", "jaxprof.distributed", *urls, "--format", "json",
          "--scheduler", client.scheduler.address, "--storage-option",
          f"endpoint_url={endpoint}", "--storage-option", "key=testing", "--storage-option",
          "secret=testing"], capture_output=True, env=env, timeout=300)
@@ -164,13 +191,14 @@ def test_s3_equals_local(jaxprof_bin, client, logdir, s3_server):
 
 def test_command_line_output_rules(jaxprof_bin, client, logdir, tmp_path):
     env = dict(os.environ, PYTHONWARNINGS="ignore")
-    base = [sys.executable, "-m", "jaxprof.distributed", str(logdir), "--quiet"]
+    files = host_files(logdir)
+    base = [sys.executable, "-m", "jaxprof.distributed", *files, "--quiet"]
     # summary has no CSV (as `jaxprof summary`): refused before any work, naming the option.
     proc = subprocess.run(base + ["--format", "csv"], capture_output=True, env=env, timeout=120)
     assert proc.returncode == 2 and b"--format" in proc.stderr
     from jaxprof.errors import InvalidOptionError
     with pytest.raises(InvalidOptionError, match="format='csv'"):
-        jd.summarize(str(logdir), client=client, format="csv")
+        jd.summarize(files, client=client, format="csv")
     # hosts: the CLI's table (units in the headers); -o says what it wrote.
     out = tmp_path / "merged.partial"
     proc = subprocess.run(base + ["--command", "hosts", "--scheduler", client.scheduler.address,

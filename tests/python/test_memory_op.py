@@ -108,8 +108,10 @@ def test_tracelens_split_on_tf_v100(jaxprof_bin, xplane_fixtures):
     if not path.is_file():
         pytest.skip(f"{path} missing")
     theirs = tracelens_memcpy_union(path)
+    # TraceLens counts every event: compare with all work included (docs/steady-state.md).
     ours = {d["device"]: round(d["memcpy_ns"] * 1000)
-            for d in run_json(jaxprof_bin, "timeline", path)["devices"]}
+            for d in run_json(jaxprof_bin, "timeline", path, "--include-autotuning",
+                              "--include-warmup")["devices"]}
     assert any(v > 0 for v in theirs.values())
     assert ours == theirs
 
@@ -122,8 +124,10 @@ def test_tracelens_differs_on_rocm_copy_kernels(jaxprof_bin, xplane_fixtures):
     if not path.is_file():
         pytest.skip(f"{path} missing")
     theirs = tracelens_memcpy_union(path)
+    # TraceLens counts every event: compare with all work included (docs/steady-state.md).
     ours = {d["device"]: round(d["memcpy_ns"] * 1000)
-            for d in run_json(jaxprof_bin, "timeline", path)["devices"]}
+            for d in run_json(jaxprof_bin, "timeline", path, "--include-autotuning",
+                              "--include-warmup")["devices"]}
     assert all(v == 0 for v in theirs.values())
     assert sum(ours.values()) > 0
     copy_kernels = defaultdict(list)

@@ -159,7 +159,12 @@ def test_default_top_on_a_terminal(jaxprof_bin, shared_fixtures):
     assert total > 1000
     assert f"20 of {total} hlo-op groups shown; --top 0 shows all" in tty
     assert len(tty.splitlines()) < 40
-    assert all(len(line) <= 200 for line in tty.splitlines()), "lines fit the terminal"
+    # The table's lines are fitted to the terminal (docs/cli.md); stderr's notes ("jaxprof:
+    # read ...", "jaxprof: set apart ...": the archive's autotuning and warm-up) share the
+    # pseudo-terminal here and are prose, not table rows.
+    assert "jaxprof: set apart from the steady state: autotuning" in tty
+    table = [line for line in tty.splitlines() if not line.startswith("jaxprof: ")]
+    assert all(len(line) <= 200 for line in table), "lines fit the terminal"
     assert max(len(line) for line in piped.splitlines()) > 200
     # Piped output, JSON and CSV stay complete; --top given on a terminal is obeyed.
     assert len(piped.splitlines()) > total
@@ -224,7 +229,15 @@ def test_flame_leaves_idle_out_unless_asked(jaxprof_bin):
         return total
 
     assert idle_ns(plain["tree"]) == 0
-    assert idle_ns(idle["tree"]) > 0.5 * idle["tree"]["total_ns"]
+    # --idle adds the idle frames and nothing else: busy + idle = span.
+    assert idle_ns(idle["tree"]) > 0
+    assert plain["tree"]["total_ns"] + idle_ns(idle["tree"]) == idle["tree"]["total_ns"]
+    # Idle is most of the span once warm-up and compile time are counted (the reason it is off
+    # by default, docs/flame.md); the steady state leaves the compile windows out.
+    whole = json.loads(run(jaxprof_bin, "flame", EXAMPLE, "--idle", "--include-warmup",
+                           "--format", "json").stdout)
+    assert idle_ns(whole["tree"]) > 0.5 * whole["tree"]["total_ns"]
+    assert idle_ns(idle["tree"]) < idle_ns(whole["tree"])
     assert "[idle" not in run(jaxprof_bin, "flame", EXAMPLE).stdout
     assert run(jaxprof_bin, "flame", EXAMPLE, "--no-idle").returncode == 0  # still accepted
 

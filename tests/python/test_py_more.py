@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+import ops_check
+
 jaxprof = pytest.importorskip("jaxprof",
                              reason="the jaxprof package is not installed (pip install .)")
 
@@ -35,17 +37,7 @@ def cli() -> str:
 def cli_json(*args: str) -> dict:
     out = subprocess.run([cli(), *args, "--format", "json"], check=True, capture_output=True,
                          text=True).stdout
-    return api_view(args[0], json.loads(out))
-
-
-def api_view(command: str, data: dict) -> dict:
-    """The CLI's JSON less its notes of what it read (`input`) and set apart (`set_apart`):
-    Profile.input and Profile.set_apart() give those in Python. Summary keeps `set_apart`: it is
-    one of its own figures there, in both."""
-    data.pop("input", None)
-    if command != "summary":
-        data.pop("set_apart", None)
-    return data
+    return ops_check.api_view(args[0], json.loads(out))
 
 
 def cli_out(*args: str) -> bytes:

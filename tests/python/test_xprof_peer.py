@@ -33,7 +33,9 @@ def xprof_hlo_stats(profile, tmp_path):
 
 
 def jaxprof_by_program(binary, profile):
-    proc = subprocess.run([str(binary), "ops", str(profile), "--by-program", "--format", "json"],
+    # XProf counts every op event: compare with all work included (docs/steady-state.md).
+    proc = subprocess.run([str(binary), "ops", str(profile), "--by-program",
+                           "--include-autotuning", "--include-warmup", "--format", "json"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     out = defaultdict(lambda: {"count": 0, "total_ps": 0, "self_ps": 0})

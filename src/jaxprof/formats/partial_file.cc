@@ -9,6 +9,7 @@
 
 #include "jaxprof/error.h"
 #include "jaxprof/io/buffer.h"
+#include "jaxprof/model/time_range.h"
 #include "jaxprof/wire/reader.h"
 #include "jaxprof/wire/writer.h"
 
@@ -594,7 +595,10 @@ class FileReader {
                 break;
             }
           });
-          if (!duration) e.duration_ps = e.end_ps - e.begin_ps;  // written without the field
+          // Written without the field: the span, unless the times are too far apart to be one
+          // (validate then bounds every time).
+          if (!duration && !checked_sub(e.end_ps, e.begin_ps, e.duration_ps))
+            bad("a collective execution's times are out of range");
           break;
         }
         case 15:
@@ -1074,7 +1078,12 @@ std::string write_partial_file(const std::vector<const HostPartial*>& hosts) {
 std::vector<HostPartial> read_partial_file(std::string_view bytes, const std::string& path,
                                            bool decompressed) {
   try {
-    return FileReader(bytes, path).file(bytes, decompressed);
+    std::vector<HostPartial> hosts = FileReader(bytes, path).file(bytes, decompressed);
+    // A host whose profile's path was not recorded is named by the file it came from, so that
+    // every message about it names a file.
+    for (HostPartial& h : hosts)
+      if (h.path.empty()) h.path = path;
+    return hosts;
   } catch (const InputError& e) {
     if (e.file().empty()) throw e.with_file(path);
     throw;

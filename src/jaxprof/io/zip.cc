@@ -75,7 +75,8 @@ ZipArchive::ZipArchive(std::shared_ptr<Buffer> archive, ZipLimits limits)
     if (eocd < 20 || u32(d + eocd - 20) != kZip64LocatorSig)
       fail("zip64 archive without its locator", eocd);
     uint64_t z = u64(d + eocd - 20 + 8);
-    if (z > n - 56 || u32(d + z) != kZip64EndSig)
+    // The zip64 end record is 56 bytes; an archive shorter than that cannot hold one.
+    if (n < 56 || z > n - 56 || u32(d + z) != kZip64EndSig)
       fail("corrupt zip64 end of central directory", static_cast<int64_t>(z));
     count = u64(d + z + 32);
     dir_size = u64(d + z + 40);

@@ -85,9 +85,9 @@ std::string table(const HostsResult& r, size_t top) {
            h.clock_offset_ps ? Cell(static_cast<double>(*h.clock_offset_ps)) : Cell::unknown()});
   }
   std::string out = fmt::format(
-      "{} hosts; step times from {}: median {} (MAD {}); {} collective instances across "
+      "{} host{}; step times from {}: median {} (MAD {}); {} collective instances across "
       "hosts\n\n",
-      r.hosts.size(), r.step_source, human_duration(r.median_step_ps),
+      r.hosts.size(), r.hosts.size() == 1 ? "" : "s", r.step_source, human_duration(r.median_step_ps),
       human_duration(r.mad_step_ps), r.instances);
   out += t.render(40);
   if (top > 0 && r.hosts.size() > top) out += more_rows_line(top, r.hosts.size(), "hosts");
