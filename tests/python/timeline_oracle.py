@@ -148,6 +148,29 @@ _COMPILE_ROOTS = ("backend_compile", "backend_compile_and_load")
 _COMPILE_ROOT_ENDS = ("Client::Compile", "Compiler::Compile", "Client::CompileAndLoad")
 
 
+def _is_compile_root(name: str) -> bool:
+    return name in _COMPILE_ROOTS or name.endswith(_COMPILE_ROOT_ENDS)
+
+
+def compile_windows(path: str) -> List[Interval]:
+    """The host threads' compile entries (backend_compile, *Client::Compile, ...) as intervals on
+    the profile's clock, merged: when the host was compiling."""
+    spaces = [xo.load_xspace(f) for f in xo.profile_files(path)]
+    base = xo._base_ns(spaces)
+    out = []
+    for space in spaces:
+        for plane in space.planes:
+            if plane.name != "/host:CPU":
+                continue
+            names = {k: m.name for k, m in plane.event_metadata.items()}
+            for xl in plane.lines:
+                for ev in xl.events:
+                    if ev.duration_ps > 0 and _is_compile_root(names.get(ev.metadata_id, "")):
+                        start = _event_start(xl, ev, base)
+                        out.append((start, start + ev.duration_ps))
+    return merge(out)
+
+
 def _compiles(space, base) -> Optional[Dict[Optional[str], int]]:
     """What the host threads say about compiling: per module name, the earliest start of a
     compile event naming it (a `name` or `hlo_module` stat); under None, the earliest compile
@@ -164,7 +187,7 @@ def _compiles(space, base) -> Optional[Dict[Optional[str], int]]:
             for ev in xl.events:
                 n = names.get(ev.metadata_id, "")
                 start = _event_start(xl, ev, base)
-                if n in _COMPILE_ROOTS or n.endswith(_COMPILE_ROOT_ENDS):
+                if _is_compile_root(n):
                     roots.append((start, start + ev.duration_ps))
                 if "Compile" in n or "RunBackend" in n or "Passes" in n:
                     st = stats.event_stats(ev)

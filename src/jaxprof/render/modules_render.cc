@@ -21,11 +21,11 @@ std::string steps_json(const StepsResult& r) {
     out += fmt::format(
         "{}{{\"number\": {}, \"name\": {}, \"start_ns\": {}, \"end_ns\": {}, "
         "\"duration_ns\": {}, \"windows\": {}, \"longest_window_ns\": {}, \"executions\": {}, "
-        "\"device_ns\": {}, \"warmup\": {}, \"modules\": [",
+        "\"device_ns\": {}, \"warmup\": {}, \"compiling\": {}, \"modules\": [",
         i ? ", " : "", s.number, json_string(s.name), ps_to_ns_exact(s.start_ps),
         ps_to_ns_exact(s.end_ps), ps_to_ns_exact(s.duration_ps()), s.windows,
         ps_to_ns_exact(s.longest_window_ps), s.executions, ps_to_ns_exact(s.device_ps),
-        s.warmup ? "true" : "false");
+        s.warmup ? "true" : "false", s.compiling ? "true" : "false");
     for (size_t k = 0; k < s.modules.size(); ++k) {
       const StepModule& m = s.modules[k];
       out += fmt::format(
