@@ -16,12 +16,17 @@ read -r -a commands <<<"${COMMANDS:-info ops summary}"
 for b in "$base" "$new"; do [[ -x $b ]] || { echo "no $b" >&2; exit 2; }; done
 [[ -s $profile ]] || { echo "no $profile" >&2; exit 2; }
 
-run() {  # prints "cpu_ms wall_ms" of one run
-  /usr/bin/time -f '%U %S %e' "$@" 2>&1 >/dev/null | tail -n 1 |
-    awk '{printf "%d %d\n", ($1 + $2) * 1000, $3 * 1000}'
+run() {  # prints "cpu_ms wall_ms" of one run, to 0.1 ms (time(1) rounds to 10 ms)
+  python3 -c '
+import os, subprocess, sys, time
+t = time.perf_counter()
+proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+_, status, use = os.wait4(proc.pid, 0)
+wall = time.perf_counter() - t
+print(f"{(use.ru_utime + use.ru_stime) * 1000:.1f} {wall * 1000:.1f}")' "$@"
 }
 stats() {  # min and median of the numbers on stdin
-  sort -n | awk '{v[NR] = $1} END {printf "%d %d\n", v[1], v[int((NR + 1) / 2)]}'
+  sort -n | awk '{v[NR] = $1} END {printf "%.1f %.1f\n", v[1], v[int((NR + 1) / 2)]}'
 }
 
 printf '| command | CPU ms base (min / median) | CPU ms new (min / median) | CPU median new/base | wall ms base / new (min) |\n'
@@ -37,6 +42,6 @@ for c in "${commands[@]}"; do
   read -r nmin nmed < <(cut -d' ' -f1 /tmp/hardening_cost.new | stats)
   read -r bw _ < <(cut -d' ' -f2 /tmp/hardening_cost.base | stats)
   read -r nw _ < <(cut -d' ' -f2 /tmp/hardening_cost.new | stats)
-  printf '| %s | %d / %d | %d / %d | %.3f | %d / %d |\n' "$c" "$bmin" "$bmed" "$nmin" "$nmed" \
+  printf '| %s | %s / %s | %s / %s | %.3f | %s / %s |\n' "$c" "$bmin" "$bmed" "$nmin" "$nmed" \
     "$(awk -v a="$nmed" -v b="$bmed" 'BEGIN {print a / b}')" "$bw" "$nw"
 done

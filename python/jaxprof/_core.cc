@@ -181,11 +181,15 @@ nb::bytes partial_of_bytes(nb::bytes data, std::string host, std::string path, s
   return to_bytes(out);
 }
 
-PartialSet read_set(const std::vector<nb::bytes>& files) {
+// `names` name the files in messages (their paths or URLs); files made in this process by the
+// writer, which have none, are numbered.
+PartialSet read_set(const std::vector<nb::bytes>& files,
+                    const std::vector<std::string>& names = {}) {
   PartialSet set;
   for (size_t i = 0; i < files.size(); ++i)
     set.add(read_partial_file(std::string_view(files[i].c_str(), files[i].size()),
-                              "<partial " + std::to_string(i + 1) + ">"));
+                              i < names.size() ? names[i]
+                                               : "<partial " + std::to_string(i + 1) + ">"));
   return set;
 }
 
@@ -208,8 +212,8 @@ std::vector<std::string> check_partial_capture(nb::bytes file, std::string path,
 }
 
 // The union of partial files, as one file (the hosts in order; the same host twice is an error).
-nb::bytes merge_partials(std::vector<nb::bytes> files) {
-  PartialSet set = read_set(files);
+nb::bytes merge_partials(std::vector<nb::bytes> files, std::vector<std::string> names) {
+  PartialSet set = read_set(files, names);
   std::string out;
   {
     nb::gil_scoped_release release;
@@ -822,7 +826,7 @@ NB_MODULE(_core, m) {
   m.def("partials_of_paths", &partials_of_paths, "paths"_a, "session"_a, "hosts"_a, "threads"_a,
         "keep_going"_a, "parts"_a);
   m.def("partial_of_bytes", &partial_of_bytes, "data"_a, "host"_a, "path"_a, "parts"_a);
-  m.def("merge_partials", &merge_partials, "files"_a);
+  m.def("merge_partials", &merge_partials, "files"_a, "names"_a = std::vector<std::string>{});
   // For command-line tools built on the package (jaxprof-dask): the CLI's table layout and hints.
   m.def(
       "set_table_layout",

@@ -115,7 +115,9 @@ def _partial_of_url(path: str, parts: str, storage_options: Optional[dict]) -> b
 
     if path.endswith(_PARTIAL_SUFFIXES):
         with fsspec.open(path, "rb", compression="infer", **(storage_options or {})) as f:
-            return f.read()
+            data = f.read()
+        # Checked here, where its URL is known: a damaged file is named in the message.
+        return _core.merge_partials([data], [path])
     with fsspec.open(path, "rb", **(storage_options or {})) as f:
         data = f.read()
     return _core.partial_of_bytes(data, _host_of(path), path, parts)

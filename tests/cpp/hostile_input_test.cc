@@ -130,6 +130,22 @@ TEST(HostileInput, EventsNamingWhatDoesNotExistAreAnInputError) {
   EXPECT_NE(events_error(p).find("starts"), std::string::npos);
 }
 
+TEST(HostileInput, DeviceClockTimesOutOfRangeAreAnInputError) {
+  Profile p = small_profile();
+  p.lines[0].device_clock = true;
+  p.events.device_start_ps[0] = p.events.device_duration_ps[0] = Events::kNoStat;
+  EXPECT_EQ(events_error(p), "");  // an event without device clock stats keeps the timeline's
+  p.events.device_start_ps[0] = 7;
+  p.events.device_duration_ps[0] = kMaxTimePs;
+  EXPECT_EQ(events_error(p), "");
+  // A duration that would overflow an end on the device's clock.
+  p.events.device_duration_ps[0] = std::numeric_limits<int64_t>::max() - 3;
+  EXPECT_NE(events_error(p).find("device_duration_ps"), std::string::npos);
+  p.events.device_duration_ps[0] = 5;
+  p.events.device_start_ps[0] = kMaxTimePs + 1;
+  EXPECT_NE(events_error(p).find("device_offset_ps"), std::string::npos);
+}
+
 TEST(HostileInput, ChromeTraceStrayBraceIsInvalidInEveryWindowSize) {
   // simdjson ended its iteration quietly at the stray '}': windows of a few hundred bytes (how
   // large traces are read) took the rest of the window for read and dropped its events.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -168,6 +169,16 @@ def test_s3_equals_local(jaxprof_bin, client, logdir, s3_server):
         jd.summarize([good], client=client, format="json", storage_options=options)
     assert [s[:2] for s in skipped] == [("zz", bad)]
     s3.delete_object(Bucket="profiles", Key="logs/plugins/profile/run/zz.xplane.pb")
+    # A damaged partial file is named by its URL, skipped or not.
+    s3.put_object(Bucket="profiles", Key="parts/bad.partial", Body=b"not a partial file")
+    bad = "s3://profiles/parts/bad.partial"
+    from jaxprof.errors import ProfileError
+    with pytest.raises(ProfileError, match=re.escape(bad)):
+        jd.summarize([good, bad], client=client, format="json", storage_options=options)
+    skipped = []
+    jd.summarize([good, bad], client=client, format="json", storage_options=options,
+                 keep_going=True, skipped=skipped)
+    assert [s[1] for s in skipped] == [bad] and bad in skipped[0][2]
 
     # The command line, with the cluster's scheduler.
     env = dict(os.environ, PYTHONWARNINGS="ignore")

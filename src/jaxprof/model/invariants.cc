@@ -89,6 +89,17 @@ std::string event_fault(const Profile& p, const Line& line, uint32_t m, int64_t 
   return "";
 }
 
+// Why an event's device clock timing (Events::device_start_ps/device_duration_ps) breaks the
+// model's promise, or "".
+std::string device_clock_fault(const Events& ev, uint32_t e) {
+  const int64_t start = ev.device_start_ps[e], duration = ev.device_duration_ps[e];
+  if (start == Events::kNoStat && duration == Events::kNoStat) return "";
+  if (start < 0 || start > kMaxTimePs || duration < 0 || duration > kMaxTimePs)
+    return fmt::format("has device_offset_ps {} and device_duration_ps {}: outside [0, {}]",
+                       start, duration, kMaxTimePs);
+  return "";
+}
+
 [[noreturn]] void event_broken(const Profile& p, const Line& line, uint64_t index,
                                const std::string& what) {
   throw InputError(file_of_plane(p, line.plane),
@@ -143,10 +154,20 @@ void check_line_events(const Profile& p, std::span<const uint32_t> lines) {
       bad |= static_cast<uint64_t>(ev.start_ps[e]) + kMaxTimePs > 2 * kMaxTimeU;
       bad |= static_cast<uint64_t>(ev.duration_ps[e]) > kMaxTimeU;
     }
+    // The device clock's own offset and duration (TPU ops), where the line has them: either both
+    // absent or both within [0, kMaxTimePs], so that an end on that clock cannot overflow.
+    if (line.device_clock)
+      for (uint32_t e = first; e < end; ++e) {
+        const int64_t ds = ev.device_start_ps[e], dd = ev.device_duration_ps[e];
+        if (ds == Events::kNoStat && dd == Events::kNoStat) continue;
+        bad |= static_cast<uint64_t>(ds) > kMaxTimeU;
+        bad |= static_cast<uint64_t>(dd) > kMaxTimeU;
+      }
     if (!bad) [[likely]]
       continue;
     for (uint32_t e = first; e < end; ++e) {  // find the culprit for the message
       std::string what = event_fault(p, line, ev.metadata[e], ev.start_ps[e], ev.duration_ps[e]);
+      if (what.empty() && line.device_clock) what = device_clock_fault(ev, e);
       if (!what.empty()) event_broken(p, line, e - first, what);
     }
   }
