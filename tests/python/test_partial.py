@@ -497,3 +497,47 @@ def strip_flame(data):
         return value
 
     return rewrite(data, lambda n, w, v: rewrite(v, host) if n == 3 else v)
+
+
+def test_sums_over_hosts_that_would_overflow_are_refused(jaxprof_bin, tmp_path, cpu_run):
+    """Each file keeps its totals within 2^61 ps, but five hosts' totals summed pass 2^63: the
+    set is refused, naming the file of the host that passes it, never a wrapped number."""
+    good = tmp_path / "good.partial"
+    cli(jaxprof_bin, ["partial", files(cpu_run)[0], "-o", str(good)])
+    data = good.read_bytes()
+
+    def host_named(name, total):
+        groups = []  # the first op group of the file alone gets the large total
+
+        def moments(number, wire, value):
+            return total if number == 2 else value
+
+        def group(number, wire, value):
+            return rewrite(value, moments) if number == 5 else value
+
+        def device(number, wire, value):
+            if number != 7:
+                return value
+            groups.append(value)
+            return rewrite(value, group) if len(groups) == 1 else value
+
+        def host(number, wire, value):
+            if number == 2:
+                return name.encode()
+            if number == 3:
+                return f"/captures/{name}.xplane.pb".encode()
+            return rewrite(value, device) if number == 10 else value
+
+        return rewrite(data, lambda n, w, v: rewrite(v, host) if n == 3 else v)
+
+    paths = []
+    for i in range(5):
+        path = tmp_path / f"h{i}.partial"
+        path.write_bytes(host_named(f"h{i}", 1 << 61))
+        paths.append(str(path))
+    # One such host alone is within the file's limits.
+    cli(jaxprof_bin, ["summary", paths[0], "--format", "json"])
+    for command in (["summary"], ["ops"], ["partial", "-o", str(tmp_path / "all.partial")]):
+        proc = cli(jaxprof_bin, command + paths, ok=False)
+        assert proc.returncode == 2, (command, proc.stderr)
+        assert b"sum past 2^63" in proc.stderr and b".partial" in proc.stderr, proc.stderr

@@ -97,6 +97,7 @@ uint32_t HostPartial::op_info_id(const PartialOpInfo& info) {
 void PartialSet::add(std::vector<HostPartial> more) {
   for (HostPartial& h : more) {
     if (h.modules.empty()) h.modules.emplace_back();
+    sums_.add(h);
     hosts_.push_back(std::move(h));
   }
   std::stable_sort(hosts_.begin(), hosts_.end(), [](const HostPartial& a, const HostPartial& b) {

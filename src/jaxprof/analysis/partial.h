@@ -17,6 +17,7 @@
 #include "jaxprof/analysis/compile.h"
 #include "jaxprof/analysis/event_filter.h"
 #include "jaxprof/analysis/module_executions.h"
+#include "jaxprof/analysis/partial_sums.h"
 #include "jaxprof/analysis/steady_state.h"
 #include "jaxprof/analysis/timeline.h"
 #include "jaxprof/model/profile.h"
@@ -298,6 +299,7 @@ struct HostPartial {
   PartialSteady steady;
   std::vector<std::string> warnings;  // the import's warnings about this host's file
   bool op_capped = false;             // extraction stopped at max_events (never in a file)
+  std::string partial_file;           // the partial file it was read from (never in a file)
 
   uint32_t module_id(std::string_view name, ProgramId program);
   uint32_t op_info_id(const PartialOpInfo& info);
@@ -316,7 +318,8 @@ class PartialSet {
   explicit PartialSet(std::vector<HostPartial> hosts) { add(std::move(hosts)); }
 
   // Adds hosts; the set stays ordered by host name (then path). Throws InputError when a host
-  // is already in the set (the same host read twice).
+  // is already in the set (the same host read twice), and naming the file of a host whose
+  // figures would make a sum over the set overflow (partial_sums.h).
   void add(std::vector<HostPartial> hosts);
   // The union of two sets.
   void merge(PartialSet other) { add(std::move(other.hosts_)); }
@@ -347,6 +350,7 @@ class PartialSet {
  private:
   void index();
   std::vector<HostPartial> hosts_;
+  PartialSums sums_;
   int64_t base_ns_ = 0;
   std::vector<DeviceRef> devices_;
 };

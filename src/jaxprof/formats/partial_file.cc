@@ -1192,8 +1192,10 @@ std::vector<HostPartial> read_partial_file(std::string_view bytes, const std::st
     std::vector<HostPartial> hosts = FileReader(bytes, path).file(bytes, decompressed);
     // A host whose profile's path was not recorded is named by the file it came from, so that
     // every message about it names a file.
-    for (HostPartial& h : hosts)
+    for (HostPartial& h : hosts) {
       if (h.path.empty()) h.path = path;
+      h.partial_file = path;
+    }
     return hosts;
   } catch (const InputError& e) {
     if (e.file().empty()) throw e.with_file(path);
