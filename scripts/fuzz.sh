@@ -14,6 +14,8 @@
 #   JAXPROF_FUZZ_WORK       corpora, seeds, findings and the log of runs (default <build>/fuzz-work);
 #                           the corpora grow from run to run
 #   JAXPROF_FUZZ_ARGS       more libFuzzer options, e.g. "-use_value_profile=1"
+#   JAXPROF_FUZZ_SEED       libFuzzer's random seed (default: a new one each run); the test command
+#                           fixes it, so that what CI finds can be found again with the same seed
 #   JAXPROF_FUZZ_NO_BUILD=1 run the targets as built (a long campaign while the sources change)
 # The seeds are made afresh each run from tests/data and the shared profiles (../shared/fixtures),
 # read in place. docs/fuzzing.md has the details.
@@ -89,6 +91,7 @@ for t in "${targets[@]}"; do
   mkdir -p "$corpus" "$findings" "$work/seeds/$t"
   options=(-rss_limit_mb=2048 -timeout=10 -max_len="$(max_len_of "$t")"
            -artifact_prefix="$findings/" -print_final_stats=1)
+  [ -n "${JAXPROF_FUZZ_SEED:-}" ] && options+=(-seed="$JAXPROF_FUZZ_SEED")
   dict="$work/$t.dict"
   : >"$dict"
   for d in $(dicts_of "$t"); do cat "fuzz/dict/$d.dict" >>"$dict"; done

@@ -4,6 +4,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/unique_ptr.h>
@@ -248,6 +249,27 @@ std::vector<std::tuple<std::string, std::string, uint64_t>> partial_hosts(nb::by
        read_partial_file(std::string_view(file.c_str(), file.size()), "<partial>"))
     out.emplace_back(h.host, h.path, h.file_bytes);
   return out;
+}
+
+// What was read, as the command line says it: its stderr line and its JSON "input" member.
+std::pair<std::string, std::string> describe_input(
+    std::string path, std::string layout, std::string session, std::string session_dir,
+    std::vector<std::string> sessions, bool newest_by_default,
+    std::vector<std::pair<std::string, std::string>> hosts) {
+  ProfileFiles f;
+  f.path = std::move(path);
+  if (layout == "run-dir")
+    f.layout = ProfileLayout::kRunDir;
+  else if (layout == "log-dir")
+    f.layout = ProfileLayout::kLogDir;
+  else if (layout != "file")
+    throw InputError("", "unknown layout '" + layout + "' (file, run-dir or log-dir)");
+  f.session = std::move(session);
+  f.session_dir = std::move(session_dir);
+  f.sessions = std::move(sessions);
+  f.newest_by_default = newest_by_default;
+  for (auto& [host, file] : hosts) f.hosts.push_back({std::move(host), std::move(file)});
+  return {render_input_line(f), render_input_json(f)};
 }
 
 nb::list planes(const PyProfile& self) {
@@ -839,4 +861,6 @@ NB_MODULE(_core, m) {
   m.def("render_partials", &render_partials, "files"_a, "command"_a, "format"_a, "top"_a,
         "observations"_a);
   m.def("partial_hosts", &partial_hosts, "file"_a);
+  m.def("describe_input", &describe_input, "path"_a, "layout"_a, "session"_a, "session_dir"_a,
+        "sessions"_a, "newest_by_default"_a, "hosts"_a);
 }

@@ -32,9 +32,9 @@ def load(path: Union[PathLike, Sequence[PathLike]], session: Optional[str] = Non
         session: for a log directory, the session to read instead of the newest.
         hosts: read only these hosts of the session.
         include_autotuning, include_warmup: count XLA's autotuner executions, and each program's
-            first execution with the time spent compiling, in the analyses' figures (by default
-            they are set apart from the steady state: docs/steady-state.md; ``set_apart()`` says
-            how much).
+            first execution after its compile in the capture with the time spent compiling, in
+            the analyses' figures (by default they are set apart from the steady state:
+            docs/steady-state.md; ``set_apart()`` says how much).
 
     A directory whose files are not the hosts of one capture is refused, as on the CLI;
     ``Profile.input`` says which session and files were read.

@@ -156,12 +156,16 @@ def latest(log_dir: PathLike) -> Path:
 
 
 def _device_time_per_step_ns(modules: Any, steps: int) -> Optional[float]:
-    """The module executions' device time per step: each program's executions in the capture,
-    averaged over the devices that ran it, summed over programs, divided by the steps."""
+    """The module executions' device time per step in the steady state: each program's runs in
+    the capture per device, each at its steady runs' mean, summed over programs, divided by the
+    steps. A capture taken mid-training has no warm-up run and this is its executions' device
+    time per step; one that holds a program's compile counts that first run at the steady mean
+    (docs/steady-state.md)."""
     rows = modules.data.get("modules", [])
     if not rows or steps <= 0:
         return None
-    per_device = sum(m["total_ns"] / m["devices"] for m in rows if m["devices"])
+    per_device = sum((m["mean_ns"] or 0) * m["executions"] / m["devices"]
+                     for m in rows if m["devices"])
     return per_device / steps
 
 
@@ -171,10 +175,7 @@ def summarize(path: PathLike, steps: int = 1, wall_s: Optional[float] = None) ->
     """
     from ._profile import load
 
-    # Every captured step is counted (the per-step time divides by `steps`): the first execution
-    # of each program in a capture taken mid-training is no warm-up run, so the steady state's
-    # rule (docs/steady-state.md) would drop a step that ran like the others.
-    profile = load(path, include_warmup=True)
+    profile = load(path)
     ops = profile.ops()
     devices = ops.devices
     parts = []

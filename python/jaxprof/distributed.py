@@ -55,22 +55,34 @@ def list_hosts(paths_or_logdir, session: Optional[str] = None,
     """The host files behind a log directory, a run directory, or a list of files (local paths
     or URLs), as jaxprof finds them: ``plugins/profile/<session>/<host>.xplane.pb[.gz]`` (the
     newest session unless ``session`` is given), and ``*.partial`` files as they are."""
+    return _discover(paths_or_logdir, session, storage_options)[0]
+
+
+def _discover(paths_or_logdir, session: Optional[str],
+              storage_options: Optional[dict]) -> Tuple[List[str], dict]:
+    """The host files, and what was read as the command line describes it (the fields of its
+    JSON "input" member but the hosts, which the partials name)."""
     if isinstance(paths_or_logdir, (str, os.PathLike)):
         paths_or_logdir = [os.fspath(paths_or_logdir)]
+    given = [os.fspath(p) for p in paths_or_logdir]
     out: List[str] = []
-    for path in paths_or_logdir:
-        path = os.fspath(path)
+    read = {"path": given[0] if given else "", "layout": "file", "session": "",
+            "session_dir": "", "sessions": [], "newest_by_default": False}
+    for path in given:
         if path.endswith(_XSPACE_SUFFIXES + _PARTIAL_SUFFIXES):
             out.append(path)
             continue
-        out.extend(_hosts_in_dir(path, session, storage_options))
+        found, where = _hosts_in_dir(path, session, storage_options)
+        out.extend(found)
+        if len(given) == 1:
+            read.update(where)
     if not out:
-        raise FileNotFoundError(f"no *.xplane.pb or *.partial files in {list(paths_or_logdir)}")
-    return out
+        raise FileNotFoundError(f"no *.xplane.pb or *.partial files in {given}")
+    return out, read
 
 
 def _hosts_in_dir(path: str, session: Optional[str],
-                  storage_options: Optional[dict]) -> List[str]:
+                  storage_options: Optional[dict]) -> Tuple[List[str], dict]:
     if _is_url(path):
         fs, root = _fs(path, storage_options)
         protocol = path.split("://", 1)[0]
@@ -90,7 +102,10 @@ def _hosts_in_dir(path: str, session: Optional[str],
 
     found = files(root)
     if found:
-        return [join(p) for p in found]
+        name = posixpath.basename(root.rstrip("/")) or posixpath.basename(
+            posixpath.dirname(root.rstrip("/")))
+        return [join(p) for p in found], {"layout": "run-dir", "session": name,
+                                          "session_dir": path, "sessions": [name]}
     sessions_dir = posixpath.join(root, "plugins", "profile") if isdir(
         posixpath.join(root, "plugins", "profile")) else root
     sessions = sorted(p for p in listdir(sessions_dir) if isdir(p) and files(p))
@@ -106,7 +121,11 @@ def _hosts_in_dir(path: str, session: Optional[str],
                 f"{path}: no session {session!r}; sessions: "
                 f"{', '.join(posixpath.basename(s) for s in sessions)}")
         chosen = named[0]
-    return [join(p) for p in files(chosen)]
+    names = [posixpath.basename(s) for s in sessions]
+    return [join(p) for p in files(chosen)], {
+        "layout": "log-dir", "session": posixpath.basename(chosen),
+        "session_dir": join(chosen), "sessions": names,
+        "newest_by_default": session is None and len(sessions) > 1}
 
 
 def _partial_of_url(path: str, parts: str, storage_options: Optional[dict]) -> bytes:
@@ -188,9 +207,17 @@ def partials(paths_or_logdir, client=None, session: Optional[str] = None,
     ``storage_options`` go to fsspec (e.g. ``{"endpoint_url": ...}`` for an S3-compatible
     server). ``keep_going``: a host that cannot be read is left out and appended to ``skipped``
     as (host, path, reason) instead of failing the run."""
+    return _merged_partials(paths_or_logdir, client, session, parts, fan_in, progress,
+                            storage_options, keep_going, skipped, batch)[0]
+
+
+def _merged_partials(paths_or_logdir, client, session, parts, fan_in, progress,
+                     storage_options, keep_going, skipped, batch) -> Tuple[bytes, str, str]:
+    """:func:`partials`, with what was read as the command line says it: its stderr line and
+    its JSON "input" member."""
     from dask.distributed import Client, LocalCluster, as_completed
 
-    files = list_hosts(paths_or_logdir, session, storage_options)
+    files, read = _discover(paths_or_logdir, session, storage_options)
     own = client is None
     cluster = None
     if own:
@@ -241,7 +268,14 @@ def partials(paths_or_logdir, client=None, session: Optional[str] = None,
         where = posixpath.dirname(files[0]) if from_directory and files else given[0]
         for w in _core.check_partial_capture(merged, where, from_directory):
             sys.stderr.write(f"jaxprof: warning: {w}\n")
-        return merged
+        # The hosts in the order of their files, as the command line lists them.
+        order = {f: i for i, f in enumerate(files)}
+        hosts = sorted(((h, p) for h, p, _ in _core.partial_hosts(merged)),
+                       key=lambda hp: order.get(hp[1], len(order)))
+        line, described = _core.describe_input(
+            read["path"], read["layout"], read["session"], read["session_dir"],
+            read["sessions"], read["newest_by_default"], hosts)
+        return merged, line, described
     finally:
         if own:
             client.close()
@@ -260,14 +294,14 @@ def summarize(paths_or_logdir, client=None, format: str = "table", top: int = 5,
     if format not in ("table", "json"):
         raise InvalidOptionError(f"format={format!r}: expected 'table' or 'json'", None,
                                  "expected 'table' or 'json'")
-    merged = partials(paths_or_logdir, client=client, session=session, progress=progress,
-                      storage_options=storage_options, keep_going=keep_going, skipped=skipped,
-                      batch=batch)
+    merged, _, described = _merged_partials(paths_or_logdir, client, session, "summary", 8,
+                                            progress, storage_options, keep_going, skipped,
+                                            batch)
     out = _core.render_partials([merged], "summary", format, top, observations)
     if format == "json":
         import json
 
-        return json.loads(out)
+        return json.loads(_with_input(out, described))
     return out
 
 
@@ -281,15 +315,21 @@ def hosts(paths_or_logdir, client=None, format: str = "table", top: int = 20,
     if format not in ("table", "json", "csv"):
         raise InvalidOptionError(f"format={format!r}: expected 'table', 'json' or 'csv'", None,
                                  "expected 'table', 'json' or 'csv'")
-    merged = partials(paths_or_logdir, client=client, session=session, progress=progress,
-                      storage_options=storage_options, keep_going=keep_going, skipped=skipped,
-                      batch=batch)
+    merged, _, described = _merged_partials(paths_or_logdir, client, session, "summary", 8,
+                                            progress, storage_options, keep_going, skipped,
+                                            batch)
     out = _core.render_partials([merged], "hosts", format, top, 0)
     if format == "json":
         import json
 
-        return json.loads(out)
+        return json.loads(_with_input(out, described))
     return out
+
+
+def _with_input(out: str, described: str) -> str:
+    """A command's JSON object with the "input" member first, as the command line writes it."""
+    rest = out.lstrip()[1:].lstrip()  # after the object's "{"
+    return '{"input": ' + described + (", " if rest != "}" else "") + rest
 
 
 def _stderr_progress(done: int, total: int, seconds: float) -> None:
@@ -355,11 +395,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     client = Client(args.scheduler) if args.scheduler else None
     try:
         skipped: List[Tuple[str, str, str]] = []
-        merged = partials(args.paths, client=client, session=args.session,
-                          parts="all" if args.output_partial else "summary",
-                          progress=None if args.quiet else _stderr_progress,
-                          storage_options=storage, keep_going=args.keep_going,
-                          skipped=skipped, batch=args.batch)
+        merged, line, described = _merged_partials(
+            args.paths, client, args.session, "all" if args.output_partial else "summary", 8,
+            None if args.quiet else _stderr_progress, storage, args.keep_going, skipped,
+            args.batch)
         for host, path, reason in skipped:
             sys.stderr.write(f"jaxprof-dask: skipped host {host}: {reason}\n")
         if skipped:
@@ -376,8 +415,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             top = 5
         else:
             top = 20 if terminal and args.format == "table" else 0
-        sys.stdout.write(_core.render_partials([merged], args.command, args.format, top,
-                                               args.observations))
+        out = _core.render_partials([merged], args.command, args.format, top,
+                                    args.observations)
+        if args.format == "json":
+            out = _with_input(out, described)
+        else:
+            sys.stderr.write(f"jaxprof-dask: {line}\n")
+        sys.stdout.write(out)
     except (FileNotFoundError, ValueError, ProfileError) as e:
         sys.stderr.write(f"jaxprof-dask: {e}\n")
         return 2

@@ -45,7 +45,7 @@ std::map<std::string, int64_t> stacks(const FlameTree& t, const FlameDevice& d) 
   return out;
 }
 
-// Totals are self plus children everywhere; device frames weigh busy + idle = span.
+// Totals are self plus children everywhere; device frames weigh busy + idle + set apart = span.
 void check_invariants(const FlameTree& t) {
   for (const FlameNode& n : t.nodes) {
     int64_t sum = n.self_ps;
@@ -55,7 +55,8 @@ void check_invariants(const FlameTree& t) {
   int64_t all = 0;
   for (const FlameDevice& d : t.devices) {
     const FlameNode& dev = t.nodes[d.node];
-    EXPECT_EQ(dev.total_ps, d.busy_ps + d.idle_during_modules_ps + d.idle_between_modules_ps);
+    EXPECT_EQ(dev.total_ps,
+              d.busy_ps + d.idle_during_modules_ps + d.idle_between_modules_ps + d.set_apart_ps);
     if (d.has_idle) {
       EXPECT_EQ(dev.total_ps, d.span_ps) << d.device;
     }
@@ -204,6 +205,20 @@ TEST(Flame, TpuIdleSplitsIntoDuringAndBetweenModules) {
   o.idle = false;
   FlameTree busy_only = compute_flame(lp.profile, o);
   EXPECT_EQ(busy_only.nodes[0].total_ps, d.busy_ps);
+}
+
+TEST(Flame, SetApartTimeIsItsOwnFrameInTheSpan) {
+  // global_sse compiles inside the capture, after train_step's first runs (steady: compiled
+  // before it): the compile window lies inside the steady span and weighs the "[set apart]"
+  // frame, once, and no idle frame.
+  LoadedProfile lp = load(test_data("jax_cpu_8dev"));
+  FlameTree t = compute_flame(lp.profile, {.idle = true});
+  check_invariants(t);
+  ASSERT_EQ(t.devices.size(), 8u);
+  for (const FlameDevice& d : t.devices) {
+    EXPECT_GT(d.set_apart_ps, 0) << d.device;
+    EXPECT_EQ(stacks(t, d)["[set apart]"], d.set_apart_ps) << d.device;
+  }
 }
 
 TEST(Flame, OverlappingStreamsShareTheirInstantsExactly) {

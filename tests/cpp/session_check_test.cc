@@ -9,6 +9,7 @@
 
 #include "jaxprof/error.h"
 #include "jaxprof/io/discover.h"
+#include "jaxprof/render/input_render.h"
 
 namespace jaxprof {
 namespace {
@@ -67,6 +68,25 @@ TEST(Discover, SubdirectoriesThatAreNotSessionsAreListedNotGuessed) {
   ProfileFiles run = discover_profile((dir / "run_b").string(), {});
   EXPECT_EQ(run.layout, ProfileLayout::kRunDir);
   EXPECT_EQ(run.hosts.size(), 2u);
+}
+
+TEST(Discover, WhatWasReadStaysOneLineForAThousandHosts) {
+  ProfileFiles f;
+  f.path = "/logs/plugins/profile/run";
+  f.layout = ProfileLayout::kRunDir;
+  f.session = "run";
+  for (int i = 0; i < 1000; ++i) {
+    std::string host = "host" + std::to_string(1000 + i).substr(1);
+    f.hosts.push_back({host, f.path + "/" + host + ".xplane.pb"});
+  }
+  std::string line = render_input_line(f);
+  EXPECT_LT(line.size(), 300u) << line;
+  EXPECT_NE(line.find("1000 hosts host000.xplane.pb, "), std::string::npos) << line;
+  EXPECT_NE(line.find("host006.xplane.pb and 993 more"), std::string::npos) << line;
+  f.hosts.resize(8);  // as many as it names: all of them
+  line = render_input_line(f);
+  EXPECT_NE(line.find("host007.xplane.pb"), std::string::npos) << line;
+  EXPECT_EQ(line.find("more"), std::string::npos) << line;
 }
 
 TEST(SessionCheck, ReasonsFilesAreNotOneCapture) {

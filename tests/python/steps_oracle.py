@@ -119,7 +119,8 @@ def marked_steps(path: str):
 
 def steps(path: str) -> List[Dict]:
     """Per step: number, name, start, end, windows (each with its device, None for the host),
-    executions, device (ps), device_end (latest end of its executions, 0 when none), warmup,
+    executions, device (ps), device_end (latest end of its executions, 0 when none), compiling
+    (a compile of the host overlaps it), warmup (compiling, or it holds a warm-up execution),
     modules {(name, pid): n}."""
     return steps_with_source(path)[1]
 
@@ -148,4 +149,9 @@ def steps_with_source(path: str):
             s["device_end"] = max(s["device_end"], x["end"])
             s["warmup"] = s["warmup"] or x["warmup"]
             s["modules"][(x["name"], x["program_id"])] += 1
+    # A step during which the host compiled is not steady either.
+    compiling = to.compile_windows(path)
+    for s in out:
+        s["compiling"] = any(a < s["end"] and b > s["start"] for a, b in compiling)
+        s["warmup"] = s["warmup"] or s["compiling"]
     return source, out

@@ -125,12 +125,16 @@ def build_cpu_runs(path, ops, module: str = "jit_step", program_id: int = 1,
                    gap_ps: int = 1_000_000) -> None:
     """One XLA module run on the CPU backend, as the real captures record it: `ops` maps op name
     to its duration (ps) in each run; every run holds each op once, back to back on one thread,
-    with the same run_id, and runs follow each other `gap_ps` apart. A warm-up run (the first
-    run's durations) comes first, as jaxprof leaves the first execution of a program out."""
+    with the same run_id, and runs follow each other `gap_ps` apart. The program's compile
+    (XLA's compile entry on a compiler thread) and a warm-up run (the first run's durations)
+    come first, as jaxprof leaves a program's first execution after its compile out."""
     runs = len(next(iter(ops.values())))
     assert all(len(v) == runs for v in ops.values())
     sb = SpaceBuilder()
     cpu = sb.plane("/host:CPU")
+    compile_md = cpu.event_md("PjRtCpuClient::Compile", stats={"hlo_module": module})
+    compiler = cpu.line(20, "tf_PjRtCompilerThreadPool/20", T_NS - 10)
+    cpu.event(compiler, compile_md, 0, 5_000)
     md = {name: cpu.event_md(name, stats={"hlo_module": module, "program_id": program_id})
           for name in ops}
     line = cpu.line(10, "tf_pool/10", T_NS)

@@ -152,7 +152,8 @@ def test_same_program_passes_check(jaxprof_bin, captures):
     assert verdict["verdict"] == "ok" and verdict["reason"] == line.rstrip("\n")
     assert verdict["metric_source"] == "top-module" and verdict["unit"] == "runs"
     assert verdict["step_fallback"] == "no step marks in BASE and NEW"
-    assert verdict["base_samples"] == verdict["new_samples"] == RUNS - 1
+    # Compiled before the trace began: every run is a sample (docs/steady-state.md).
+    assert verdict["base_samples"] == verdict["new_samples"] == RUNS
     d = diff_json(jaxprof_bin, captures / "base", captures / "same")
     assert d["step"] is None and d["step_unavailable"] == "no step marks in BASE and NEW"
 
@@ -161,8 +162,8 @@ def test_same_program_diff_has_no_added_or_removed_ops(jaxprof_bin, captures):
     d = diff_json(jaxprof_bin, captures / "base", captures / "same")
     (module,) = d["modules"]
     assert module["name"] == "jit_step"
-    # The first run in each profile is its warm-up (docs/modules.md), left out.
-    assert module["base_executions"] == module["new_executions"] == RUNS - 1
+    # Compiled before the trace began: no run is warm-up (docs/steady-state.md).
+    assert module["base_executions"] == module["new_executions"] == RUNS
     assert all(op["change"] not in ("added", "removed") for op in d["ops"]), d["ops"]
     assert all(op["matched_by"] == "name" for op in d["ops"])
     # The step itself is not flagged as slower beyond noise and the budget.
@@ -277,7 +278,7 @@ def test_several_captures_of_the_same_program_never_regress(jaxprof_bin, multi):
                                "changed"), line
         assert "captures per side would decide" in line or "estimate sits at" in line, line
     assert line.count("\n") == 1, line
-    steps = CAPTURES * (MULTI_RUNS - 1)  # the first step of each capture is its warm-up
+    steps = CAPTURES * MULTI_RUNS  # compiled before each trace: no step is warm-up
     assert f"{CAPTURES} vs {CAPTURES} captures of {steps} vs {steps} steps" in line, line
     assert "Welch" in line, line
     # --base A --base B ... is the same as --base A B ...
@@ -295,7 +296,7 @@ def test_several_captures_of_a_slower_program_fail_naming_the_op(jaxprof_bin, mu
     line = proc.stdout.decode()
     assert proc.returncode == 3, line + proc.stderr.decode()
     assert line.startswith("REGRESSION: step (wall time of the train step marks) is +"), line
-    steps = CAPTURES * (MULTI_RUNS - 1)
+    steps = CAPTURES * MULTI_RUNS
     assert f"{CAPTURES} vs {CAPTURES} captures of {steps} vs {steps} steps" in line, line
     # The extra matmul, added by the slow variant, is named as the suspect, in the step's module.
     assert "top op of module jit_step:" in line, line
@@ -328,7 +329,7 @@ def test_diff_over_captures_matches_welch_on_capture_medians(jaxprof_bin, multi)
     assert d["test"] == "capture-t" and d["base_captures"] == d["new_captures"] == CAPTURES
     (module,) = d["modules"]
     assert module["test"] == "capture-t"
-    assert module["base_executions"] == module["new_executions"] == CAPTURES * (MULTI_RUNS - 1)
+    assert module["base_executions"] == module["new_executions"] == CAPTURES * MULTI_RUNS
     expected = stats.ttest_ind([math.log(x) for x in slow], [math.log(x) for x in base],
                                equal_var=False).pvalue
     # The medians in the JSON are rounded to the nanosecond.
@@ -340,11 +341,11 @@ def test_diff_over_captures_matches_welch_on_capture_medians(jaxprof_bin, multi)
 
 def steady_step_times(path: Path) -> list:
     """Wall time (ps) of each steady step of one capture, read by steps_oracle: the marks' spans,
-    the warm-up step (the first run of the program) left out."""
+    every one of them (the program was compiled before the trace began: no warm-up step)."""
     steps = so.steps(str(path))
     assert [s["number"] for s in steps] == list(range(MULTI_RUNS))
-    assert steps[0]["warmup"] and not any(s["warmup"] for s in steps[1:])
-    steady = steps[1:]
+    assert not any(s["warmup"] for s in steps)
+    steady = steps
     # Each step holds its execution and waits for it: the marks bound the device work.
     assert all(s["executions"] == 1 and 0 < s["device_end"] <= s["end"] for s in steady)
     return [s["end"] - s["start"] for s in steady]
@@ -368,7 +369,7 @@ def test_step_times_match_an_independent_reading(jaxprof_bin, multi):
     assert d["step_unavailable"] is None and row["name"] == "train"
     for key, sides in (("base", base), ("new", slow)):
         pooled = [x for c in sides for x in c]
-        assert row[f"{key}_executions"] == len(pooled) == CAPTURES * (MULTI_RUNS - 1)
+        assert row[f"{key}_executions"] == len(pooled) == CAPTURES * MULTI_RUNS
         assert row[f"{key}_total_ns"] == pytest.approx(sum(pooled) / 1000, abs=1)
         assert row[f"{key}_mean_ns"] == pytest.approx(statistics.mean(pooled) / 1000, abs=1)
         assert row[f"{key}_median_ns"] == pytest.approx(statistics.median(pooled) / 1000, abs=1)

@@ -217,11 +217,12 @@ def test_real_captures_of_a_change_of_known_cost(jaxprof_bin, tmp_path):
     """+2 ms of host work per step: check calls it a regression, diff's step row puts the
     Hodges-Lehmann shift at the 2 ms the change costs; the same program is never a regression;
     four steps a side are too few for any verdict."""
-    capture_steps(tmp_path / "base", 0, 41)
-    capture_steps(tmp_path / "slow", 0.002, 41)
-    capture_steps(tmp_path / "same", 0, 41)
-    capture_steps(tmp_path / "few_base", 0, 5)
-    capture_steps(tmp_path / "few", 0.002, 5)
+    # Compiled before each trace: every captured step is a sample (no warm-up step).
+    capture_steps(tmp_path / "base", 0, 40)
+    capture_steps(tmp_path / "slow", 0.002, 40)
+    capture_steps(tmp_path / "same", 0, 40)
+    capture_steps(tmp_path / "few_base", 0, 4)
+    capture_steps(tmp_path / "few", 0.002, 4)
 
     v = check(jaxprof_bin, tmp_path / "base", tmp_path / "slow")
     assert v["metric_source"] == "step-marks" and v["base_samples"] == 40, v

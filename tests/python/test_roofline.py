@@ -105,8 +105,11 @@ def test_csv_and_table_agree_with_json(jaxprof_bin):
     assert len(csv) - 1 == sum(len(d["ops"]) for d in j["devices"])
     table = subprocess.run([str(jaxprof_bin), "roofline", str(path)], capture_output=True,
                            text=True, check=True)
-    # The steady state (docs/steady-state.md): the 16 warm-up runs are set apart; 98.3% with them.
-    assert round(100 * coverage(j), 1) == 97.3
+    # The steady state (docs/steady-state.md) is every run here: the programs were compiled before
+    # the capture began (its host threads hold no compile, only PjitFunction dispatches), so none
+    # of their first runs is warm-up and all work gives the same figure.
+    assert round(100 * coverage(j), 1) == 98.3
+    assert coverage(roofline(jaxprof_bin, path, "--include-warmup")) == coverage(j)
     assert f"with FLOPs and bytes: {100 * coverage(j):.1f}%" in table.stdout
     assert "memory_bandwidth stat says" in table.stderr  # the MI300X's ROCm-reported bandwidth
 

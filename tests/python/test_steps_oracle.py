@@ -49,6 +49,7 @@ def check_against_oracle(binary, path):
         assert g["executions"] == w["executions"], g["number"]
         assert _ps(g["device_ns"]) == w["device"], g["number"]
         assert g["warmup"] == w["warmup"], g["number"]
+        assert g["compiling"] == w["compiling"], g["number"]
         mods = {(m["name"], m["program_id"]): m["executions"] for m in g["modules"]}
         assert mods == dict(w["modules"])
     steady = [w for w in want if not w["warmup"]] or want

@@ -79,7 +79,7 @@ def test_module_execution_oracle_is_consistent(path):
         for x in execs:
             assert x["start"] <= x["end"]
         if dev in tl and execs and tl[dev]["executions"]:
-            assert sum(1 for x in execs if x["warmup"]) == len(
+            assert sum(1 for x in execs if x["warmup"]) <= len(
                 {(x["name"], x["program_id"]) for x in execs})
 
 

@@ -133,18 +133,92 @@ def module_executions(path: str) -> Dict[str, List[Dict]]:
             len(l.events) for l in p.lines if xo._is_counted_line(l.name))]
         if device_planes:
             host = _HostIndex(space, base)
-            for plane in device_planes:
-                out[plane.name] = _device_plane_executions(plane, base, host)
+            mine = {plane.name: _device_plane_executions(plane, base, host)
+                    for plane in device_planes}
         else:
-            out.update(_cpu_executions(space, base))
-    for execs in out.values():
-        execs.sort(key=lambda x: x["start"])
-        seen = set()
-        for x in execs:
-            key = (x["name"], x["program_id"])
-            x["warmup"] = key not in seen
-            seen.add(key)
+            mine = _cpu_executions(space, base)
+        compiled = _compiles(space, base)
+        for execs in mine.values():
+            _mark_warmup(execs, compiled)
+        out.update(mine)
     return out
+
+
+_COMPILE_ROOTS = ("backend_compile", "backend_compile_and_load")
+_COMPILE_ROOT_ENDS = ("Client::Compile", "Compiler::Compile", "Client::CompileAndLoad")
+
+
+def _is_compile_root(name: str) -> bool:
+    return name in _COMPILE_ROOTS or name.endswith(_COMPILE_ROOT_ENDS)
+
+
+def compile_windows(path: str) -> List[Interval]:
+    """The host threads' compile entries (backend_compile, *Client::Compile, ...) as intervals on
+    the profile's clock, merged: when the host was compiling."""
+    spaces = [xo.load_xspace(f) for f in xo.profile_files(path)]
+    base = xo._base_ns(spaces)
+    out = []
+    for space in spaces:
+        for plane in space.planes:
+            if plane.name != "/host:CPU":
+                continue
+            names = {k: m.name for k, m in plane.event_metadata.items()}
+            for xl in plane.lines:
+                for ev in xl.events:
+                    if ev.duration_ps > 0 and _is_compile_root(names.get(ev.metadata_id, "")):
+                        start = _event_start(xl, ev, base)
+                        out.append((start, start + ev.duration_ps))
+    return merge(out)
+
+
+def _compiles(space, base) -> Optional[Dict[Optional[str], int]]:
+    """What the host threads say about compiling: per module name, the earliest start of a
+    compile event naming it (a `name` or `hlo_module` stat); under None, the earliest compile
+    entry (backend_compile, *Client::Compile) that holds no event naming a module. None when the
+    space has no host threads at all."""
+    planes = [p for p in space.planes if p.name == "/host:CPU" and len(p.lines)]
+    if not planes:
+        return None
+    roots, named = [], []
+    for plane in planes:
+        names = {k: m.name for k, m in plane.event_metadata.items()}
+        stats = xo._PlaneStats(plane)
+        for xl in plane.lines:
+            for ev in xl.events:
+                n = names.get(ev.metadata_id, "")
+                start = _event_start(xl, ev, base)
+                if _is_compile_root(n):
+                    roots.append((start, start + ev.duration_ps))
+                if "Compile" in n or "RunBackend" in n or "Passes" in n:
+                    st = stats.event_stats(ev)
+                    for key in ("hlo_module", "name"):
+                        v = st.get(key)
+                        if v is not None and xo._as_text(v).startswith("jit_"):
+                            named.append((start, xo._as_text(v)))
+    out: Dict[Optional[str], int] = {}
+    for start, name in named:
+        out[name] = min(out.get(name, start), start)
+    for a, b in roots:
+        if not any(a <= t <= b for t, _ in named):
+            out[None] = min(out.get(None, a), a)
+    return out
+
+
+def _mark_warmup(execs: List[Dict], compiled: Optional[Dict[Optional[str], int]]) -> None:
+    """Warm-up: the first execution of its (name, program id) on the device that follows a
+    compile of its module (or one naming no module); every first execution when the host has no
+    threads to tell (docs/steady-state.md)."""
+    execs.sort(key=lambda x: x["start"])
+    seen = set()
+    for x in execs:
+        key = (x["name"], x["program_id"])
+        first = key not in seen
+        seen.add(key)
+        if compiled is None:
+            x["warmup"] = first
+            continue
+        since = min(compiled.get(x["name"], 1 << 62), compiled.get(None, 1 << 62))
+        x["warmup"] = first and since < x["start"]
 
 
 def _cpu_executions(space, base) -> Dict[str, List[Dict]]:

@@ -790,8 +790,14 @@ std::vector<PartialCompile> records_of(const Profile& p, bool totals_only) {
 
 }  // namespace
 
+const std::vector<PartialCompile>& compile_totals_by_host(const Profile& p) {
+  return p.memo<std::vector<PartialCompile>>("compile_totals_by_host",
+                                             [&] { return records_of(p, true); });
+}
+
 void extract_compile(PartialBuild& b, bool totals_only) {
-  std::vector<PartialCompile> hosts = records_of(b.p, totals_only);
+  std::vector<PartialCompile> hosts =
+      totals_only ? compile_totals_by_host(b.p) : records_of(b.p, false);
   for (size_t h = 0; h < hosts.size(); ++h) {
     const int64_t shift = b.shift_ps(static_cast<uint32_t>(h));
     for (CompileRecord& r : hosts[h].records) r.start_ps -= shift;

@@ -108,6 +108,12 @@ CompileResult compute_compile(const Profile& profile, const CompileOptions& opti
 // The lines the totals (`totals_only`) are read from first: the launching threads.
 std::vector<uint32_t> compile_totals_lines(const Profile& profile);
 
+// Each host's compiles as the launching threads show them (CompileOptions::totals_only: start,
+// wall time, module, program id), one entry per Profile host, records by start. Computed once
+// per profile and shared (the warm-up rule of module_executions and the totals-only partials).
+struct PartialCompile;
+const std::vector<PartialCompile>& compile_totals_by_host(const Profile& profile);
+
 class PartialSet;
 CompileResult compile_from_partials(const PartialSet& set, const CompileOptions& options = {});
 

@@ -315,8 +315,10 @@ FlameTree compute_flame(const Profile& p, const FlameOptions& options) {
 
     if (fd.has_idle) {
       // On the device clock the busy time may differ a little from the timeline's union: idle
-      // frames take what is left of the span, so that busy + idle = span still holds.
-      int64_t idle = std::max<int64_t>(0, fd.span_ps - fd.busy_ps);
+      // frames take what is left of the span, so that busy + idle = span still holds. The time
+      // set apart has its own frame, and is no idle besides.
+      fd.set_apart_ps = std::min(fd.set_apart_ps, std::max<int64_t>(0, fd.span_ps - fd.busy_ps));
+      int64_t idle = std::max<int64_t>(0, fd.span_ps - fd.busy_ps - fd.set_apart_ps);
       fd.idle_during_modules_ps = std::min(fd.idle_during_modules_ps, idle);
       fd.idle_between_modules_ps = idle - fd.idle_during_modules_ps;
     }

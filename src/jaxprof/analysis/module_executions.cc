@@ -2,15 +2,18 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
 
+#include "jaxprof/analysis/compile.h"
 #include "jaxprof/analysis/device_events.h"
 #include "jaxprof/analysis/host_launches.h"
 #include "jaxprof/analysis/parallel_parts.h"
+#include "jaxprof/analysis/partial.h"
 #include "jaxprof/model/column.h"
 #include "jaxprof/model/metadata_stat_cache.h"
 
@@ -419,6 +422,61 @@ void group_kernels(const Profile& p, const KernelIds& gpu, const HostLaunches* h
   finish(p, d.executions);
 }
 
+// Warm-up is a program's first execution on a device (finish marks those) that the capture shows
+// being compiled before it started: a capture taken long after compiling has none. Where a host
+// records no host threads nothing can be said about compiling, and the first execution alone
+// decides.
+void keep_compiled_warmups(const Profile& p, std::vector<DeviceExecutions>& out) {
+  std::vector<uint8_t> host_threads(p.hosts.size(), 0);
+  for (const Plane& plane : p.planes)
+    if (plane.kind == PlaneKind::kHostCpu && !plane.lines.empty()) host_threads[plane.host] = 1;
+  if (std::none_of(host_threads.begin(), host_threads.end(), [](uint8_t h) { return h != 0; }))
+    return;
+  const std::vector<PartialCompile>& compiles = compile_totals_by_host(p);
+  constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+  // Per host, the earliest compile start by (module, program id); a compile whose program id is
+  // not known also counts for every program of its name, one whose module is not known for all.
+  struct FirstCompiles {
+    std::map<std::pair<std::string_view, ProgramId>, int64_t> by_program;
+    std::map<std::string_view, int64_t> by_name;  // any program id
+    int64_t unnamed = kNever;
+  };
+  std::vector<FirstCompiles> first(p.hosts.size());
+  for (size_t h = 0; h < compiles.size() && h < first.size(); ++h)
+    for (const CompileRecord& c : compiles[h].records) {
+      FirstCompiles& f = first[h];
+      if (c.module.empty()) {
+        f.unnamed = std::min(f.unnamed, c.start_ps);
+        continue;
+      }
+      auto [at, added] = f.by_program.try_emplace({c.module, c.program_id}, c.start_ps);
+      if (!added) at->second = std::min(at->second, c.start_ps);
+      auto [named, fresh] = f.by_name.try_emplace(c.module, c.start_ps);
+      if (!fresh) named->second = std::min(named->second, c.start_ps);
+    }
+  auto earliest = [](const auto& map, const auto& key) {
+    auto it = map.find(key);
+    return it == map.end() ? kNever : it->second;
+  };
+  for (DeviceExecutions& d : out) {
+    const uint32_t h = p.planes[d.plane].host;
+    if (!host_threads[h]) continue;
+    const FirstCompiles& f = first[h];
+    for (ModuleExecution& x : d.executions) {
+      if (!x.warmup) continue;
+      int64_t compiled = std::min(
+          f.unnamed,
+          earliest(f.by_program, std::pair<std::string_view, ProgramId>{x.name, kNoProgram}));
+      compiled = std::min(
+          compiled, x.program_id == kNoProgram
+                        ? earliest(f.by_name, std::string_view(x.name))
+                        : earliest(f.by_program,
+                                   std::pair<std::string_view, ProgramId>{x.name, x.program_id}));
+      x.warmup = compiled < x.start_ps;
+    }
+  }
+}
+
 std::vector<DeviceExecutions> compute_module_executions(const Profile& p) {
   std::vector<DeviceLines> devices = op_devices(p);
   std::vector<uint32_t> needed;
@@ -462,10 +520,13 @@ std::vector<DeviceExecutions> compute_module_executions(const Profile& p) {
         }
     host_of[k] = index.all ? index.all.get() : index.likely.get();
   }
-  Profile::ReadOnlyScope reading(p);
-  for_each_parallel(costs, threads, [&](size_t k, size_t) {
-    if (!gpu[k].events.empty()) group_kernels(p, gpu[k], host_of[k], out[k]);
-  });
+  {
+    Profile::ReadOnlyScope reading(p);
+    for_each_parallel(costs, threads, [&](size_t k, size_t) {
+      if (!gpu[k].events.empty()) group_kernels(p, gpu[k], host_of[k], out[k]);
+    });
+  }
+  keep_compiled_warmups(p, out);
   return out;
 }
 

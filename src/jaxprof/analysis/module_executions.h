@@ -38,7 +38,7 @@ struct ModuleExecution {
   int64_t start_ps = 0;
   int64_t end_ps = 0;                // exclusive
   std::span<const uint32_t> events;  // the op events in it, by start (in the device's storage)
-  bool warmup = false;               // the first execution of its program on this device
+  bool warmup = false;  // the first of its program on this device, compiled in the capture
   int64_t duration_ps() const { return end_ps - start_ps; }
 };
 

@@ -244,6 +244,7 @@ struct PartialStep {
   int64_t start_ps = 0, end_ps = 0;
   uint32_t windows = 1;
   int64_t longest_window_ps = 0;
+  bool compiling = false;  // a compile of the host overlaps the step (steps.h)
 };
 
 // A step's span as one scope saw it; module executions go to the window of their scope they

@@ -6,6 +6,8 @@
 #include <optional>
 #include <unordered_map>
 
+#include "jaxprof/analysis/compile.h"
+#include "jaxprof/analysis/intervals.h"
 #include "jaxprof/analysis/partial_build.h"
 
 namespace jaxprof {
@@ -189,6 +191,29 @@ std::vector<DeviceMark> group_ids(const Profile& p, const std::vector<uint8_t>& 
   return marks;
 }
 
+// Marks the steps during which their host compiled (a compile's wall time, on the launching
+// thread, overlaps the step's span): the step's time holds the compile, so it is not steady, as
+// the execution that follows a compile is not (module_executions.h). Steps hold times on the
+// host's clock.
+void mark_compiling_steps(PartialBuild& b) {
+  const std::vector<PartialCompile>& compiles = compile_totals_by_host(b.p);
+  for (uint32_t h = 0; h < b.hosts.size() && h < compiles.size(); ++h) {
+    std::vector<PartialStep>& steps = b.hosts[h].steps.steps;
+    if (steps.empty() || compiles[h].records.empty()) continue;
+    const int64_t shift = b.shift_ps(h);
+    std::vector<Interval> compiling;
+    for (const CompileRecord& c : compiles[h].records)
+      compiling.push_back({c.start_ps - shift, c.start_ps - shift + c.wall_ps});
+    merge_intervals(compiling);
+    for (PartialStep& s : steps) {
+      // The first compile window that ends after the step starts (merged: ends ascend).
+      auto it = std::upper_bound(compiling.begin(), compiling.end(), s.start_ps,
+                                 [](int64_t t, const Interval& c) { return t < c.end; });
+      s.compiling = it != compiling.end() && it->begin < s.end_ps;
+    }
+  }
+}
+
 }  // namespace
 
 void extract_steps(PartialBuild& b) {
@@ -227,6 +252,7 @@ void extract_steps(PartialBuild& b) {
       merge_device_marks(std::move(by_host[h]), first_plane[h], b.shift_ps(h), b.hosts[h]);
     }
   }
+  mark_compiling_steps(b);
 }
 
 StepsResult steps_from_partials(const PartialSet& set) {
@@ -269,6 +295,8 @@ StepsResult steps_from_partials(const PartialSet& set) {
     s.end_ps = ps.end_ps + shift;
     s.windows = ps.windows;
     s.longest_window_ps = ps.longest_window_ps;
+    s.compiling = ps.compiling;
+    s.warmup = ps.compiling;
     s.host = order[i].host;
   }
 

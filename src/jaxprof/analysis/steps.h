@@ -1,6 +1,7 @@
 // Training or serving steps as the profile marks them, and what the devices did in each: per
-// step its span, the module executions that started in it and their device time. The step that
-// holds the first execution of a program (compile and warm-up) is reported apart.
+// step its span, the module executions that started in it and their device time. A step during
+// which its host compiled, or that holds a warm-up execution (the first of a program after its
+// compile, module_executions.h), is reported apart.
 //
 // Steps come from the first of these sources that marks any (docs/modules.md, Steps):
 // StepTraceAnnotation events on the host, "Steps" lines on device planes, group_id stats on
@@ -33,7 +34,8 @@ struct Step {
   uint64_t executions = 0;          // module executions (all devices) that start in [start, end)
   int64_t device_ps = 0;            // sum of their durations
   int64_t device_end_ps = 0;        // latest end of those executions (0 when none)
-  bool warmup = false;              // holds the first execution of some program on some device
+  bool compiling = false;           // its host compiled during it (a compile overlaps its span)
+  bool warmup = false;              // compiling, or holds a warm-up execution of some device
   std::vector<StepModule> modules;  // by device_ps descending
   uint32_t host = 0;                // the host that marks it (index into the hosts, in order)
   int64_t duration_ps() const { return end_ps - start_ps; }

@@ -289,6 +289,7 @@ Writer host(const HostPartial& h) {
       y.sint64(4, s.end_ps);
       y.varint(5, s.windows);
       y.int64(6, s.longest_window_ps);
+      if (s.compiling) y.boolean(7, true);
       x.message(2, y);
     }
     for (const PartialStepWindow& win : h.steps.windows) {
@@ -913,6 +914,9 @@ class FileReader {
                     break;
                   case 6:
                     s.longest_window_ps = y.as_int64();
+                    break;
+                  case 7:
+                    s.compiling = y.value != 0;
                     break;
                 }
               });

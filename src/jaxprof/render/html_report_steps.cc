@@ -71,8 +71,9 @@ std::string annotated(HtmlPageParts& parts, const StepsResult& steps, size_t dev
                           : "from its earliest start to its latest end over the devices";
   return fmt::format(
              "<p class=\"muted\">Steps as the profile marks them ({}): {} steps, one point "
-             "each, {}; {} hold a program's first execution (compile and warm-up), drawn apart "
-             "on the left on their own scale. Steady-state mean {}. The second line is the "
+             "each, {}; {} are warm-up (the host compiled during them, or they hold a "
+             "program's first execution after its compile), drawn apart on the left on their "
+             "own scale. Steady-state mean {}. The second line is the "
              "module time that started in the step, per device ({} devices). Hover a point for "
              "the step's boundaries.</p>\n",
              source, steps.steps.size(), span, warm, human_duration(steps.steady_mean_ps),

@@ -33,12 +33,17 @@ std::string render_input_line(const ProfileFiles& f) {
     out += f.hosts.front().path;
   } else {
     out += fmt::format("{} host{}", f.hosts.size(), f.hosts.size() == 1 ? "" : "s");
-    for (size_t i = 0; i < f.hosts.size(); ++i) {
+    // One line on a terminal even for a thousand hosts: the JSON's "input" lists every one.
+    constexpr size_t kNamed = 8;
+    const size_t named = f.hosts.size() > kNamed ? kNamed - 1 : f.hosts.size();
+    for (size_t i = 0; i < named; ++i) {
       const HostFile& h = f.hosts[i];
       out += i == 0 ? " " : ", ";
       std::string name = f.session.empty() ? h.path : file_name(h.path);
       out += h.host == host_from_file_name(file_name(h.path)) ? name : h.host + " (" + name + ")";
     }
+    if (named < f.hosts.size())
+      out += fmt::format(" and {} more (the JSON output lists every one)", f.hosts.size() - named);
   }
   if (!f.hlo_files.empty())
     out +=

@@ -21,11 +21,11 @@ std::string steps_json(const StepsResult& r) {
     out += fmt::format(
         "{}{{\"number\": {}, \"name\": {}, \"start_ns\": {}, \"end_ns\": {}, "
         "\"duration_ns\": {}, \"windows\": {}, \"longest_window_ns\": {}, \"executions\": {}, "
-        "\"device_ns\": {}, \"warmup\": {}, \"modules\": [",
+        "\"device_ns\": {}, \"warmup\": {}, \"compiling\": {}, \"modules\": [",
         i ? ", " : "", s.number, json_string(s.name), ps_to_ns_exact(s.start_ps),
         ps_to_ns_exact(s.end_ps), ps_to_ns_exact(s.duration_ps()), s.windows,
         ps_to_ns_exact(s.longest_window_ps), s.executions, ps_to_ns_exact(s.device_ps),
-        s.warmup ? "true" : "false");
+        s.warmup ? "true" : "false", s.compiling ? "true" : "false");
     for (size_t k = 0; k < s.modules.size(); ++k) {
       const StepModule& m = s.modules[k];
       out += fmt::format(
@@ -140,7 +140,8 @@ std::string table(const ModulesResult& r) {
            m.ops_per_execution, varying});
   }
   return t.render(40) +
-         "\nmean/std/cv over steady-state runs (warm-up = first run of a program on a device)\n" +
+         "\nmean/std/cv over steady-state runs (warm-up = first run of a program on a device, "
+         "compiled in the capture)\n" +
          steps_table(r.steps);
 }
 

@@ -144,7 +144,9 @@ PerfettoSummary write_perfetto(const Profile& p,
                           : "collective message sizes unknown (no HLO in the profile): no "
                             "bandwidth args");
 
-  // Host threads: the events of compile windows (compile and the steady state read them).
+  // Host threads: the events of compile windows (compile and the steady state read them), and
+  // the name of every host thread with events, so that the trace read back has host threads
+  // where the profile has them (whether it does decides the warm-up rule, module_executions.h).
   CompileResult compiles = compute_compile(p, {.top_steps = 1, .totals_only = true});
   std::vector<std::vector<Interval>> compiling(p.hosts.size());
   for (const CompileRecord& c : compiles.compiles)
@@ -157,12 +159,14 @@ PerfettoSummary write_perfetto(const Profile& p,
       host_lines.insert(host_lines.end(), plane.lines.begin(), plane.lines.end());
   p.require_lines(host_lines);
 
-  // Planes in profile order: device planes, and host planes with compile events.
+  // Planes in profile order: device planes, and host planes with threads.
   std::vector<ExportedPlane> planes;
   std::map<uint32_t, size_t> plane_slot;
   for (uint32_t pi = 0; pi < p.planes.size(); ++pi) {
     const Plane& plane = p.planes[pi];
-    bool host = plane.kind == PlaneKind::kHostCpu && !compiling[plane.host].empty();
+    bool host = plane.kind == PlaneKind::kHostCpu &&
+                std::any_of(plane.lines.begin(), plane.lines.end(),
+                            [&](uint32_t li) { return p.lines[li].event_count > 0; });
     bool device = false;
     for (const DeviceLines& d : devices) device |= d.plane == pi;
     if (!host && !device) continue;
@@ -349,10 +353,18 @@ PerfettoSummary write_perfetto(const Profile& p,
           on_line.push_back(&devices[di]);
       // The device's own module line is written from its executions above.
       if (module_line && p.str(line.name) == "XLA Modules") continue;
-      if (on_line.empty() && windows.empty()) continue;
       int line_tid = kFirstLineTid + static_cast<int>(k);
-      const LineMemoryOps memory_op(p, li);
       bool named = false;
+      auto name_line = [&] {
+        out(metadata_event(pid, line_tid, "thread_name", p.str(line.name)));
+        out(sort_event(pid, line_tid, "thread_sort_index", line_tid));
+        named = true;
+      };
+      if (on_line.empty() && windows.empty()) {
+        if (plane.kind == PlaneKind::kHostCpu) name_line();  // a host thread, without its events
+        continue;
+      }
+      const LineMemoryOps memory_op(p, li);
       size_t w = 0;
       for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
         const DeviceLines* op_of = nullptr;
@@ -368,11 +380,7 @@ PerfettoSummary write_perfetto(const Profile& p,
           }
         }
         if (!op_of && !in_window) continue;
-        if (!named) {
-          out(metadata_event(pid, line_tid, "thread_name", p.str(line.name)));
-          out(sort_event(pid, line_tid, "thread_sort_index", line_tid));
-          named = true;
-        }
+        if (!named) name_line();
         if (!op_of) {
           plain_event(xp.plane, e, pid, line_tid);
           ++s.host_events;
