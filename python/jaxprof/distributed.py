@@ -184,6 +184,14 @@ def _merge(*results: Tuple[bytes, list]) -> Tuple[bytes, list]:
             [s for r in results for s in r[1]])
 
 
+def _merge_one_capture(where: str, *results: Tuple[bytes, list]) -> Tuple[bytes, list]:
+    """:func:`_merge` for hosts found in one directory: refuses them as soon as the hosts merged
+    so far cannot be one capture's, rather than after every host was read."""
+    merged = _merge(*results)
+    _core.check_partial_capture(merged[0], where, True)
+    return merged
+
+
 def _batches(files: List[str], workers: int, batch: Optional[int]) -> List[List[str]]:
     """Hosts per task: a task costs the scheduler and the worker a few round trips and the
     merge tree one more partial, which on a loaded machine weighed more than a host's reading
@@ -227,6 +235,21 @@ def _merged_partials(paths_or_logdir, client, session, parts, fan_in, progress,
         start = time.monotonic()
         workers = sum(client.nthreads().values()) or 1
         batches = _batches(files, workers, batch)
+        # Hosts found in one directory must be one capture's, as the CLI requires: checked at
+        # every merge on the workers (a run stops at the first merge that shows unrelated
+        # hosts), and on the whole set below.
+        given = [os.fspath(paths_or_logdir)] if isinstance(
+            paths_or_logdir, (str, os.PathLike)) else [os.fspath(p) for p in paths_or_logdir]
+        from_directory = any(not p.endswith(_XSPACE_SUFFIXES + _PARTIAL_SUFFIXES) for p in given)
+        # Named as the CLI names it: the directory that holds the hosts (the session's run
+        # directory), so that its "Read one of them (jaxprof DIR/FILE)" names a real file.
+        where = posixpath.dirname(files[0]) if from_directory and files else given[0]
+
+        def merge(*parts):
+            if from_directory:
+                return client.submit(_merge_one_capture, where, *parts, pure=False)
+            return client.submit(_merge, *parts, pure=False)
+
         # Keys unique to this call: a key the scheduler still holds (an earlier call's failed
         # batch) would be handed back instead of run again.
         run = uuid.uuid4().hex[:12]
@@ -243,11 +266,15 @@ def _merged_partials(paths_or_logdir, client, session, parts, fan_in, progress,
                 progress(done, len(files), time.monotonic() - start)
             pending.append(future)
             if len(pending) == fan_in:
-                level.append(client.submit(_merge, *pending, pure=False))
+                level.append(merge(*pending))
                 pending = []
+            for m in level:
+                if m.status == "error":  # unrelated hosts: stop now, not after every host
+                    client.cancel(list(futures) + level)
+                    m.result()
         level.extend(pending)
         while len(level) > 1:
-            level = [client.submit(_merge, *level[i:i + fan_in], pure=False) if
+            level = [merge(*level[i:i + fan_in]) if
                      len(level[i:i + fan_in]) > 1 else level[i]
                      for i in range(0, len(level), fan_in)]
         result, result_skipped = level[0].result()
@@ -259,13 +286,6 @@ def _merged_partials(paths_or_logdir, client, session, parts, fan_in, progress,
             raise ProfileError(f"no host could be read; the first: {reason}", path)
         # One batch: its partials as they came; the same file as a merge of one.
         merged = _core.merge_partials([result])
-        # Hosts found in one directory must be one capture's, as the CLI requires.
-        given = [os.fspath(paths_or_logdir)] if isinstance(
-            paths_or_logdir, (str, os.PathLike)) else [os.fspath(p) for p in paths_or_logdir]
-        from_directory = any(not p.endswith(_XSPACE_SUFFIXES + _PARTIAL_SUFFIXES) for p in given)
-        # Named as the CLI names it: the directory that holds the hosts (the session's run
-        # directory), so that its "Read one of them (jaxprof DIR/FILE)" names a real file.
-        where = posixpath.dirname(files[0]) if from_directory and files else given[0]
         for w in _core.check_partial_capture(merged, where, from_directory):
             sys.stderr.write(f"jaxprof: warning: {w}\n")
         # The hosts in the order of their files, as the command line lists them.

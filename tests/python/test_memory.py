@@ -180,16 +180,21 @@ def test_live_allocation_takes_the_innermost_jax_call(jaxprof_bin, tmp_path):
 
 
 def test_partial_summaries_are_refused(jaxprof_bin, xplane_fixtures, tmp_path):
-    """Partials keep no allocator events nor buffer assignments: say so, exit 2."""
+    """Partials keep no allocator events nor buffer assignments: `memory` says so and exits 2;
+    the report from partials says so in its memory section."""
     part = tmp_path / "gemm.partial"
     made = subprocess.run([str(jaxprof_bin), "partial", str(xplane_fixtures / "mi300x_jax_gemm.xplane.pb"),
                            "-o", str(part)], capture_output=True, text=True)
     assert made.returncode == 0, made.stderr
-    for command in ("memory", "report"):
-        proc = subprocess.run([str(jaxprof_bin), command, str(part)], capture_output=True,
-                              text=True, cwd=tmp_path)
-        assert proc.returncode == 2, (command, proc.stdout, proc.stderr)
-        assert "partial" in proc.stderr and "give the profile" in proc.stderr
+    proc = subprocess.run([str(jaxprof_bin), "memory", str(part)], capture_output=True,
+                          text=True, cwd=tmp_path)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "partial" in proc.stderr and "give the profile" in proc.stderr
+    proc = subprocess.run([str(jaxprof_bin), "report", str(part), "-o", "r.html"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    memory = (tmp_path / "r.html").read_text().split('<section id="memory"')[1]
+    assert "Not in partial files: give the profiles" in memory.split("</section>")[0]
 
 
 def xprof_tool(tmp_path, profile, tool, options):

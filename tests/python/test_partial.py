@@ -4,6 +4,7 @@ and the same as the Python API's one profile of all hosts (read together, not ho
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 
@@ -150,7 +151,7 @@ def test_bad_partials(jaxprof_bin, tmp_path, cpu_run):
     proc = cli(jaxprof_bin, ["summary", str(good), str(good)], ok=False)
     assert proc.returncode == 2 and b"given twice" in proc.stderr
     # Commands that read events refuse partials with a message.
-    proc = cli(jaxprof_bin, ["flame", str(good)], ok=False)
+    proc = cli(jaxprof_bin, ["roofline", str(good)], ok=False)
     assert proc.returncode == 2 and b"partial" in proc.stderr
     for command in ("ops", "kernels"):
         proc = cli(jaxprof_bin, [command, str(good), "--min-duration", "5"], ok=False)
@@ -360,3 +361,184 @@ def test_directory_of_unrelated_hosts_refused(jaxprof_bin, mixed_run, cpu_run, t
     assert proc.returncode == 2 and b"not the hosts of one capture" in proc.stderr
     proc = cli(jaxprof_bin, ["summary", *map(str, per_host)])
     assert b"may not be hosts of one capture" in proc.stderr
+
+
+FLAME_COMMANDS = [
+    ["flame", "--format", "json"],
+    ["flame", "--by", "op-name", "--idle", "--format", "json"],
+    ["flame", "--by", "module", "--device", "GPU", "--format", "json"],
+    ["flame", "--by", "source", "--format", "csv", "--top", "0"],
+    ["flame", "--by", "module", "--folded", "-"],
+]
+
+
+def report_sections(path):
+    """The report's sections by id (the page's data block, which carries every table, apart)."""
+    html = path.read_text()
+    parts = re.split(r'<section id="([^"]+)"', html)
+    return {parts[i]: parts[i + 1].split("</section>")[0] for i in range(1, len(parts), 2)}
+
+
+@pytest.mark.parametrize("which", ["mixed", "cpu"])
+def test_flame_and_report_from_partials(jaxprof_bin, tmp_path, request, which):
+    run = request.getfixturevalue(f"{which}_run")
+    per_host = write_partials(jaxprof_bin, run, tmp_path / "per_host")
+    one = tmp_path / "all.partial"
+    cli(jaxprof_bin, ["partial", *files(run), "-o", str(one)])
+    for command in FLAME_COMMANDS:
+        want = cli(jaxprof_bin, command + files(run)).stdout
+        assert want
+        for given in ([str(p) for p in reversed(per_host)], [str(one)]):
+            got = cli(jaxprof_bin, command + given).stdout
+            if "json" in command:
+                got, want_json = json.loads(got), json.loads(want)
+                got.pop("input"), want_json.pop("input")
+                assert got == want_json, command
+            else:
+                assert got == want, command
+    # Mixed: the first host's partial with the other hosts' profiles.
+    mixed = [str(per_host[0])] + files(run)[1:]
+    assert cli(jaxprof_bin, FLAME_COMMANDS[3] + mixed).stdout == cli(
+        jaxprof_bin, FLAME_COMMANDS[3] + files(run)).stdout
+
+    cli(jaxprof_bin, ["report", *files(run), "-o", str(tmp_path / "profiles.html")])
+    cli(jaxprof_bin, ["report", str(one), "-o", str(tmp_path / "partials.html")])
+    cli(jaxprof_bin, ["report", *mixed, "-o", str(tmp_path / "mixed.html")])
+    want = report_sections(tmp_path / "profiles.html")
+    for name in ("partials.html", "mixed.html"):
+        got = report_sections(tmp_path / name)
+        assert got.keys() == want.keys()
+        for section in want:
+            if section in ("roofline", "memory"):
+                # Not in partials: said plainly, with no figures.
+                assert "Not in partial files: give the profiles" in got[section]
+                assert "<table" not in got[section] and "<svg" not in got[section]
+            elif section == "summary":
+                # The profile path shown differs; every figure is the same.
+                strip = lambda s: re.sub(r"<dt>profile</dt><dd>[^<]*</dd>", "", s)
+                assert strip(got[section]) == strip(want[section])
+            else:
+                assert got[section] == want[section], section
+
+
+def test_older_partial_without_flame_is_named(jaxprof_bin, tmp_path, cpu_run):
+    """A partial written before the flame stacks (its parts lack the bit) is named, with what to do."""
+    good = tmp_path / "good.partial"
+    cli(jaxprof_bin, ["partial", files(cpu_run)[0], "-o", str(good)])
+    old = tmp_path / "old.partial"
+    old.write_bytes(strip_flame(good.read_bytes()))
+    assert cli_json(jaxprof_bin, ["summary", str(old)]) == cli_json(jaxprof_bin, ["summary", str(good)])
+    for command in (["flame"], ["report", "-o", str(tmp_path / "r.html")]):
+        proc = cli(jaxprof_bin, command + [str(old)], ok=False)
+        assert proc.returncode == 2, proc.stderr
+        assert b"old.partial" in proc.stderr and b"write it again with `jaxprof partial`" in proc.stderr
+
+
+def varint(data, i):
+    value = shift = 0
+    while True:
+        b = data[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if b < 0x80:
+            return value, i
+
+
+def put_varint(value):
+    out = bytearray()
+    while True:
+        b = value & 0x7F
+        value >>= 7
+        out.append(b | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def rewrite(message, edit):
+    """Rewrites a protobuf message field by field: edit(number, wire_type, value) returns the new
+    value (bytes for length-delimited fields, int for varints) or None to drop the field."""
+    out, i = bytearray(), 0
+    while i < len(message):
+        key, i = varint(message, i)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, i = varint(message, i)
+        elif wire == 2:
+            n, i = varint(message, i)
+            value, i = message[i:i + n], i + n
+        elif wire == 1:
+            value, i = message[i:i + 8], i + 8
+        else:
+            value, i = message[i:i + 4], i + 4
+        value = edit(number, wire, value)
+        if value is None:
+            continue
+        out += put_varint(key)
+        if wire == 0:
+            out += put_varint(value)
+        elif wire == 2:
+            out += put_varint(len(value)) + value
+        else:
+            out += value
+    return bytes(out)
+
+
+def strip_flame(data):
+    """The file as a writer before the flame stacks would have made it: no Device.flame (16),
+    and Host.parts (1) without the flame bit (512)."""
+    def device(number, wire, value):
+        return None if number == 16 else value
+
+    def host(number, wire, value):
+        if number == 1:
+            return value & ~512
+        if number == 10:
+            return rewrite(value, device)
+        return value
+
+    return rewrite(data, lambda n, w, v: rewrite(v, host) if n == 3 else v)
+
+
+def test_sums_over_hosts_that_would_overflow_are_refused(jaxprof_bin, tmp_path, cpu_run):
+    """Each file keeps its totals within 2^61 ps, but five hosts' totals summed pass 2^63: the
+    set is refused, naming the file of the host that passes it, never a wrapped number."""
+    good = tmp_path / "good.partial"
+    cli(jaxprof_bin, ["partial", files(cpu_run)[0], "-o", str(good)])
+    data = good.read_bytes()
+
+    def host_named(name, total):
+        groups = []  # the first op group of the file alone gets the large total
+
+        def moments(number, wire, value):
+            return total if number == 2 else value
+
+        def group(number, wire, value):
+            return rewrite(value, moments) if number == 5 else value
+
+        def device(number, wire, value):
+            if number != 7:
+                return value
+            groups.append(value)
+            return rewrite(value, group) if len(groups) == 1 else value
+
+        def host(number, wire, value):
+            if number == 2:
+                return name.encode()
+            if number == 3:
+                return f"/captures/{name}.xplane.pb".encode()
+            return rewrite(value, device) if number == 10 else value
+
+        return rewrite(data, lambda n, w, v: rewrite(v, host) if n == 3 else v)
+
+    paths = []
+    for i in range(5):
+        path = tmp_path / f"h{i}.partial"
+        path.write_bytes(host_named(f"h{i}", 1 << 61))
+        paths.append(str(path))
+    # One such host alone is within the file's limits.
+    cli(jaxprof_bin, ["summary", paths[0], "--format", "json"])
+    for command in (["summary"], ["ops"], ["partial", "-o", str(tmp_path / "all.partial")]):
+        proc = cli(jaxprof_bin, command + paths, ok=False)
+        assert proc.returncode == 2, (command, proc.stderr)
+        assert b"sum past 2^63" in proc.stderr and b".partial" in proc.stderr, proc.stderr

@@ -2,7 +2,9 @@
 #include <cstdio>
 
 #include "cli_common.h"
+#include "jaxprof/analysis/compile.h"
 #include "jaxprof/analysis/flame.h"
+#include "jaxprof/analysis/flame_partial.h"
 #include "jaxprof/error.h"
 #include "jaxprof/render/flame_folded.h"
 #include "jaxprof/render/flame_speedscope.h"
@@ -36,8 +38,11 @@ RegisterCommand flame_command(40, [](CLI::App& app) -> std::function<int()> {
       "Each device's busy time is split exactly over its ops (overlapping streams share an\n"
       "instant equally), and a fusion's time equally over its fused instructions that carry\n"
       "metadata. Without -o/--folded/--speedscope the heaviest stacks are printed; --format json\n"
-      "prints the whole tree. Folded weights are integer picoseconds. See docs/flame.md.");
+      "prints the whole tree. Folded weights are integer picoseconds. Hosts are read one by\n"
+      "one; partial files (jaxprof partial) give the same flamegraph as their profiles. See\n"
+      "docs/flame.md and docs/multihost.md.");
   add_common(cmd, o->common);
+  add_host_by_host(cmd, o->common);
   add_steady_state_options(cmd, o->steady);
   cmd->add_option("--by", o->by, "Frames: Python source stack, JAX op path, or module")
       ->check(CLI::IsMember({"source", "op-name", "module"}))
@@ -63,13 +68,24 @@ RegisterCommand flame_command(40, [](CLI::App& app) -> std::function<int()> {
     options.device = o->device;
     if (o->idle && o->no_idle) throw InputError("", "--idle and --no-idle contradict each other");
     options.idle = o->idle;
-    LoadedProfile loaded;
     options.steady = o->steady;
-    load(o->common, loaded);
-    FlameTree tree = compute_flame(loaded.profile, options);
-    say_set_apart(loaded.profile, options.steady, options.idle,
-                  format_of(o->common) == OutputFormat::kJson);
-    warn(loaded.profile.warnings);
+    PartialExtractOptions extract;
+    extract.parts = kPartFlame | kPartExecutions;
+    if (options.idle) extract.parts |= kPartCompileTotals;
+    extract.steady = o->steady;
+    extract.flame_bys = static_cast<uint8_t>(1u << static_cast<uint32_t>(options.by));
+    LoadedPartials loaded;
+    load_set(o->common, extract, loaded);
+    FlameTree tree = flame_from_partials(loaded.set, options);
+    if (options.idle) {
+      CompileResult compiles =
+          compile_from_partials(loaded.set, {.top_steps = 1, .totals_only = true});
+      say_set_apart(loaded.set, options.steady, &compiles,
+                    format_of(o->common) == OutputFormat::kJson);
+    } else {
+      say_set_apart(loaded.set, options.steady, nullptr,
+                    format_of(o->common) == OutputFormat::kJson);
+    }
     warn(tree.warnings);
     bool files = !o->svg.empty() || !o->folded.empty() || !o->speedscope.empty();
     if (!o->svg.empty()) {

@@ -9,6 +9,7 @@
 #include "jaxprof/analysis/busy_share.h"
 #include "jaxprof/analysis/device_events.h"
 #include "jaxprof/analysis/event_filter.h"
+#include "jaxprof/analysis/flame_builder.h"
 #include "jaxprof/analysis/intervals.h"
 #include "jaxprof/analysis/module_executions.h"
 
@@ -76,11 +77,8 @@ std::vector<std::string_view> FlameTree::stack(uint32_t node) const {
 
 namespace {
 
-struct Frame {
-  std::string name;
-  FrameKind kind;
-};
-using Path = std::vector<Frame>;
+using Frame = FlameFrame;
+using Path = FlamePath;
 
 // An op as the flamegraph keys it: module index plus the hlo_op (or, for events without one,
 // the display name, kept apart by a flag bit).
@@ -138,7 +136,7 @@ class Resolver {
   std::vector<Path> paths(uint32_t module, StringId name, bool by_event_name, uint32_t plane,
                           uint32_t event) const {
     Frame op{std::string(p_.str(name)), FrameKind::kOp};
-    if (by_ == FlameBy::kModule) return {{{module_frames_[module], FrameKind::kModule}, op}};
+    if (by_ == FlameBy::kModule) return {{{module_frames_[module], FrameKind::kModule, module}, op}};
 
     const ModuleKey& mk = p_.modules[module];
     const HloModule* mod =
@@ -198,60 +196,6 @@ class Resolver {
   std::vector<std::string> module_frames_;  // per Profile::modules index
 };
 
-class TreeBuilder {
- public:
-  explicit TreeBuilder(FlameTree& t) : t_(t) {
-    t_.nodes.clear();
-    t_.nodes.push_back({"all", FrameKind::kRoot, 0, 0, 0, 0, {}});
-    index_.emplace_back();
-  }
-
-  uint32_t child(uint32_t parent, std::string_view name, FrameKind kind) {
-    auto& children = index_[parent];
-    auto it = children.find(std::string(name));
-    if (it != children.end()) return it->second;
-    uint32_t id = static_cast<uint32_t>(t_.nodes.size());
-    FlameNode n;
-    n.name = std::string(name);
-    n.kind = kind;
-    n.parent = parent;
-    n.depth = t_.nodes[parent].depth + 1;
-    t_.nodes.push_back(std::move(n));
-    t_.nodes[parent].children.push_back(id);
-    index_.emplace_back();
-    index_[parent].emplace(std::string(name), id);
-    return id;
-  }
-
-  void add(uint32_t from, const Path& path, int64_t weight) {
-    if (weight <= 0) return;  // no empty frames
-    uint32_t n = from;
-    for (const Frame& f : path) n = child(n, f.name, f.kind);
-    t_.nodes[n].self_ps += weight;
-  }
-
-  // Totals bottom-up (children always come after their parent) and children in display order.
-  void finish() {
-    for (size_t i = t_.nodes.size(); i-- > 0;) {
-      FlameNode& n = t_.nodes[i];
-      n.total_ps = n.self_ps;
-      for (uint32_t c : n.children) n.total_ps += t_.nodes[c].total_ps;
-    }
-    // Devices stay in the order they were added (natural order); other frames heaviest first.
-    for (FlameNode& n : t_.nodes)
-      if (n.kind != FrameKind::kRoot)
-        std::sort(n.children.begin(), n.children.end(), [&](uint32_t a, uint32_t b) {
-          const FlameNode &x = t_.nodes[a], &y = t_.nodes[b];
-          if (x.total_ps != y.total_ps) return x.total_ps > y.total_ps;
-          return x.name < y.name;
-        });
-  }
-
- private:
-  FlameTree& t_;
-  std::vector<std::unordered_map<std::string, uint32_t>> index_;  // per node: child by name
-};
-
 // Idle time in the device's span [first, last): inside a module execution (clipped to the span)
 // or outside all of them. `busy` is the device's op intervals (merged here).
 // `roles` and `set_apart` (the device's time set apart, disjoint from its steady executions) may
@@ -299,7 +243,7 @@ FlameTree compute_flame(const Profile& p, const FlameOptions& options) {
   EventFilter filter(spec);
   FlameTree tree;
   tree.by = options.by;
-  TreeBuilder builder(tree);
+  FlameTreeBuilder builder(tree);
 
   std::vector<DeviceLines> devices = op_devices(p);
   // Every device's lines, even with --device: module frames are the module name, with the
@@ -379,27 +323,15 @@ FlameTree compute_flame(const Profile& p, const FlameOptions& options) {
       fd.idle_between_modules_ps = idle - fd.idle_during_modules_ps;
     }
     // Several hosts each have a /device:GPU:0: the host keeps their frames apart.
-    fd.node =
-        builder.child(0, p.hosts.size() > 1 ? fd.host + fd.device : fd.device, FrameKind::kDevice);
+    fd.op_device = static_cast<uint32_t>(di);
+    fd.node = builder.child(0, flame_device_frame(fd, p.hosts.size() > 1), FrameKind::kDevice);
     // Keys in a fixed order, so that the picoseconds left over by equal splits always go to the
     // same stacks.
     std::vector<uint64_t> keys;
     keys.reserve(ops.size());
     for (const auto& [k, a] : ops) keys.push_back(k);
     std::sort(keys.begin(), keys.end());
-    if (fd.has_idle) {
-      // Busy + idle = span exactly: the split below is the one split_idle measured.
-      if (fd.has_modules) {
-        builder.add(fd.node, {{"[idle during modules]", FrameKind::kIdle}},
-                    fd.idle_during_modules_ps);
-        builder.add(fd.node, {{"[idle between modules]", FrameKind::kIdle}},
-                    fd.idle_between_modules_ps);
-      } else {
-        builder.add(fd.node, {{"[idle]", FrameKind::kIdle}}, fd.idle_between_modules_ps);
-      }
-      if (fd.set_apart_ps > 0)
-        builder.add(fd.node, {{"[set apart]", FrameKind::kIdle}}, fd.set_apart_ps);
-    }
+    add_idle_frames(builder, fd);
     for (uint64_t k : keys) {
       const Acc& a = ops[k];
       uint32_t module = static_cast<uint32_t>(k >> 33);

@@ -47,12 +47,14 @@ struct FlameNode {
   uint32_t parent = 0;
   uint32_t depth = 0;
   std::vector<uint32_t> children;  // by total descending, then name
+  uint32_t module = 0;             // module frames: index into Profile::modules
 };
 
 struct FlameDevice {
   std::string device;
   std::string host;
   uint32_t node = 0;         // its frame in FlameTree::nodes
+  uint32_t op_device = 0;    // index into op_devices() (compute_flame)
   int64_t busy_ps = 0;       // union of its op intervals (= the weight under its op frames)
   int64_t span_ps = 0;       // first op start to last op end
   uint64_t events = 0;       // op events

@@ -29,7 +29,7 @@ FlameTree merge_flame_devices(const FlameTree& tree, std::string root_name) {
   out.devices = tree.devices;
   for (FlameDevice& d : out.devices) d.node = 0;
   out.warnings = tree.warnings;
-  out.nodes.push_back({std::move(root_name), FrameKind::kRoot, 0, 0, 0, 0, {}});
+  out.nodes.push_back({std::move(root_name), FrameKind::kRoot, 0, 0, 0, 0, {}, 0});
   if (tree.nodes.empty()) return out;
 
   // Old node -> merged node, parents before children (a walk from the devices' children down).

@@ -97,6 +97,7 @@ uint32_t HostPartial::op_info_id(const PartialOpInfo& info) {
 void PartialSet::add(std::vector<HostPartial> more) {
   for (HostPartial& h : more) {
     if (h.modules.empty()) h.modules.emplace_back();
+    sums_.add(h);
     hosts_.push_back(std::move(h));
   }
   std::stable_sort(hosts_.begin(), hosts_.end(), [](const HostPartial& a, const HostPartial& b) {
@@ -234,13 +235,15 @@ std::vector<HostPartial> extract_partials(const Profile& p, const PartialExtract
   if (parts & kPartOps) extract_op_groups(b, options.op_filter);
   if (parts & kPartExecutions) extract_executions(b, parts & kPartExecutionOps);
   // What the steady state set apart: wherever device time is read.
-  if (parts & (kPartOps | kPartTimeline | kPartExecutions | kPartCollectives | kPartKernels))
+  if (parts & (kPartOps | kPartTimeline | kPartExecutions | kPartCollectives | kPartKernels |
+               kPartFlame))
     extract_steady(b);
   if (parts & kPartTimeline) extract_timelines(b);
   if (parts & kPartSteps) extract_steps(b);
   if (parts & kPartCollectives) extract_collectives(b, options.device);
   if (parts & (kPartCompile | kPartCompileTotals)) extract_compile(b, !(parts & kPartCompile));
   if (parts & kPartKernels) extract_kernels(b, options.kernel_filter);
+  if (parts & kPartFlame) extract_flame(b, options.flame_bys);
   return hosts;
 }
 

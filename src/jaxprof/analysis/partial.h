@@ -17,6 +17,7 @@
 #include "jaxprof/analysis/compile.h"
 #include "jaxprof/analysis/event_filter.h"
 #include "jaxprof/analysis/module_executions.h"
+#include "jaxprof/analysis/partial_sums.h"
 #include "jaxprof/analysis/steady_state.h"
 #include "jaxprof/analysis/timeline.h"
 #include "jaxprof/model/profile.h"
@@ -41,9 +42,10 @@ enum PartialPart : uint32_t {
   kPartCompile = 1u << 6,        // compiles with phases and steps
   kPartCompileTotals = 1u << 7,  // compiles' wall time and module only (summary)
   kPartKernels = 1u << 8,        // GPU kernels per device, by kernel name
+  kPartFlame = 1u << 9,          // flamegraph stacks per device, aggregated by stack
   // Everything but the totals-only compile.
   kPartAll = kPartOps | kPartTimeline | kPartExecutions | kPartExecutionOps | kPartSteps |
-             kPartCollectives | kPartCompile | kPartKernels,
+             kPartCollectives | kPartCompile | kPartKernels | kPartFlame,
 };
 
 // Moments of a set of durations in exact integers: merging them in any order or grouping gives
@@ -187,6 +189,29 @@ struct PartialKernels {
   std::vector<PartialKernelDevice> devices;
 };
 
+// A device's flamegraph below its device frame, one tree per FlameBy (flame.h), aggregated by
+// stack: frames in the order they were made, each with its parent (0 = the device frame, else
+// 1 + its index) and the weight of the stack ending there. Idle frames are not kept: they come
+// from PartialFlame's figures.
+struct PartialFlameFrame {
+  uint32_t parent = 0;
+  uint32_t name = 0;  // string; for module frames (kind kModule) the module instead
+  uint32_t module = 0;  // index into HostPartial::modules (module frames)
+  uint8_t kind = 0;     // FrameKind
+  int64_t self_ps = 0;
+};
+
+struct PartialFlame {
+  bool present = false;  // the device has op events in the steady state (a flame device)
+  uint64_t events = 0;
+  int64_t busy_ps = 0, span_ps = 0;
+  bool has_modules = false;
+  int64_t idle_during_modules_ps = 0, idle_between_modules_ps = 0, set_apart_ps = 0;
+  std::vector<uint32_t> modules_used;  // modules op events name (set apart or not), ascending
+  std::vector<PartialFlameFrame> by[3];  // by FlameBy: source, op-name, module
+  uint8_t bys = 0;                       // bit per FlameBy extracted
+};
+
 struct PartialDevice {
   std::string name;
   uint32_t plane = 0;  // in its host's file: devices that share a plane share step windows
@@ -207,6 +232,7 @@ struct PartialDevice {
   // collectives
   std::vector<PartialCollectiveOp> collective_ops;  // in the order the device met them
   std::vector<PartialCollectiveExecution> collective_executions;
+  PartialFlame flame;
 };
 
 enum class StepSource : uint8_t { kHostAnnotation, kStepsLine, kGroupId, kNone };
@@ -274,6 +300,7 @@ struct HostPartial {
   PartialSteady steady;
   std::vector<std::string> warnings;  // the import's warnings about this host's file
   bool op_capped = false;             // extraction stopped at max_events (never in a file)
+  std::string partial_file;           // the partial file it was read from (never in a file)
 
   uint32_t module_id(std::string_view name, ProgramId program);
   uint32_t op_info_id(const PartialOpInfo& info);
@@ -292,7 +319,8 @@ class PartialSet {
   explicit PartialSet(std::vector<HostPartial> hosts) { add(std::move(hosts)); }
 
   // Adds hosts; the set stays ordered by host name (then path). Throws InputError when a host
-  // is already in the set (the same host read twice).
+  // is already in the set (the same host read twice), and naming the file of a host whose
+  // figures would make a sum over the set overflow (partial_sums.h).
   void add(std::vector<HostPartial> hosts);
   // The union of two sets.
   void merge(PartialSet other) { add(std::move(other.hosts_)); }
@@ -323,6 +351,7 @@ class PartialSet {
  private:
   void index();
   std::vector<HostPartial> hosts_;
+  PartialSums sums_;
   int64_t base_ns_ = 0;
   std::vector<DeviceRef> devices_;
 };
@@ -334,6 +363,7 @@ struct PartialExtractOptions {
   std::string device;             // collectives --device
   EventFilterSpec kernel_filter;  // kernels: every filter applies at extraction
   SteadyStateOptions steady;      // what ops, timeline, collectives and kernels leave out
+  uint8_t flame_bys = 7;          // flame: the FlameBy trees to keep (bit per FlameBy)
 };
 
 // One partial per host of the profile, in the profile's host order.

@@ -56,6 +56,7 @@ void extract_steps(PartialBuild& b);
 void extract_collectives(PartialBuild& b, const std::string& device_filter);
 void extract_compile(PartialBuild& b, bool totals_only);
 void extract_kernels(PartialBuild& b, const EventFilterSpec& filter);
+void extract_flame(PartialBuild& b, uint8_t bys);  // bit per FlameBy
 // What each host sets apart, and the roles of the executions extract_executions extracted.
 void extract_steady(PartialBuild& b);
 

@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 
+#include "jaxprof/analysis/flame.h"
 #include "jaxprof/error.h"
 #include "jaxprof/io/buffer.h"
 #include "jaxprof/model/time_range.h"
@@ -71,6 +72,32 @@ Writer steady(const PartialSteady& s) {
   w.message(4, set_apart(s.warmup));
   w.int64(5, s.all_execution_ps);
   w.varint(6, s.devices_without_steady_state);
+  return w;
+}
+
+Writer flame_stacks(const std::vector<PartialFlameFrame>& f) {
+  Writer w;
+  w.packed(1, f.size(), [&](size_t i) { return f[i].parent; });
+  w.packed(2, f.size(), [&](size_t i) { return f[i].name; });
+  w.packed(3, f.size(), [&](size_t i) { return f[i].module; });
+  w.packed(4, f.size(), [&](size_t i) { return f[i].kind; });
+  w.packed(5, f.size(), [&](size_t i) { return f[i].self_ps; });
+  return w;
+}
+
+Writer flame(const PartialFlame& f) {
+  Writer w;
+  w.varint(1, f.events);
+  w.int64(2, f.busy_ps);
+  w.int64(3, f.span_ps);
+  w.boolean(4, f.has_modules);
+  w.int64(5, f.idle_during_modules_ps);
+  w.int64(6, f.idle_between_modules_ps);
+  w.int64(7, f.set_apart_ps);
+  w.packed(8, f.modules_used.size(), [&](size_t i) { return f.modules_used[i]; });
+  for (uint32_t by = 0; by < 3; ++by)
+    if (f.bys & (1u << by)) w.message(9 + by, flame_stacks(f.by[by]));
+  w.boolean(12, f.present);
   return w;
 }
 
@@ -146,6 +173,7 @@ Writer device(const PartialDevice& d) {
   }
   w.varint(14, d.op_device_clock_events);
   if (d.op_set_apart != 0) w.varint(15, d.op_set_apart);
+  if (d.flame.present || !d.flame.modules_used.empty()) w.message(16, flame(d.flame));
   return w;
 }
 
@@ -605,9 +633,80 @@ class FileReader {
         case 15:
           d.op_set_apart = f.value;
           break;
+        case 16:
+          d.flame = flame(f.bytes);
+          break;
       }
     });
     return d;
+  }
+
+  std::vector<PartialFlameFrame> flame_stacks(std::string_view msg) const {
+    std::vector<uint32_t> parents, names, modules, kinds;
+    std::vector<int64_t> selfs;
+    each(msg, [&](const wire::Field& x) {
+      if (x.type != wire::WireType::kLen) bad("flame stacks are not packed");
+      if (x.number == 1) parents = packed<uint32_t>(x);
+      if (x.number == 2) names = packed<uint32_t>(x);
+      if (x.number == 3) modules = packed<uint32_t>(x);
+      if (x.number == 4) kinds = packed<uint32_t>(x);
+      if (x.number == 5) selfs = packed<int64_t>(x);
+    });
+    const size_t n = parents.size();
+    if (names.size() != n || modules.size() != n || kinds.size() != n || selfs.size() != n)
+      bad("flame stack columns differ in length");
+    std::vector<PartialFlameFrame> out(n);
+    for (size_t i = 0; i < n; ++i) {
+      if (parents[i] > i) bad("a flame frame before its parent");
+      if (kinds[i] < static_cast<uint32_t>(FrameKind::kSource) ||
+          kinds[i] > static_cast<uint32_t>(FrameKind::kOp))
+        bad("a flame frame of an unknown kind");
+      out[i] = {parents[i], names[i], modules[i], static_cast<uint8_t>(kinds[i]), selfs[i]};
+    }
+    return out;
+  }
+
+  PartialFlame flame(std::string_view msg) const {
+    PartialFlame f;
+    each(msg, [&](const wire::Field& x) {
+      switch (x.number) {
+        case 1:
+          f.events = x.value;
+          break;
+        case 2:
+          f.busy_ps = x.as_int64();
+          break;
+        case 3:
+          f.span_ps = x.as_int64();
+          break;
+        case 4:
+          f.has_modules = x.value != 0;
+          break;
+        case 5:
+          f.idle_during_modules_ps = x.as_int64();
+          break;
+        case 6:
+          f.idle_between_modules_ps = x.as_int64();
+          break;
+        case 7:
+          f.set_apart_ps = x.as_int64();
+          break;
+        case 8:
+          if (x.type != wire::WireType::kLen) bad("flame modules are not packed");
+          f.modules_used = packed<uint32_t>(x);
+          break;
+        case 9:
+        case 10:
+        case 11:
+          f.by[x.number - 9] = flame_stacks(x.bytes);
+          f.bys |= static_cast<uint8_t>(1u << (x.number - 9));
+          break;
+        case 12:
+          f.present = x.value != 0;
+          break;
+      }
+    });
+    return f;
   }
 
   PartialCompile compile(std::string_view msg) const {
@@ -970,6 +1069,18 @@ class FileReader {
       }
       for (const PartialCollectiveExecution& e : d.collective_executions)
         if (e.op >= d.collective_ops.size()) bad("a collective execution of an unknown op");
+      const PartialFlame& fl = d.flame;
+      for (int64_t v : {fl.busy_ps, fl.span_ps, fl.idle_during_modules_ps,
+                        fl.idle_between_modules_ps, fl.set_apart_ps})
+        time(v);
+      count(fl.events);
+      for (uint32_t m : fl.modules_used) module(m);
+      for (const auto& frames : fl.by)
+        for (const PartialFlameFrame& fr : frames) {
+          str(fr.name);
+          module(fr.module);
+          if (fr.self_ps < 0 || fr.self_ps > kTotal) bad("a flame stack's weight is out of range");
+        }
     }
     for (const PartialKernelDevice& d : h.kernels.devices)
       for (const PartialKernel& k : d.kernels) {
@@ -1085,8 +1196,10 @@ std::vector<HostPartial> read_partial_file(std::string_view bytes, const std::st
     std::vector<HostPartial> hosts = FileReader(bytes, path).file(bytes, decompressed);
     // A host whose profile's path was not recorded is named by the file it came from, so that
     // every message about it names a file.
-    for (HostPartial& h : hosts)
+    for (HostPartial& h : hosts) {
       if (h.path.empty()) h.path = path;
+      h.partial_file = path;
+    }
     return hosts;
   } catch (const InputError& e) {
     if (e.file().empty()) throw e.with_file(path);

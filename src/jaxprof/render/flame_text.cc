@@ -42,7 +42,9 @@ std::vector<uint32_t> stacks_of(const FlameTree& t, uint32_t device) {
   }
   std::sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) {
     if (t.nodes[a].self_ps != t.nodes[b].self_ps) return t.nodes[a].self_ps > t.nodes[b].self_ps;
-    return a < b;
+    // By the frames, not the node ids: the order frames were made in depends on how the hosts
+    // were read (one profile, or partials).
+    return t.stack(a) < t.stack(b);
   });
   return out;
 }

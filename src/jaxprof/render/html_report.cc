@@ -17,6 +17,7 @@
 #include "jaxprof/render/html_charts.h"
 #include "jaxprof/render/html_memory.h"
 #include "jaxprof/render/html_page.h"
+#include "jaxprof/render/html_report_data.h"
 #include "jaxprof/render/html_report_ops.h"
 #include "jaxprof/render/html_report_steps.h"
 #include "jaxprof/render/html_scatter.h"
@@ -327,33 +328,43 @@ std::string page_data_json(const PageData& d, const HtmlReportOptions& o) {
 }  // namespace
 
 std::string render_html_report(const Profile& profile, const HtmlReportOptions& o) {
+  HtmlReportData d;
   SummaryOptions so;
   so.top = SIZE_MAX;  // every op: the ops and source-lines tables pick their rows
   so.observations = 10;
   so.steady = o.steady;
-  SummaryResult summary = compute_summary(profile, so);
-  TimelineResult timeline = compute_timeline(profile, o.steady);
-  ModulesResult modules = compute_modules(profile, {.steady = o.steady});
+  d.summary = compute_summary(profile, so);
+  d.timeline = compute_timeline(profile, o.steady);
+  d.modules = compute_modules(profile, {.steady = o.steady});
+  d.steps = compute_steps(profile);
+  d.step_runs = step_runs(profile);
   FlameOptions fs;
   fs.steady = o.steady;
   fs.idle = false;  // idle is often most of a span: the device-time section shows it
   fs.by = FlameBy::kSource;
-  FlameTree flame_source = compute_flame(profile, fs);
+  d.flame_source = compute_flame(profile, fs);
   fs.by = FlameBy::kOpName;
-  FlameTree flame_op = compute_flame(profile, fs);
-  CollectivesResult collectives = compute_collectives(profile, {.steady = o.steady});
-  KernelsResult kernels = compute_kernels(profile, {.steady = o.steady});
-  CompileResult compile = compute_compile(profile);
-  MemoryResult memory = compute_memory(profile, {});
+  d.flame_op = compute_flame(profile, fs);
+  d.roofline = compute_roofline(profile, {});
+  d.collectives = compute_collectives(profile, {.steady = o.steady});
+  d.kernels = compute_kernels(profile, {.steady = o.steady});
+  d.compile = compute_compile(profile);
+  d.memory = compute_memory(profile, {});
+  return render_html_report(d, o);
+}
 
+std::string render_html_report(const HtmlReportData& d, const HtmlReportOptions& o) {
+  const SummaryResult& summary = d.summary;
+  const ModulesResult& modules = d.modules;
   PageData data;
   data.hosts = summary.hosts;
   std::string body;
   body += section(data, "summary", "Summary", summary_body(summary, o.source));
-  body += section(data, "device-time", "Device time per device", device_time_body(timeline));
+  body += section(data, "device-time", "Device time per device", device_time_body(d.timeline));
   {
     StepsSectionInfo steps;
-    body += section(data, "steps", "Step time", html_steps_body(data, profile, modules, steps));
+    body += section(data, "steps", "Step time",
+                    html_steps_body(data, d.steps, d.step_runs, modules, steps));
     data.step = steps.step;
     data.step_source = steps.source;
   }
@@ -365,19 +376,23 @@ std::string render_html_report(const Profile& profile, const HtmlReportOptions& 
   body += section(data, "sources", "Source lines",
                   html_sources_body(data, summary.ops, listed_modules, o.top));
   body += section(data, "flame-source", "Flamegraph by source line",
-                  flame_body(flame_source, "device time by source line"));
+                  flame_body(d.flame_source, "device time by source line"));
   body += section(data, "flame-op-name", "Flamegraph by JAX op path",
-                  flame_body(flame_op, "device time by JAX op path"));
-  {
-    RooflineHtml roofline = roofline_html(compute_roofline(profile, {}), o.top);
+                  flame_body(d.flame_op, "device time by JAX op path"));
+  if (d.roofline) {
+    RooflineHtml roofline = roofline_html(*d.roofline, o.top);
     body += section(data, "roofline", "Roofline",
                     roofline.empty ? none("No device op events: no roofline.")
                                    : roofline.charts + table(data, roofline.table));
+  } else {
+    body += section(data, "roofline", "Roofline", none(d.missing_roofline));
   }
-  body += section(data, "collectives", "Collectives", collectives_body(data, collectives, o.top));
-  body += section(data, "kernels", "GPU kernels", kernels_body(data, kernels, o.top));
-  body += section(data, "compile", "Compile phases", compile_body(data, compile));
-  body += section(data, "memory", "Memory", html_memory_body(data, memory, o.top));
+  body += section(data, "collectives", "Collectives",
+                  collectives_body(data, d.collectives, o.top));
+  body += section(data, "kernels", "GPU kernels", kernels_body(data, d.kernels, o.top));
+  body += section(data, "compile", "Compile phases", compile_body(data, d.compile));
+  body += section(data, "memory", "Memory",
+                  d.memory ? html_memory_body(data, *d.memory, o.top) : none(d.missing_memory));
 
   HtmlPage page;
   page.title = o.title;

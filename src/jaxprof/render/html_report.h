@@ -23,4 +23,8 @@ struct HtmlReportOptions {
 
 std::string render_html_report(const Profile& profile, const HtmlReportOptions& options = {});
 
+struct HtmlReportData;
+// The page of figures computed beforehand (html_report_data.h).
+std::string render_html_report(const HtmlReportData& data, const HtmlReportOptions& options);
+
 }  // namespace jaxprof

@@ -83,15 +83,25 @@ std::string annotated(HtmlPageParts& parts, const StepsResult& steps, size_t dev
 
 }  // namespace
 
-std::string html_steps_body(HtmlPageParts& parts, const Profile& profile, const ModulesResult& m,
+std::vector<StepDeviceRuns> step_runs(const Profile& profile) {
+  std::vector<StepDeviceRuns> devices;
+  for (const DeviceExecutions& d : module_executions(profile)) {
+    StepDeviceRuns& runs = devices.emplace_back();
+    runs.device = d.device;
+    for (const ModuleExecution& e : d.executions)
+      runs.runs.push_back({e.name, e.program_id, e.duration_ps(), e.warmup});
+  }
+  return devices;
+}
+
+std::string html_steps_body(HtmlPageParts& parts, const StepsResult& steps,
+                            const std::vector<StepDeviceRuns>& all, const ModulesResult& m,
                             StepsSectionInfo& info) {
-  const std::vector<DeviceExecutions>& all = module_executions(profile);
-  StepsResult steps = compute_steps(profile);
   if (!m.modules.empty()) info.step = m.modules.front().name;
   if (steps.steps.size() >= 2) {
     info.source = "annotation";
     size_t devices = 0;
-    for (const DeviceExecutions& d : all) devices += d.executions.empty() ? 0 : 1;
+    for (const StepDeviceRuns& d : all) devices += d.runs.empty() ? 0 : 1;
     return annotated(parts, steps, devices);
   }
   if (m.modules.empty()) return none("No module executions and no step marks: no steps to plot.");
@@ -102,12 +112,12 @@ std::string html_steps_body(HtmlPageParts& parts, const Profile& profile, const 
   chart.x_label = "execution";
   chart.y_label = "execution time";
   size_t most = 0, warm = 0, devices = 0;
-  for (const DeviceExecutions& d : all) {
+  for (const StepDeviceRuns& d : all) {
     StepSeries s{d.device, {}, {}, {}};
-    for (const ModuleExecution& e : d.executions) {
+    for (const StepRun& e : d.runs) {
       if (e.name != top.name || (top.program_id != kNoProgram && e.program_id != top.program_id))
         continue;
-      s.ys.push_back(static_cast<double>(e.duration_ps()));
+      s.ys.push_back(static_cast<double>(e.duration_ps));
       s.warmup.push_back(e.warmup);
       warm += e.warmup ? 1 : 0;
       s.tips.push_back(fmt::format("{} execution {}: {}{}", d.device, s.ys.size() - 1,

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "jaxprof/analysis/modules.h"
+#include "jaxprof/analysis/steps.h"
 #include "jaxprof/model/profile.h"
 #include "jaxprof/render/html_page.h"
 
@@ -17,7 +18,23 @@ struct StepsSectionInfo {
   std::string source;  // what the plot shows: "annotation", "module" or ""
 };
 
-std::string html_steps_body(HtmlPageParts& parts, const Profile& profile,
+// A device's module executions, as much as the section draws of them (from a profile's
+// module_executions() or from partials), one entry per op device in order.
+struct StepRun {
+  std::string name;
+  ProgramId program_id = kNoProgram;
+  int64_t duration_ps = 0;
+  bool warmup = false;
+};
+struct StepDeviceRuns {
+  std::string device;
+  std::vector<StepRun> runs;  // by start
+};
+
+std::vector<StepDeviceRuns> step_runs(const Profile& profile);
+
+std::string html_steps_body(HtmlPageParts& parts, const StepsResult& steps,
+                            const std::vector<StepDeviceRuns>& devices,
                             const ModulesResult& modules, StepsSectionInfo& info);
 
 }  // namespace jaxprof
