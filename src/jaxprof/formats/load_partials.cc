@@ -256,7 +256,17 @@ void load_partials(const std::vector<std::string>& paths, const PartialLoadOptio
   if (!out.whole_profile && hosts.size() > 1) {
     std::vector<CaptureFacts> facts;
     for (const HostPartial& h : hosts) facts.push_back(capture_facts(h));
-    check_one_capture(out.files, facts, hosts.front().warnings);
+    std::vector<std::string> warnings;
+    check_one_capture(out.files, facts, warnings);
+    // A partial file written from such files keeps the warning with a host: say it once.
+    auto prefix = [](const std::string& w) { return std::string_view(w).substr(0, w.find(": ")); };
+    for (std::string& w : warnings) {
+      bool held = std::any_of(hosts.begin(), hosts.end(), [&](const HostPartial& h) {
+        return std::any_of(h.warnings.begin(), h.warnings.end(),
+                           [&](const std::string& x) { return prefix(x) == prefix(w); });
+      });
+      if (!held) hosts.front().warnings.push_back(std::move(w));
+    }
   }
   if (!partial_files.empty() && !options.hosts.empty()) {
     for (const std::string& want : options.hosts) {
