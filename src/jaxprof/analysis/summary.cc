@@ -131,20 +131,10 @@ uint32_t summary_parts() {
   return kPartOps | kPartTimeline | kPartExecutions | kPartCollectives | kPartCompileTotals;
 }
 
-SummaryResult summary_from_partials(const PartialSet& set, const SummaryOptions& options) {
-  set.require(summary_parts() & ~kPartCompileTotals, "summary");
-  set.require_steady(options.steady, "summary");
-  SummaryResult r;
-  for (const HostPartial& h : set.hosts()) r.hosts.push_back(h.host);
-  TimelineResult tl = timeline_from_partials(set, options.steady);
-  ModulesResult mods =
-      modules_from_partials(set, {.top_ops = 0, .steps = false, .steady = options.steady});
-  OpsResult ops = ops_from_partials(set, {.steady = options.steady});
-  CollectivesResult coll = collectives_from_partials(set, {.steady = options.steady});
-  CompileResult comp = compile_from_partials(set, {.top_steps = 1, .totals_only = true});
-  // What was set apart: the hosts' sums, and the compiles (they mark the compiling time).
-  r.set_apart = set_apart_from_partials(set, options.steady, &comp);
+namespace {
 
+void summarize_device_time(const PartialSet& set, const SummaryOptions& options, SummaryResult& r) {
+  const TimelineResult tl = timeline_from_partials(set, options.steady);
   for (const DeviceTimeline& d : tl.devices) {
     SummaryDeviceTime& s = r.device;
     ++s.devices;
@@ -160,13 +150,20 @@ SummaryResult summary_from_partials(const PartialSet& set, const SummaryOptions&
     s.idle_between_modules_ps += d.idle_between_modules_ps;
   }
   r.device.idle_share = ratio(r.device.idle_ps, r.device.steady_span_ps());
+}
 
+void summarize_modules(const PartialSet& set, const SummaryOptions& options, SummaryResult& r) {
+  const ModulesResult mods =
+      modules_from_partials(set, {.top_ops = 0, .steps = false, .steady = options.steady});
   for (const ModuleStats& m : mods.modules) {
     if (r.modules.size() >= options.top) break;
-    r.modules.push_back({m.name, m.program_id, m.executions, m.warmup_executions, m.mean_ps,
-                         m.total_ps, m.share});
+    r.modules.push_back(
+        {m.name, m.program_id, m.executions, m.warmup_executions, m.mean_ps, m.total_ps, m.share});
   }
+}
 
+void summarize_ops(const PartialSet& set, const SummaryOptions& options, SummaryResult& r) {
+  const OpsResult ops = ops_from_partials(set, {.steady = options.steady});
   // Ops over all devices: the same HLO op on every device is one row.
   int64_t busy = 0;
   std::map<std::pair<std::string, std::string>, SummaryOp> merged;
@@ -201,7 +198,22 @@ SummaryResult summary_from_partials(const PartialSet& set, const SummaryOptions&
   });
   if (all_ops.size() > options.top) all_ops.resize(options.top);
   r.ops = std::move(all_ops);
+}
 
+void summarize_compiles(const CompileResult& comp, SummaryResult& r) {
+  r.compile.compiles = comp.compiles.size();
+  r.compile.wall_ps = comp.wall_ps;
+  if (!comp.modules.empty()) {
+    r.compile.top_module = comp.modules.front().module;
+    r.compile.top_module_wall_ps = comp.modules.front().wall_ps;
+  }
+  for (const ModuleCompile& m : comp.modules)
+    if (!m.module.empty() && m.compiles > 1) ++r.compile.recompiled_modules;
+}
+
+// Last: the observations read the figures above and the collectives.
+void summarize_collectives(const PartialSet& set, const SummaryOptions& options, SummaryResult& r) {
+  const CollectivesResult coll = collectives_from_partials(set, {.steady = options.steady});
   r.bandwidth_convention = coll.convention;
   std::vector<const CollectiveOp*> by_exposed;
   for (const CollectiveOp& c : coll.ops) by_exposed.push_back(&c);
@@ -225,18 +237,28 @@ SummaryResult summary_from_partials(const PartialSet& set, const SummaryOptions&
     s.busbw_gbps = c->busbw_gbps;
   }
   r.warnings = coll.warnings;
-
-  r.compile.compiles = comp.compiles.size();
-  r.compile.wall_ps = comp.wall_ps;
-  if (!comp.modules.empty()) {
-    r.compile.top_module = comp.modules.front().module;
-    r.compile.top_module_wall_ps = comp.modules.front().wall_ps;
-  }
-  for (const ModuleCompile& m : comp.modules)
-    if (!m.module.empty() && m.compiles > 1) ++r.compile.recompiled_modules;
-
   observe(r, coll);
   if (r.observations.size() > options.observations) r.observations.resize(options.observations);
+}
+
+}  // namespace
+
+SummaryResult summary_from_partials(const PartialSet& set, const SummaryOptions& options) {
+  set.require(summary_parts() & ~kPartCompileTotals, "summary");
+  set.require_steady(options.steady, "summary");
+  SummaryResult r;
+  for (const HostPartial& h : set.hosts()) r.hosts.push_back(h.host);
+  // Each analysis's result is reduced to the summary's figures and dropped before the next one
+  // runs: with thousands of hosts their per-device results are the largest part of the memory.
+  const CompileResult comp = compile_from_partials(set, {.top_steps = 1, .totals_only = true});
+  // What was set apart: the hosts' sums, and the compiles (they mark the compiling time).
+  r.set_apart = set_apart_from_partials(set, options.steady, &comp);
+
+  summarize_device_time(set, options, r);
+  summarize_modules(set, options, r);
+  summarize_ops(set, options, r);
+  summarize_compiles(comp, r);
+  summarize_collectives(set, options, r);
   return r;
 }
 
