@@ -11,8 +11,8 @@
 #include "jaxprof/analysis/category.h"
 #include "jaxprof/analysis/device_events.h"
 #include "jaxprof/analysis/event_category.h"
-#include "jaxprof/analysis/memory_op.h"
 #include "jaxprof/analysis/intervals.h"
+#include "jaxprof/analysis/memory_op.h"
 #include "jaxprof/analysis/partial_build.h"
 
 namespace jaxprof {
@@ -339,12 +339,20 @@ struct Exec {
   uint64_t index = 0;
 };
 
+// Where an execution is: its device (index into the analysis's devices) and its position in that
+// device's collective_executions. Eight bytes each, where a whole Exec is 64: the executions of
+// every host are kept as these, and one collective op's are made Execs at a time.
+struct ExecRef {
+  uint32_t device = 0;
+  uint32_t at = 0;
+};
+
 struct OpAcc {
   const HostPartial* host = nullptr;
   const PartialCollectiveOp* info = nullptr;  // as the first device that ran it saw it
   std::set<uint32_t> devices;
   std::map<uint32_t, int64_t> device_group;  // device -> its replica group in the HLO
-  std::vector<uint32_t> execs;
+  std::vector<ExecRef> execs;                // in the order of devices, then of executions
 };
 
 }  // namespace
@@ -359,7 +367,7 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
   std::vector<uint32_t> device_host;
   std::map<std::tuple<std::string_view, ProgramId, std::string_view>, uint32_t> op_index;
   std::vector<OpAcc> ops;
-  std::vector<Exec> execs;
+  std::vector<int64_t> device_shift;  // each device's host's shift onto the common timeline
   for (const PartialSet::DeviceRef& ref : set.devices()) {
     const HostPartial& h = set.hosts()[ref.host];
     const PartialDevice& dev = set.device(ref);
@@ -380,25 +388,13 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
       global[k] = it->second;
       ops[it->second].device_group[di] = op.device_group;
     }
-    const int64_t shift = set.shift_ps(ref.host);
-    for (const PartialCollectiveExecution& x : dev.collective_executions) {
-      Exec& e = execs.emplace_back();
-      e.device = di;
-      e.op = global[x.op];
-      e.begin = x.begin_ps + shift;
-      e.end = x.end_ps + shift;
-      e.duration = x.duration_ps;
-      e.exposed = x.exposed_ps;
-      e.has_run_id = x.run_id.has_value();
-      e.run_id = x.run_id.value_or(0);
-      ops[e.op].devices.insert(di);
+    device_shift.push_back(set.shift_ps(ref.host));
+    for (uint32_t k = 0; k < dev.collective_executions.size(); ++k) {
+      OpAcc& acc = ops[global[dev.collective_executions[k].op]];
+      acc.execs.push_back({di, k});
+      acc.devices.insert(di);
     }
   }
-  std::stable_sort(execs.begin(), execs.end(), [](const Exec& a, const Exec& b) {
-    if (a.begin != b.begin) return a.begin < b.begin;
-    return a.device < b.device;
-  });
-  for (uint32_t i = 0; i < execs.size(); ++i) ops[execs[i].op].execs.push_back(i);
 
   // Replica groups name devices by global id; on one host that is the device's number.
   bool single_host = set.hosts().size() <= 1;
@@ -426,12 +422,33 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
     }
     out.traits = collective_traits(out.opcode, out.group_size);
 
+    // The op's executions, by start on the timeline (then device, then as each device ran them).
+    std::vector<Exec> execs;
+    execs.reserve(acc.execs.size());
+    for (const ExecRef& ref : acc.execs) {
+      const PartialCollectiveExecution& x = devices[ref.device]->collective_executions[ref.at];
+      Exec& e = execs.emplace_back();
+      e.device = ref.device;
+      e.op = oi;
+      e.begin = x.begin_ps + device_shift[ref.device];
+      e.end = x.end_ps + device_shift[ref.device];
+      e.duration = x.duration_ps;
+      e.exposed = x.exposed_ps;
+      e.has_run_id = x.run_id.has_value();
+      e.run_id = x.run_id.value_or(0);
+    }
+    std::vector<ExecRef>().swap(acc.execs);
+    std::stable_sort(execs.begin(), execs.end(), [](const Exec& a, const Exec& b) {
+      if (a.begin != b.begin) return a.begin < b.begin;
+      return a.device < b.device;
+    });
+
     // Executions on a device, numbered per run_id when every device saw the same run_ids.
     std::map<int64_t, std::set<uint32_t>> run_devices;
     bool run_ids = true;
-    for (uint32_t xi : acc.execs) {
-      run_ids &= execs[xi].has_run_id;
-      run_devices[execs[xi].run_id].insert(execs[xi].device);
+    for (const Exec& x : execs) {
+      run_ids &= x.has_run_id;
+      run_devices[x.run_id].insert(x.device);
     }
     if (run_ids)
       for (auto& [id, devs] : run_devices) run_ids &= devs.size() == acc.devices.size();
@@ -442,7 +459,7 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
     std::map<std::tuple<int64_t, uint64_t, int64_t>, std::vector<uint32_t>> instances;
     out.min_ps = std::numeric_limits<int64_t>::max();
     out.max_ps = 0;
-    for (uint32_t xi : acc.execs) {
+    for (uint32_t xi = 0; xi < execs.size(); ++xi) {
       Exec& x = execs[xi];
       int64_t run = run_ids ? x.run_id : 0;
       x.index = counter[{x.device, run}]++;
