@@ -1278,13 +1278,17 @@ class XSpaceImporter : public EventSource {
   }
 
   // The event's start on the common clock, from its line's start there and its own offset_ps
-  // (an int64 on the wire), checked with its duration against the model's range (each term is
-  // within it, so the sum cannot overflow).
+  // (an int64 on the wire), checked with its duration against the model's range. The offset is
+  // checked before it is added: the line's start is within the range, so the sum of the two
+  // cannot overflow then.
   [[gnu::always_inline]] int64_t event_start(const uint8_t* event, int64_t line_start_ps,
                                              uint64_t offset_ps, uint64_t duration_ps) const {
-    int64_t start = line_start_ps + static_cast<int64_t>(offset_ps);
-    if (!time_in_range(static_cast<int64_t>(offset_ps)) ||
-        !duration_in_range(static_cast<int64_t>(duration_ps)) || !time_in_range(start)) [[unlikely]]
+    const auto offset = static_cast<int64_t>(offset_ps);
+    if (!time_in_range(offset) || !duration_in_range(static_cast<int64_t>(duration_ps)))
+        [[unlikely]]
+      event_time_error(event, offset_ps, duration_ps);
+    const int64_t start = line_start_ps + offset;
+    if (!time_in_range(start)) [[unlikely]]
       event_time_error(event, offset_ps, duration_ps);
     return start;
   }
