@@ -146,6 +146,30 @@ TEST(HostileInput, DeviceClockTimesOutOfRangeAreAnInputError) {
   EXPECT_NE(events_error(p).find("device_offset_ps"), std::string::npos);
 }
 
+// What On Demand skips by counting brackets is checked too: elements that are not events must be
+// separated by commas, and an event must end where its brackets balance.
+TEST(HostileInput, ChromeTraceMalformedElementsAreInvalidInEveryWindowSize) {
+  const std::string traces[] = {
+      R"({"traceEvents":["a", "args": {"n": 7}}, {"ph":"X","ts":1,"dur":1,"name":"a"}, )"
+      R"({"ph":"X","ts":2,"dur":1,"name":"b"}, {"ph":"X","ts":3,"dur":1,"name":"c"}]})",
+      R"({"traceEvents":[{"ph":"X","ts":1,"dur":1,"name":"a"}, {"ph":"M","name":"thread_name",)"
+      R"("args{": "name": "x"}}, {"ph":"X","ts":2,"dur":1,"name":"b"}, )"
+      R"({"ph":"X","ts":3,"dur":1,"name":"c"}]})"};
+  for (const std::string& trace : traces)
+    for (size_t window : {size_t{16}, size_t{64}, size_t{100}, size_t{1} << 30}) {
+      Profile p;
+      ChromeTraceOptions options;
+      options.window_bytes = window;
+      try {
+        import_chrome_trace(p, Buffer::from_bytes({trace.begin(), trace.end()}, "bad.json"), "h",
+                            options);
+        ADD_FAILURE() << "accepted with windows of " << window << " bytes: " << trace;
+      } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("invalid JSON"), std::string::npos) << e.what();
+      }
+    }
+}
+
 TEST(HostileInput, ChromeTraceStrayBraceIsInvalidInEveryWindowSize) {
   // simdjson ended its iteration quietly at the stray '}': windows of a few hundred bytes (how
   // large traces are read) took the rest of the window for read and dropped its events.
