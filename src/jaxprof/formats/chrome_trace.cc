@@ -729,8 +729,11 @@ class ChromeTraceImporter : public EventSource {
       // On Demand skips members it is not asked for by counting brackets, so its end of an event
       // with a stray ':' or '}' inside can differ from where the event's brackets balance; the
       // element is then not valid JSON, as a read of the whole file finds.
+      // (At the window's last element On Demand's end is the window's: white space may follow.)
       const size_t balanced = bracket_end(text_.substr(0, end), offset);
-      if (balanced != offset + length) {
+      bool same_end = balanced <= offset + length;
+      for (size_t k = balanced; same_end && k < offset + length; ++k) same_end = is_ws(text_[k]);
+      if (!same_end) {
         w.definite = true;
         w.error = "invalid JSON: expected ',' or ']' after an event";
         w.error_offset = std::min(balanced, offset + length);
