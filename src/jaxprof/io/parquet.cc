@@ -322,6 +322,10 @@ ParquetFile::ParquetFile(std::string_view bytes, std::string name, ParquetLimits
       continue;
     }
     if (e.type < 0 || e.type > 7) throw InputError(name_, "Parquet column without a physical type");
+    // Zero-byte values would let a page declare 2^27 of them in no bytes at all.
+    if (static_cast<ParquetType>(e.type) == ParquetType::kFixedLenByteArray && e.type_length <= 0)
+      throw InputError(name_, "Parquet FIXED_LEN_BYTE_ARRAY column '" + path +
+                                  "' without a positive type_length");
     columns_.push_back({path, top, static_cast<ParquetType>(e.type), e.type_length, def, rep});
   }
   if (chunks_.size() > columns_.size())
