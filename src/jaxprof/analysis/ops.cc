@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -62,8 +63,7 @@ struct FineKey {
 };
 struct FineKeyHash {
   size_t operator()(const FineKey& k) const {
-    return std::hash<uint64_t>()((k.module_op * 0x9E3779B97F4A7C15ull + k.metadata) * 2 +
-                                 k.memory);
+    return std::hash<uint64_t>()((k.module_op * 0x9E3779B97F4A7C15ull + k.metadata) * 2 + k.memory);
   }
 };
 
@@ -217,10 +217,9 @@ void extract_op_groups(PartialBuild& b, const EventFilterSpec& spec) {
       uint32_t hlo_op = host.strings.id(p.str(static_cast<StringId>(key->module_op)));
       uint32_t kernel = host.strings.id(p.str(m.name));
       uint32_t display = host.strings.id(p.str(m.display_name != 0 ? m.display_name : m.name));
-      auto [it, added] =
-          index.try_emplace(fmt::format("{},{},{},{},{}", module, hlo_op, kernel, display,
-                                        key->memory ? 1 : 0),
-                            static_cast<uint32_t>(out.op_groups.size()));
+      auto [it, added] = index.try_emplace(
+          fmt::format("{},{},{},{},{}", module, hlo_op, kernel, display, key->memory ? 1 : 0),
+          static_cast<uint32_t>(out.op_groups.size()));
       if (!added) {
         PartialOpGroup& g = out.op_groups[it->second];
         g.duration.merge(acc->d);
@@ -329,12 +328,11 @@ void describe_hlo_op(const HostPartial& h, const Acc& a, OpGroup& g) {
 
 }  // namespace
 
-OpsResult ops_from_partials(const PartialSet& set, const OpsOptions& options) {
+void for_each_device_ops(const PartialSet& set, const OpsOptions& options,
+                         const std::function<void(DeviceOps&&)>& sink) {
   set.require(kPartOps, "ops");
   set.require_steady(options.steady, "ops");
   EventFilter filter(options.filter);
-  OpsResult result;
-  result.group_by = options.group_by;
   for (const PartialSet::DeviceRef& ref : set.devices()) {
     const HostPartial& h = set.hosts()[ref.host];
     const PartialDevice& dev = set.device(ref);
@@ -422,8 +420,14 @@ OpsResult ops_from_partials(const PartialSet& set, const OpsOptions& options) {
     });
     out.groups_total = out.groups.size();
     if (options.top > 0 && out.groups.size() > options.top) out.groups.resize(options.top);
-    result.devices.push_back(std::move(out));
+    sink(std::move(out));
   }
+}
+
+OpsResult ops_from_partials(const PartialSet& set, const OpsOptions& options) {
+  OpsResult result;
+  result.group_by = options.group_by;
+  for_each_device_ops(set, options, [&](DeviceOps&& d) { result.devices.push_back(std::move(d)); });
   for (const HostPartial& h : set.hosts())
     if (h.op_capped) {
       result.warnings.push_back(

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,7 +37,7 @@ struct OpsOptions {
 
 struct OpGroup {
   std::string name;
-  std::string module;                 // hlo-op and module grouping
+  std::string module;  // hlo-op and module grouping
   // module grouping; hlo-op grouping when the group holds one program (always --by-program)
   ProgramId program_id = kNoProgram;
   std::vector<ProgramId> program_ids;  // hlo-op grouping: the programs merged into the group
@@ -83,5 +84,9 @@ class PartialSet;
 // The same from hosts' partials: the device, prefix and match filters apply; min_duration and
 // max_events need the events (compute_ops applies them while extracting).
 OpsResult ops_from_partials(const PartialSet& set, const OpsOptions& options);
+// The same, one device at a time, in the order ops_from_partials lists them (without its
+// warnings): a caller that reduces the devices (summary) never holds them all.
+void for_each_device_ops(const PartialSet& set, const OpsOptions& options,
+                         const std::function<void(DeviceOps&&)>& sink);
 
 }  // namespace jaxprof

@@ -163,12 +163,12 @@ void summarize_modules(const PartialSet& set, const SummaryOptions& options, Sum
 }
 
 void summarize_ops(const PartialSet& set, const SummaryOptions& options, SummaryResult& r) {
-  const OpsResult ops = ops_from_partials(set, {.steady = options.steady});
-  // Ops over all devices: the same HLO op on every device is one row.
+  // Ops over all devices: the same HLO op on every device is one row. Devices are merged one at
+  // a time: with a thousand hosts their groups alone would be the largest part of the memory.
   int64_t busy = 0;
   std::map<std::pair<std::string, std::string>, SummaryOp> merged;
   uint64_t op_events = 0, device_clock_events = 0;
-  for (const DeviceOps& d : ops.devices) {
+  for_each_device_ops(set, {.steady = options.steady}, [&](DeviceOps&& d) {
     busy += d.busy_ps;
     op_events += d.events;
     device_clock_events += d.device_clock_events;
@@ -185,7 +185,7 @@ void summarize_ops(const PartialSet& set, const SummaryOptions& options, Summary
       o.total_ps += g.total_ps;
       o.self_ps += g.self_ps;
     }
-  }
+  });
   r.duration_clock = duration_clock(device_clock_events, op_events);
   std::vector<SummaryOp> all_ops;
   for (auto& [key, o] : merged) {
