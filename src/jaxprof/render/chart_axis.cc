@@ -4,48 +4,29 @@
 
 #include <algorithm>
 #include <cmath>
-#include <span>
+
+#include "jaxprof/render/units.h"
 
 namespace jaxprof {
 namespace {
 
-struct Unit {
-  const char* name;
-  double divisor;  // base units per unit
-};
-
-constexpr Unit kDurationUnits[] = {{"ps", 1}, {"ns", 1e3}, {"us", 1e6}, {"ms", 1e9}, {"s", 1e12}};
-constexpr Unit kByteUnits[] = {{"B", 1},
-                               {"KiB", 1024.0},
-                               {"MiB", 1024.0 * 1024},
-                               {"GiB", 1024.0 * 1024 * 1024},
-                               {"TiB", 1024.0 * 1024 * 1024 * 1024}};
-constexpr Unit kBandwidthUnits[] = {
-    {"B/s", 1e-9}, {"KB/s", 1e-6}, {"MB/s", 1e-3}, {"GB/s", 1}, {"TB/s", 1e3}};
-constexpr Unit kCountUnits[] = {{"", 1}};
-
-std::span<const Unit> units(AxisQuantity q) {
+// The units are the tables' (units.h): an axis in "ms" or "MiB" means what a column does.
+Measure measure_of(AxisQuantity q) {
   switch (q) {
     case AxisQuantity::kDuration:
-      return kDurationUnits;
+      return Measure::kDuration;
     case AxisQuantity::kBytes:
-      return kByteUnits;
+      return Measure::kBytes;
     case AxisQuantity::kBandwidth:
-      return kBandwidthUnits;
+      return Measure::kBandwidth;
     case AxisQuantity::kCount:
       break;
   }
-  return kCountUnits;
+  return Measure::kCount;
 }
 
 // The largest unit in which |v| is at least 1 (the smallest when none is).
-Unit unit_for(AxisQuantity q, double v) {
-  std::span<const Unit> all = units(q);
-  Unit best = all.front();
-  for (const Unit& u : all)
-    if (std::fabs(v) >= u.divisor) best = u;
-  return best;
-}
+UnitScale unit_for(AxisQuantity q, double v) { return scale_for(measure_of(q), v); }
 
 // Decimals that print every multiple of `step` exactly (step a round number: 2.5, 0.2, 50).
 int decimals_for(double step) {
@@ -86,7 +67,7 @@ Axis linear_axis(double lo, double hi, AxisQuantity q, int ticks) {
     hi += pad;
     lo = lo >= 0 ? std::max(0.0, lo - pad) : lo - pad;
   }
-  const Unit u = unit_for(q, std::max(std::fabs(lo), std::fabs(hi)));
+  const UnitScale u = unit_for(q, std::max(std::fabs(lo), std::fabs(hi)));
   const double a = lo / u.divisor, b = hi / u.divisor;
   const double raw = (b - a) / std::max(1, ticks);
   const double mag = std::pow(10.0, std::floor(std::log10(raw)));
@@ -96,7 +77,7 @@ Axis linear_axis(double lo, double hi, AxisQuantity q, int ticks) {
   const long first = static_cast<long>(std::floor(a / step + 1e-9));
   const long last = static_cast<long>(std::ceil(b / step - 1e-9));
   Axis axis;
-  axis.unit = u.name;
+  axis.unit = std::string(u.unit);
   axis.lo = static_cast<double>(first) * step * u.divisor;
   axis.hi = static_cast<double>(last) * step * u.divisor;
   for (long k = first; k <= last; ++k) {
@@ -141,9 +122,9 @@ Axis log_axis(double lo, double hi, AxisQuantity q, int ticks) {
 
 std::string axis_value_text(double v, AxisQuantity q) {
   if (v == 0) return "0";
-  const Unit u = unit_for(q, v);
+  const UnitScale u = unit_for(q, v);
   std::string s = short_number(v / u.divisor);
-  return *u.name ? s + " " + u.name : s;
+  return u.unit.empty() ? s : s + " " + std::string(u.unit);
 }
 
 }  // namespace jaxprof
