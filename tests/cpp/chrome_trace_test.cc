@@ -262,6 +262,39 @@ TEST(ChromeTraceImport, BadInputIsAnInputErrorNamingTheFile) {
   expect_input_error(R"({"traceEvents":[)" + many + ",{\"name\":\"\xff\xfe\"}]}", "invalid JSON");
 }
 
+// Members the import does not read are skipped by On Demand without a look inside; a lost quote
+// there shifts every later string and once swallowed the events after it (found by fuzzing).
+TEST(ChromeTraceImport, BrokenMembersItDoesNotReadAreRefusedAtEveryWindowSize) {
+  std::string ev = R"({"ph":"X","pid":1,"tid":1,"ts":1,"dur":2,"name":"a"})";
+  std::string many;
+  for (int i = 0; i < 20; ++i) many += (i ? "," : "") + ev;
+  const std::string head = R"({"traceEvents":[)" + many + ",";
+  for (size_t window : {size_t{64}, size_t{256}, size_t{1} << 20}) {
+    SCOPED_TRACE(window);
+    // A lost quote in an arg: the rest of the event reads as strings and atoms.
+    expect_input_error(
+        head + R"({"ph":"X","ts":1,"dur":1,"name":"b","args":{"x":"7,"y":"z"}},)" + ev + "]}",
+        "JSON", window);
+    expect_input_error(head + R"({"ph":"X","ts":1,"dur":1,"name":"b","cat":tru},)" + ev + "]}",
+                       "\"cat\" is not a well-formed JSON value", window);
+    expect_input_error(
+        head + R"({"ph":"X","ts":1,"dur":1,"name":"b","cat":{"a":[1,}},)" + ev + "]}",
+        "invalid JSON", window);
+    expect_input_error(head + R"({"ph":"X","ts":1,"dur":1,"name":"b","pid":7false},)" + ev + "]}",
+                       "\"pid\"", window);
+    expect_input_error(head + R"({"ph":"M","ts":1x,"name":"process_name"},)" + ev + "]}",
+                       "\"ts\" is not a well-formed JSON value", window);
+    expect_input_error(head + R"({"ph":"X","ts":[1],"name":"b"}]})",
+                       "\"ts\" has an unexpected type", window);
+    // Well-formed members it does not read stay welcome.
+    Profile p =
+        import_text(head + R"({"ph":"X","ts":1,"dur":1,"name":"b","cat":{"a":[1,{"b":null}],)"
+                           R"("c":"\u00e9\n"},"args":{"k":[true,false,-1.5e3]}}]})",
+                    window);
+    EXPECT_EQ(summarize(p).events, 21u);
+  }
+}
+
 TEST(ChromeTraceImport, TruncatedGzipNamesTheFile) {
   std::ifstream in(test_data(kMatmulTrace), std::ios::binary);
   std::string gz((std::istreambuf_iterator<char>(in)), {});

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "jaxprof/error.h"
+#include "jaxprof/formats/json_value_check.h"
 #include "jaxprof/io/base64.h"
 #include "jaxprof/model/time_range.h"
 
@@ -556,10 +557,12 @@ class ChromeTraceImporter : public EventSource {
           break;
         }
         if (!last.found) {
-          // The cut may lie beyond the end of the array (in members after it).
-          ArrayEnd inside = array_end(pos, cut, bare, /*quiet=*/true);
+          // The cut may lie beyond the end of the array (in members after it). The failed
+          // window's events before w.next are committed: read on from there, not again.
+          const size_t from = std::max(pos, w.next);
+          ArrayEnd inside = array_end(from, cut, bare, /*quiet=*/true);
           if (inside.found && inside.closed) {
-            Window exact = parse_window(pos, inside.at);
+            Window exact = parse_window(from, inside.at);
             if (!exact.ok) fail(exact.error, exact.error_offset);
             return inside.at + 1;
           }
@@ -681,10 +684,16 @@ class ChromeTraceImporter : public EventSource {
       } else {
         w.error_offset = w.next;
       }
+      const std::string member =
+          member_.empty() ? std::string("a trace event member")
+                          : "the trace event member \"" + std::string(member_.substr(0, 64)) + "\"";
       if (code == simdjson::INCORRECT_TYPE)
-        w.error =
-            "wrong shape: a trace event member has an unexpected type (\"ph\" and \"name\" "
-            "must be strings, \"args\" an object)";
+        w.error = "wrong shape: " + member +
+                  " has an unexpected type (\"ph\" and \"name\" must be strings, \"args\" an "
+                  "object, \"ts\", \"dur\", \"pid\" and \"tid\" numbers or strings)";
+      else if (bad_unread_)
+        w.error = std::string(w.definite ? "invalid JSON: " : "truncated or invalid JSON: ") +
+                  member + " is not a well-formed JSON value";
       else
         w.error = std::string(w.definite ? "invalid JSON: " : "truncated or invalid JSON: ") +
                   simdjson::error_message(code);
@@ -831,6 +840,8 @@ class ChromeTraceImporter : public EventSource {
   }
 
   simdjson::error_code read_event(od::value& v, Fields& f) {
+    member_ = {};
+    bad_unread_ = false;
     od::object obj;
     auto code = v.get_object().get(obj);
     if (code) return code;
@@ -839,21 +850,24 @@ class ChromeTraceImporter : public EventSource {
       std::string_view key;
       if ((code = std::move(member).get(field))) return code;
       if ((code = field.unescaped_key().get(key))) return code;
+      member_ = key;
       od::value& value = field.value();
       if (key == "ph") {
         std::string_view ph;
         if ((code = value.get_string().get(ph))) return code;
         f.ph = ph.empty() ? '?' : ph[0];
       } else if (key == "ts") {
-        f.ts = trim(value.raw_json_token());
+        if ((code = scalar_token(value, f.ts, /*check=*/false))) return code;
         f.has_ts = true;
       } else if (key == "dur") {
-        f.dur = trim(value.raw_json_token());
+        if ((code = scalar_token(value, f.dur, /*check=*/false))) return code;
         f.has_dur = true;
       } else if (key == "pid") {
-        f.pid = unquote(trim(value.raw_json_token()));
+        if ((code = scalar_token(value, f.pid))) return code;
+        f.pid = unquote(f.pid);
       } else if (key == "tid") {
-        f.tid = unquote(trim(value.raw_json_token()));
+        if ((code = scalar_token(value, f.tid))) return code;
+        f.tid = unquote(f.tid);
       } else if (key == "name") {
         if ((code = value.get_string().get(f.name))) return code;
       } else if (key == "args") {
@@ -865,6 +879,7 @@ class ChromeTraceImporter : public EventSource {
           std::string_view arg_key;
           if ((code = std::move(arg_member).get(arg))) return code;
           if ((code = arg.unescaped_key().get(arg_key))) return code;
+          member_ = arg_key;
           intern_arg_key(arg_key);
           od::value& arg_value = arg.value();
           if (arg_key == "hlo_op") {
@@ -874,37 +889,77 @@ class ChromeTraceImporter : public EventSource {
           } else if (arg_key == "long_name") {
             if ((code = arg_value.get_string().get(f.long_name))) return code;
           } else if (arg_key == "program_id") {
-            f.program_id = trim(arg_value.raw_json_token());
+            if ((code = scalar_token(arg_value, f.program_id))) return code;
           } else if (arg_key == "device_offset_ps") {
-            f.device_offset = trim(arg_value.raw_json_token());
+            if ((code = scalar_token(arg_value, f.device_offset))) return code;
           } else if (arg_key == "device_duration_ps") {
-            f.device_duration = trim(arg_value.raw_json_token());
+            if ((code = scalar_token(arg_value, f.device_duration))) return code;
           } else if (arg_key == "name") {
             // process_name / thread_name metadata; a non-string is not a name.
             std::string_view s;
-            if (arg_value.get_string().get(s) == simdjson::SUCCESS) f.arg_name = s;
-          } else if (f.ph == 'M') {
-            read_export_arg(arg_key, arg_value, f);
+            if (arg_value.get_string().get(s) == simdjson::SUCCESS)
+              f.arg_name = s;
+            else if ((code = check_unread(arg_value)))
+              return code;
+          } else if (f.ph != 'M' || !read_export_arg(arg_key, arg_value, f)) {
+            if ((code = check_unread(arg_value))) return code;
           }
         }
+      } else if ((code = check_unread(value))) {
+        return code;
       }
     }
     return simdjson::SUCCESS;
   }
 
-  // The metadata members jaxprof's exports add; values of other types are ignored.
-  static void read_export_arg(std::string_view key, od::value& value, Fields& f) {
+  // SUCCESS when `ok`; else an error that parse_window's message says is in the member read.
+  simdjson::error_code not_json(bool ok) {
+    bad_unread_ = !ok;
+    return ok ? simdjson::SUCCESS : simdjson::TAPE_ERROR;
+  }
+
+  // A scalar member read from its text (a number, or an id that may be quoted): the text,
+  // checked (On Demand does not check a token it is not asked to convert). A container is the
+  // wrong type.
+  simdjson::error_code scalar_token(od::value& value, std::string_view& out, bool check = true) {
+    out = trim(value.raw_json_token());
+    if (!out.empty() && (out[0] == '{' || out[0] == '[')) return simdjson::INCORRECT_TYPE;
+    return check ? not_json(is_json_value(out)) : simdjson::SUCCESS;
+  }
+  // A member the import does not read. On Demand skips it by counting brackets and never looks
+  // inside, so it is checked here: a file broken there is refused, not read as if it were
+  // sound (json_value_check.h).
+  simdjson::error_code check_unread(od::value& value) {
+    std::string_view text = value.raw_json_token();
+    if (!text.empty() && text[0] == '{') {
+      od::object o;
+      if (auto code = value.get_object().get(o)) return code;
+      if (auto code = o.raw_json().get(text)) return code;
+    } else if (!text.empty() && text[0] == '[') {
+      od::array a;
+      if (auto code = value.get_array().get(a)) return code;
+      if (auto code = a.raw_json().get(text)) return code;
+    }
+    return not_json(is_json_value(text));
+  }
+
+  // The metadata members jaxprof's exports add. Returns false for a member it does not read
+  // (another key, or a value of another type: ignored, as the caller checks).
+  static bool read_export_arg(std::string_view key, od::value& value, Fields& f) {
     std::string_view text;
     bool flag = false;
-    if (key == "host") {
-      if (value.get_string().get(text) == simdjson::SUCCESS) f.arg_host = text;
-    } else if (key == "proto") {
-      if (value.get_string().get(text) == simdjson::SUCCESS) f.proto = text;
-    } else if (key == "jaxprof_derived") {
-      if (value.get_bool().get(flag) == simdjson::SUCCESS) f.derived = flag;
-    } else if (key == "bare_module") {
-      if (value.get_bool().get(flag) == simdjson::SUCCESS) f.bare_module = flag;
+    if (key == "host" && value.get_string().get(text) == simdjson::SUCCESS) {
+      f.arg_host = text;
+    } else if (key == "proto" && value.get_string().get(text) == simdjson::SUCCESS) {
+      f.proto = text;
+    } else if (key == "jaxprof_derived" && value.get_bool().get(flag) == simdjson::SUCCESS) {
+      f.derived = flag;
+    } else if (key == "bare_module" && value.get_bool().get(flag) == simdjson::SUCCESS) {
+      f.bare_module = flag;
+    } else {
+      return false;
     }
+    return true;
   }
 
   // An HloProto a jaxprof export carries: into the profile's HLO index (a bad one is skipped with
@@ -971,6 +1026,16 @@ class ChromeTraceImporter : public EventSource {
   }
 
   void commit(const Fields& f, size_t offset, size_t length) {
+    // ts and dur were taken unchecked (read_event): the time parser checks the ones it converts
+    // (every ts of a timed event, the dur of a complete one), and the rest are checked here.
+    const bool timed =
+        f.has_ts && (f.ph == 'X' || f.ph == 'B' || f.ph == 'E' || f.ph == 'i' || f.ph == 'I');
+    for (auto [member, text, has, parsed] :
+         {std::tuple{"ts", f.ts, f.has_ts, timed}, {"dur", f.dur, f.has_dur, timed && f.ph == 'X'}})
+      if (has && !parsed && !is_json_value(text))
+        fail(std::string("invalid JSON: the trace event member \"") + member +
+                 "\" is not a well-formed JSON value",
+             offset);
     switch (f.ph) {
       case 'X':
       case 'B':
@@ -1328,6 +1393,8 @@ class ChromeTraceImporter : public EventSource {
   uint32_t first_plane_ = static_cast<uint32_t>(p_->planes.size());
   od::parser parser_;
   std::vector<char> scratch_;
+  std::string_view member_;  // the event member (or arg) being read, for messages
+  bool bad_unread_ = false;  // the error is not_json's
   std::vector<Record> records_, paired_;
   std::vector<std::pair<size_t, uint32_t>> spans_;  // per event with args: its bytes in the file
   bool any_device_clock_ = false;  // some event carried device_offset_ps and device_duration_ps
