@@ -56,8 +56,10 @@ def test_readme_example_runs(tmp_path: Path, capsys) -> None:
         assert m, line
         device_ms = float(m[1])
         assert abs(device_ms - (execs[0]["end"] - execs[0]["start"]) / 1e9) <= 0.0051, line
-        assert device_ms <= 3 * statistics.median(watch) * 1e3 + 0.5, (line, watch)
-        assert device_ms >= 0.3 * min(watch) * 1e3, (line, watch)
+        # Coarse bounds (a capture of the queued steps would read several steps' time): a busy
+        # machine slows the captured step or the stopwatch's alike, never by five times both ways.
+        assert device_ms <= 5 * statistics.median(watch) * 1e3 + 2.0, (line, watch)
+        assert device_ms >= 0.2 * min(watch) * 1e3, (line, watch)
 
     # The notebook cells: the newest capture (step 60) with the training step's ops.
     p = scope["p"]
