@@ -523,7 +523,8 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
         if (members.size() > 1) inst.late_device = devices[late_dev]->name;
         if (options.members)
           for (uint32_t xi : members)
-            inst.members.push_back({device_host[execs[xi].device], execs[xi].begin, execs[xi].end});
+            inst.members.push_back({device_host[execs[xi].device], execs[xi].begin, execs[xi].end,
+                                    execs[xi].duration});
       }
     }
     for (auto& [d, n] : late[oi]) {

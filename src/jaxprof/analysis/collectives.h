@@ -43,10 +43,10 @@ std::string_view collective_base_opcode(std::string_view opcode);
 struct CollectiveOp {
   std::string module;
   ProgramId program_id = kNoProgram;  // of the module: programs of one name are apart
-  std::string name;        // the HLO op that executes (the -start op of an async pair)
-  std::string opcode;      // synchronous form: all-reduce, all-gather, ...
-  bool async = false;      // start/done pair (or async-start wrapping the collective)
-  int64_t group_size = 0;  // N; 0 when unknown
+  std::string name;                   // the HLO op that executes (the -start op of an async pair)
+  std::string opcode;                 // synchronous form: all-reduce, all-gather, ...
+  bool async = false;                 // start/done pair (or async-start wrapping the collective)
+  int64_t group_size = 0;             // N; 0 when unknown
   bool group_size_from_devices = false;  // no replica groups in the HLO: N = devices that ran it
   uint64_t message_bytes = 0;            // operands of the (start) op; 0 when the HLO is unknown
   std::string operand_shapes;            // "f32[64], f32[16,64]"
@@ -102,8 +102,9 @@ struct CollectiveInstance {
   int64_t wait_ps = 0;
   std::string late_device;  // latest start; "" for a single device
   struct Member {
-    uint32_t host = 0;  // index into the set's hosts
-    int64_t begin_ps = 0, end_ps = 0;
+    uint32_t host = 0;                 // index into the set's hosts
+    int64_t begin_ps = 0, end_ps = 0;  // on the timeline
+    int64_t duration_ps = 0;           // on the device clock where its events carry it (op_clock.h)
   };
   std::vector<Member> members;  // with CollectivesOptions::members
 };

@@ -122,8 +122,9 @@ HostsResult hosts_from_partials(const PartialSet& set, const HostsOptions& optio
 
   // Who arrived last: a host's arrival at an instance is its last device's, and the device that
   // arrives last waits least, so each host is judged by its shortest execution of the instance.
-  // Durations need no common clock; the end times, which the collective makes nearly equal on
-  // every device, give each host's clock offset against the median host.
+  // Durations need no common clock; they are the ones `collectives` and `ops` report (the
+  // device's own clock where events carry it). The end times, which the collective makes nearly
+  // equal on every device, give each host's clock offset against the median host.
   if (set.hosts().size() > 1) {
     CollectivesOptions co;
     co.instances = true;
@@ -133,9 +134,8 @@ HostsResult hosts_from_partials(const PartialSet& set, const HostsOptions& optio
     for (const CollectiveInstance& inst : coll.instances) {
       std::map<uint32_t, std::pair<int64_t, std::vector<double>>> by_host;  // shortest, ends
       for (const CollectiveInstance::Member& m : inst.members) {
-        auto [it, added] =
-            by_host.try_emplace(m.host, m.end_ps - m.begin_ps, std::vector<double>{});
-        it->second.first = std::min(it->second.first, m.end_ps - m.begin_ps);
+        auto [it, added] = by_host.try_emplace(m.host, m.duration_ps, std::vector<double>{});
+        it->second.first = std::min(it->second.first, m.duration_ps);
         it->second.second.push_back(static_cast<double>(m.end_ps));
       }
       if (by_host.size() < 2) continue;
