@@ -662,6 +662,8 @@ class ChromeTraceImporter : public EventSource {
 
   // Parses `[` + text[begin, end) + `]` and commits every event in it.
   Window parse_window(size_t begin, size_t end) {
+    member_ = {};
+    bad_unread_ = false;
     Window w;
     w.next = begin;
     size_t len = end - begin;
@@ -731,6 +733,7 @@ class ChromeTraceImporter : public EventSource {
       }
       Fields f;
       if ((code = read_event(v, f))) return failed(code, doc);
+      member_ = {};  // a view into the parser's strings: not for a later error
       const char* after = nullptr;
       if (doc.current_location().get(after)) after = base + doc_len - 1;
       size_t offset = file_offset(start);
@@ -1393,7 +1396,9 @@ class ChromeTraceImporter : public EventSource {
   uint32_t first_plane_ = static_cast<uint32_t>(p_->planes.size());
   od::parser parser_;
   std::vector<char> scratch_;
-  std::string_view member_;  // the event member (or arg) being read, for messages
+  // The event member (or arg) read_event is reading, for messages; empty outside it (a view into
+  // the parser's strings, which the next window's parse frees).
+  std::string_view member_;
   bool bad_unread_ = false;  // the error is not_json's
   std::vector<Record> records_, paired_;
   std::vector<std::pair<size_t, uint32_t>> spans_;  // per event with args: its bytes in the file
