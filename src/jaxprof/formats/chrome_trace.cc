@@ -693,10 +693,11 @@ class ChromeTraceImporter : public EventSource {
         w.error = "wrong shape: " + member +
                   " has an unexpected type (\"ph\" and \"name\" must be strings, \"args\" an "
                   "object, \"ts\", \"dur\", \"pid\" and \"tid\" numbers or strings)";
-      else if (bad_unread_)
+      else if (bad_unread_) {
         w.error = std::string(w.definite ? "invalid JSON: " : "truncated or invalid JSON: ") +
                   member + " is not a well-formed JSON value";
-      else
+        if (w.definite) w.error_offset = file_offset(bad_value_);
+      } else
         w.error = std::string(w.definite ? "invalid JSON: " : "truncated or invalid JSON: ") +
                   simdjson::error_message(code);
       return w;
@@ -915,10 +916,13 @@ class ChromeTraceImporter : public EventSource {
     return simdjson::SUCCESS;
   }
 
-  // SUCCESS when `ok`; else an error that parse_window's message says is in the member read.
-  simdjson::error_code not_json(bool ok) {
-    bad_unread_ = !ok;
-    return ok ? simdjson::SUCCESS : simdjson::TAPE_ERROR;
+  // SUCCESS when `text` is one JSON value; else an error that parse_window's message says is in
+  // the member read, at the value's start.
+  simdjson::error_code not_json(std::string_view text) {
+    if (is_json_value(text)) return simdjson::SUCCESS;
+    bad_unread_ = true;
+    bad_value_ = text.data();
+    return simdjson::TAPE_ERROR;
   }
 
   // A scalar member read from its text (a number, or an id that may be quoted): the text,
@@ -927,7 +931,7 @@ class ChromeTraceImporter : public EventSource {
   simdjson::error_code scalar_token(od::value& value, std::string_view& out, bool check = true) {
     out = trim(value.raw_json_token());
     if (!out.empty() && (out[0] == '{' || out[0] == '[')) return simdjson::INCORRECT_TYPE;
-    return check ? not_json(is_json_value(out)) : simdjson::SUCCESS;
+    return check ? not_json(out) : simdjson::SUCCESS;
   }
   // A member the import does not read. On Demand skips it by counting brackets and never looks
   // inside, so it is checked here: a file broken there is refused, not read as if it were
@@ -943,7 +947,7 @@ class ChromeTraceImporter : public EventSource {
       if (auto code = value.get_array().get(a)) return code;
       if (auto code = a.raw_json().get(text)) return code;
     }
-    return not_json(is_json_value(text));
+    return not_json(text);
   }
 
   // The metadata members jaxprof's exports add. Returns false for a member it does not read
@@ -1399,7 +1403,8 @@ class ChromeTraceImporter : public EventSource {
   // The event member (or arg) read_event is reading, for messages; empty outside it (a view into
   // the parser's strings, which the next window's parse frees).
   std::string_view member_;
-  bool bad_unread_ = false;  // the error is not_json's
+  bool bad_unread_ = false;          // the error is not_json's
+  const char* bad_value_ = nullptr;  // where the value not_json refused starts, in scratch_
   std::vector<Record> records_, paired_;
   std::vector<std::pair<size_t, uint32_t>> spans_;  // per event with args: its bytes in the file
   bool any_device_clock_ = false;  // some event carried device_offset_ps and device_duration_ps
