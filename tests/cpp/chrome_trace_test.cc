@@ -295,6 +295,24 @@ TEST(ChromeTraceImport, BrokenMembersItDoesNotReadAreRefusedAtEveryWindowSize) {
   }
 }
 
+// A window that fails after committing events is read again from just past them; the element
+// there must still follow a comma (found by fuzzing: small windows took `{...}"x", {...}` for
+// three elements).
+TEST(ChromeTraceImport, AWindowReadAgainStillNeedsTheCommaAfterTheLastEvent) {
+  std::string ev = R"({"ph":"X","pid":1,"tid":1,"ts":1,"dur":2,"name":"a"})";
+  std::string many;
+  for (int i = 0; i < 8; ++i) many += (i ? "," : "") + ev;
+  const std::string text = R"({"traceEvents":[)" + many +
+                           R"(,{"ph":"M","pid":1,"name":"process_name","args":{"name":"g"}})"
+                           R"("/host:CPU", {"ph":"L","pid":1,"args":{"n":"a\"b"}}, {}],)"
+                           R"("metadata":{"x":[1,{"y":"}"}]}})";
+  for (size_t window = 64; window <= 1024; window += 16) {
+    SCOPED_TRACE(window);
+    expect_input_error(text, "invalid JSON", window);
+  }
+  expect_input_error(text, "invalid JSON", size_t{1} << 20);
+}
+
 TEST(ChromeTraceImport, TruncatedGzipNamesTheFile) {
   std::ifstream in(test_data(kMatmulTrace), std::ios::binary);
   std::string gz((std::istreambuf_iterator<char>(in)), {});

@@ -530,6 +530,7 @@ class ChromeTraceImporter : public EventSource {
   size_t read_events(size_t begin, bool bare) {
     size_t pos = begin;
     size_t released = 0;
+    bool need_comma = false;  // pos is just after an element: a comma must come first
     while (true) {
       while (pos < text_.size() && is_ws(text_[pos])) ++pos;
       if (pos >= text_.size()) {
@@ -546,7 +547,7 @@ class ChromeTraceImporter : public EventSource {
           last = array_end(pos, text_.size(), bare, /*quiet=*/false);
           cut = last.at;
         }
-        Window w = parse_window(pos, cut);
+        Window w = parse_window(pos, cut, need_comma);
         if (w.ok) {
           if (opt_.release_pages && w.next - released >= (size_t{8} << 20)) {
             buf_->release(released, w.next);
@@ -554,6 +555,7 @@ class ChromeTraceImporter : public EventSource {
           }
           if (last.found) return last.closed ? last.at + 1 : text_.size();
           pos = w.next;
+          need_comma = w.needs_comma;
           break;
         }
         if (!last.found) {
@@ -562,17 +564,19 @@ class ChromeTraceImporter : public EventSource {
           const size_t from = std::max(pos, w.next);
           ArrayEnd inside = array_end(from, cut, bare, /*quiet=*/true);
           if (inside.found && inside.closed) {
-            Window exact = parse_window(from, inside.at);
+            Window exact = parse_window(from, inside.at, w.needs_comma);
             if (!exact.ok) fail(exact.error, exact.error_offset);
             return inside.at + 1;
           }
         }
         if (last.found || w.definite) fail(w.error, w.error_offset);
         // The cut landed inside an event (or a string): keep what was read, widen the window.
-        if (w.next > pos)
+        if (w.next > pos) {
           pos = w.next;
-        else
+          need_comma = w.needs_comma;
+        } else {
           want *= kGrowth;
+        }
       }
     }
   }
@@ -656,16 +660,29 @@ class ChromeTraceImporter : public EventSource {
     bool ok = false;
     bool definite = false;  // the error is in the file, not an artefact of the cut
     size_t next = 0;        // offset of the element after the last one read
+    // `next` is just past an element, not past the comma after it: a window that starts there
+    // must see a comma first (else it would take `{...} "x"` for two elements).
+    bool needs_comma = false;
     std::string error;
     size_t error_offset = 0;
   };
 
-  // Parses `[` + text[begin, end) + `]` and commits every event in it.
-  Window parse_window(size_t begin, size_t end) {
+  // Parses `[` + text[begin, end) + `]` and commits every event in it. With `needs_comma`, begin
+  // is just past an element, and the first element must follow a comma.
+  Window parse_window(size_t begin, size_t end, bool needs_comma = false) {
     member_ = {};
     bad_unread_ = false;
     Window w;
     w.next = begin;
+    w.needs_comma = needs_comma;
+    // Past the element that ends at `after` and the comma after it, if there is one.
+    auto step_past = [&](size_t after, size_t limit) {
+      size_t next = after;
+      while (next < limit && is_ws(text_[next])) ++next;
+      const bool comma = next < limit && text_[next] == ',';
+      w.next = comma ? next + 1 : next;
+      w.needs_comma = !comma;
+    };
     size_t len = end - begin;
     size_t doc_len = len + 2;
     scratch_.resize(doc_len + simdjson::SIMDJSON_PADDING);
@@ -717,7 +734,7 @@ class ChromeTraceImporter : public EventSource {
     // first elements are `"a", "b": {...}}` read as valid otherwise, where the whole file does
     // not).
     size_t gap = begin;
-    bool first = true;
+    bool first = !needs_comma;
     for (auto element : events) {
       od::value v;
       if ((code = std::move(element).get(v))) return failed(code, doc);
@@ -730,6 +747,7 @@ class ChromeTraceImporter : public EventSource {
         // Not an event; skip it (the iteration moves past it).
         ++counts_.malformed;
         if (!skip_element(file_offset(start), end, gap, w)) return w;
+        step_past(gap, end);
         continue;
       }
       Fields f;
@@ -754,11 +772,7 @@ class ChromeTraceImporter : public EventSource {
       }
       commit(f, offset, length);
       gap = offset + length;
-      // The next window starts at the following element.
-      size_t next = offset + length;
-      while (next < end && is_ws(text_[next])) ++next;
-      if (next < end && text_[next] == ',') ++next;
-      w.next = next;
+      step_past(gap, end);  // the next window starts at the following element
     }
     const char* at = nullptr;
     if (!doc.current_location().get(at)) {
@@ -767,11 +781,9 @@ class ChromeTraceImporter : public EventSource {
       w.error_offset = file_offset(at);
       return w;
     }
-    if (!tail_is_elements(w.next, end, w)) return w;
+    if (!tail_is_elements(w.next, end, w.needs_comma, w)) return w;
     w.ok = true;
-    w.next = end;  // just past an element's '}': step over the comma to the next element
-    while (w.next < text_.size() && is_ws(text_[w.next])) ++w.next;
-    if (w.next < text_.size() && text_[w.next] == ',') ++w.next;
+    step_past(end, text_.size());  // just past an element's '}': over the comma to the next one
     return w;
   }
 
@@ -814,13 +826,25 @@ class ChromeTraceImporter : public EventSource {
   // end an iteration quietly at a structural error (a stray '}' after an element that is not an
   // event), so what follows the last event read is checked here; usually nothing does. Sets w's
   // error otherwise (definite unless the window's end cut a value short).
-  bool tail_is_elements(size_t from, size_t end, Window& w) const {
+  bool tail_is_elements(size_t from, size_t end, bool needs_comma, Window& w) const {
     OuterScanner sc(text_.substr(0, end));
     sc.pos = from;
     try {
       while (true) {
         sc.ws();
         if (sc.at_end()) return true;
+        if (needs_comma) {
+          // `from` is just past an element: the next one follows a comma.
+          if (sc.peek() != ',') {
+            w.definite = true;
+            w.error = "invalid JSON: expected ',' or ']' after an event";
+            w.error_offset = sc.pos;
+            return false;
+          }
+          ++sc.pos;
+          needs_comma = false;
+          continue;
+        }
         sc.skip_value();
         sc.ws();
         if (sc.at_end()) return true;
