@@ -331,16 +331,16 @@ namespace {
 
 struct Exec {
   uint32_t device = 0;
-  uint32_t op = 0;
+  uint32_t at = 0;                          // position in the device's collective_executions
   int64_t begin = 0, end = 0, exposed = 0;  // begin and end on the timeline
   int64_t duration = 0;  // on the device clock when its events carry it (op_clock.h)
   int64_t run_id = 0;
+  uint32_t index = 0;  // among the device's executions of the op (of its run_id)
   bool has_run_id = false;
-  uint64_t index = 0;
 };
 
 // Where an execution is: its device (index into the analysis's devices) and its position in that
-// device's collective_executions. Eight bytes each, where a whole Exec is 64: the executions of
+// device's collective_executions. Eight bytes each, where a whole Exec is 56: the executions of
 // every host are kept as these, and one collective op's are made Execs at a time.
 struct ExecRef {
   uint32_t device = 0;
@@ -429,7 +429,7 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
       const PartialCollectiveExecution& x = devices[ref.device]->collective_executions[ref.at];
       Exec& e = execs.emplace_back();
       e.device = ref.device;
-      e.op = oi;
+      e.at = ref.at;
       e.begin = x.begin_ps + device_shift[ref.device];
       e.end = x.end_ps + device_shift[ref.device];
       e.duration = x.duration_ps;
@@ -438,9 +438,12 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
       e.run_id = x.run_id.value_or(0);
     }
     std::vector<ExecRef>().swap(acc.execs);
-    std::stable_sort(execs.begin(), execs.end(), [](const Exec& a, const Exec& b) {
+    // A total order (the executions were listed by device, then position), so std::sort gives
+    // what a stable sort by (begin, device) would, without its buffer of half the executions.
+    std::sort(execs.begin(), execs.end(), [](const Exec& a, const Exec& b) {
       if (a.begin != b.begin) return a.begin < b.begin;
-      return a.device < b.device;
+      if (a.device != b.device) return a.device < b.device;
+      return a.at < b.at;
     });
 
     // Executions on a device, numbered per run_id when every device saw the same run_ids.
@@ -462,7 +465,7 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
     for (uint32_t xi = 0; xi < execs.size(); ++xi) {
       Exec& x = execs[xi];
       int64_t run = run_ids ? x.run_id : 0;
-      x.index = counter[{x.device, run}]++;
+      x.index = static_cast<uint32_t>(counter[{x.device, run}]++);
       int64_t group = split ? acc.device_group[x.device] : 0;
       instances[{run, x.index, group}].push_back(xi);
       int64_t d = x.duration;
