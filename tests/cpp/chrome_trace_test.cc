@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include "jaxprof/analysis/ops.h"
 #include "jaxprof/error.h"
@@ -311,6 +313,33 @@ TEST(ChromeTraceImport, AWindowReadAgainStillNeedsTheCommaAfterTheLastEvent) {
     expect_input_error(text, "invalid JSON", window);
   }
   expect_input_error(text, "invalid JSON", size_t{1} << 20);
+}
+
+// Every input fuzzing found against the Chrome trace reader: read in one window and in windows
+// of every size from 64 to 1,024 bytes, it gives the same events or is refused in all of them.
+TEST(ChromeTraceImport, FuzzFindingsReadAlikeInEveryWindowSize) {
+  const std::filesystem::path dir =
+      std::filesystem::path(testing::source_dir()) / "fuzz" / "regressions" / "chrome_trace";
+  size_t inputs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ++inputs;
+    SCOPED_TRACE(entry.path().filename().string());
+    auto read = [&](size_t window) -> std::optional<Summary> {
+      try {
+        return summarize(import_text(text, window));
+      } catch (const InputError&) {
+        return std::nullopt;
+      }
+    };
+    const std::optional<Summary> whole = read(size_t{1} << 30);
+    for (size_t window = 64; window <= 1024; window += 8) {
+      SCOPED_TRACE(window);
+      EXPECT_EQ(read(window), whole);
+    }
+  }
+  EXPECT_GE(inputs, 7u);
 }
 
 TEST(ChromeTraceImport, TruncatedGzipNamesTheFile) {

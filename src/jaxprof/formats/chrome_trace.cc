@@ -744,9 +744,27 @@ class ChromeTraceImporter : public EventSource {
       od::json_type type;
       if ((code = v.type().get(type))) return failed(code, doc);
       if (type != od::json_type::object) {
-        // Not an event; skip it (the iteration moves past it).
+        // Not an event; skip it.
         ++counts_.malformed;
-        if (!skip_element(file_offset(start), end, gap, w)) return w;
+        const size_t at = file_offset(start);
+        if (!skip_element(at, end, gap, w)) return w;
+        // On Demand's end of it must be the scan's, as for events below: where they differ the
+        // element is not valid JSON, and at a window's end On Demand would end the array there
+        // quietly (found by fuzzing: small windows accepted what the whole file refuses).
+        std::string_view raw = v.raw_json_token();
+        if (type == od::json_type::array) {
+          od::array a;
+          if ((code = v.get_array().get(a)) || (code = a.raw_json().get(raw)))
+            return failed(code, doc);
+        }
+        const char* raw_end = raw.data() + raw.size();
+        while (raw_end > raw.data() && is_ws(raw_end[-1])) --raw_end;
+        if (file_offset(raw_end) != gap) {
+          w.definite = true;
+          w.error = "invalid JSON: expected ',' or ']' after an event";
+          w.error_offset = gap;
+          return w;
+        }
         step_past(gap, end);
         continue;
       }
