@@ -851,21 +851,12 @@ class ChromeTraceImporter : public EventSource {
       while (true) {
         sc.ws();
         if (sc.at_end()) return true;
-        if (needs_comma) {
-          // `from` is just past an element: the next one follows a comma.
-          if (sc.peek() != ',') {
-            w.definite = true;
-            w.error = "invalid JSON: expected ',' or ']' after an event";
-            w.error_offset = sc.pos;
-            return false;
-          }
-          ++sc.pos;
-          needs_comma = false;
-          continue;
+        if (!needs_comma) {
+          sc.skip_value();
+          sc.ws();
+          if (sc.at_end()) return true;
         }
-        sc.skip_value();
-        sc.ws();
-        if (sc.at_end()) return true;
+        // Just past an element (`from` may be one): the next one follows a comma.
         if (sc.peek() != ',') {
           w.definite = true;
           w.error = "invalid JSON: expected ',' or ']' after an event";
@@ -873,6 +864,7 @@ class ChromeTraceImporter : public EventSource {
           return false;
         }
         ++sc.pos;
+        needs_comma = false;
       }
     } catch (const CutShort&) {
       w.error = "truncated or invalid JSON";
