@@ -205,7 +205,7 @@ void load_set(const CommonOptions& o, const PartialExtractOptions& extract, Load
   load_partials(o.paths, lo, out);
   if (shown) std::fprintf(stderr, "\r\033[K");
   say_input(out.files, format_of(o) == OutputFormat::kJson);
-  for (const HostPartial& h : out.set.hosts()) warn(h.warnings);
+  for (const HostPartial& h : out.set.heads()) warn(h.warnings);
   for (const SkippedHost& s : out.skipped)
     std::fprintf(stderr, "jaxprof: skipped host %s: %s\n", s.host.c_str(), s.reason.c_str());
   if (!out.skipped.empty())

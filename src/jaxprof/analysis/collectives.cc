@@ -5,7 +5,8 @@
 #include <deque>
 #include <limits>
 #include <map>
-#include <set>
+#include <stdexcept>
+#include <tuple>
 #include <unordered_map>
 
 #include "jaxprof/analysis/category.h"
@@ -329,30 +330,32 @@ void extract_collectives(PartialBuild& b, const std::string& device_filter) {
 
 namespace {
 
-struct Exec {
-  uint32_t device = 0;
-  uint32_t at = 0;                          // position in the device's collective_executions
-  int64_t begin = 0, end = 0, exposed = 0;  // begin and end on the timeline
-  int64_t duration = 0;  // on the device clock when its events carry it (op_clock.h)
-  int64_t run_id = 0;
-  uint32_t index = 0;  // among the device's executions of the op (of its run_id)
-  bool has_run_id = false;
-};
-
-// Where an execution is: its device (index into the analysis's devices) and its position in that
-// device's collective_executions. Eight bytes each, where a whole Exec is 56: the executions of
-// every host are kept as these, and one collective op's are made Execs at a time.
-struct ExecRef {
-  uint32_t device = 0;
-  uint32_t at = 0;
-};
-
+// One collective op (module, program, the op that names it) over the devices, described as the
+// first device that lists it describes it.
 struct OpAcc {
-  const HostPartial* host = nullptr;
-  const PartialCollectiveOp* info = nullptr;  // as the first device that ran it saw it
-  std::set<uint32_t> devices;
-  std::map<uint32_t, int64_t> device_group;  // device -> its replica group in the HLO
-  std::vector<ExecRef> execs;                // in the order of devices, then of executions
+  std::string module, pair_name, opcode, shapes;
+  ProgramId program_id = kNoProgram;
+  bool async = false;
+  uint64_t message_bytes = 0;
+  int64_t group_size = 0;
+  uint32_t groups = 0;
+  // Over the devices that ran it (first pass).
+  uint32_t devices = 0;
+  bool run_ids = true;        // every device ran it under the same run_ids, all known
+  bool have_runs = false;     // `runs` holds the first such device's
+  std::vector<int64_t> runs;  // distinct, ascending
+  bool groups_known = true;   // every device that ran it holds a replica group in the HLO
+  // Its statistics and instances (second pass).
+  CollectiveOp out;
+  struct Instance {
+    uint32_t devices = 0;
+    int64_t first = std::numeric_limits<int64_t>::max(), last = 0;
+    int64_t fastest = std::numeric_limits<int64_t>::max(), latest_start = -1;
+    uint32_t late_device = 0;
+    // With members: (device, begin, end, duration).
+    std::vector<std::tuple<uint32_t, int64_t, int64_t, int64_t>> members;
+  };
+  std::map<std::tuple<int64_t, uint64_t, int64_t>, Instance> instances;  // (run, index, group)
 };
 
 }  // namespace
@@ -363,122 +366,149 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
   set.require_steady(options.steady, "collectives");
   EventFilter filter(options.filter);
   CollectivesResult result;
-  std::vector<const PartialDevice*> devices;
   std::vector<uint32_t> device_host;
-  std::map<std::tuple<std::string_view, ProgramId, std::string_view>, uint32_t> op_index;
+  std::vector<std::string> device_name;
+  std::map<std::tuple<std::string, ProgramId, std::string>, uint32_t> op_index;
   std::vector<OpAcc> ops;
-  std::vector<int64_t> device_shift;  // each device's host's shift onto the common timeline
-  for (const PartialSet::DeviceRef& ref : set.devices()) {
-    const HostPartial& h = set.hosts()[ref.host];
-    const PartialDevice& dev = set.device(ref);
-    if (!filter.keeps_device(dev.name)) continue;
-    const uint32_t di = static_cast<uint32_t>(devices.size());
-    devices.push_back(&dev);
-    device_host.push_back(ref.host);
-    CollectiveDevice& out = result.devices.emplace_back();
-    out.device = dev.name;
-    out.host = h.host;
-    std::vector<uint32_t> global(dev.collective_ops.size());
+  // A device's ops as indices into `ops`, and its replica group in each op's HLO (where a device
+  // lists two ops that are one op of the set, the later one's).
+  std::vector<uint32_t> global;
+  std::map<uint32_t, int64_t> group_of;
+  auto index_ops = [&](const HostPartial& h, const PartialDevice& dev, bool first_pass) {
+    global.assign(dev.collective_ops.size(), 0);
+    group_of.clear();
     for (size_t k = 0; k < dev.collective_ops.size(); ++k) {
       const PartialCollectiveOp& op = dev.collective_ops[k];
-      auto [it, added] = op_index.try_emplace(
-          {h.module_name(op.module), h.modules[op.module].program_id, h.str(op.name)},
-          static_cast<uint32_t>(ops.size()));
-      if (added) ops.push_back({&h, &op, {}, {}, {}});
+      auto [it, added] =
+          op_index.try_emplace({std::string(h.module_name(op.module)),
+                                h.modules[op.module].program_id, std::string(h.str(op.name))},
+                               static_cast<uint32_t>(ops.size()));
+      if (added) {
+        if (!first_pass) throw std::logic_error("collectives: hosts changed between passes");
+        OpAcc& a = ops.emplace_back();
+        a.module = std::get<0>(it->first);
+        a.program_id = std::get<1>(it->first);
+        a.pair_name = std::get<2>(it->first);
+        a.opcode = h.str(op.opcode);
+        a.shapes = h.str(op.shapes);
+        a.async = op.async;
+        a.message_bytes = op.message_bytes;
+        a.group_size = op.group_size;
+        a.groups = op.groups;
+      }
       global[k] = it->second;
-      ops[it->second].device_group[di] = op.device_group;
+      group_of[it->second] = op.device_group;
     }
-    device_shift.push_back(set.shift_ps(ref.host));
-    for (uint32_t k = 0; k < dev.collective_executions.size(); ++k) {
-      OpAcc& acc = ops[global[dev.collective_executions[k].op]];
-      acc.execs.push_back({di, k});
-      acc.devices.insert(di);
-    }
-  }
-
+  };
+  // The hosts are read twice, one at a time: first what decides how executions on different
+  // devices are matched (run_ids, replica groups), then the executions themselves, each folded
+  // into its instance as it comes, so that no list of every device's executions is kept.
+  set.for_each_device(
+      [&](const PartialSet::DeviceRef& ref, const HostPartial& h, const PartialDevice& dev) {
+        if (!filter.keeps_device(dev.name)) return;
+        device_host.push_back(ref.host);
+        device_name.push_back(dev.name);
+        CollectiveDevice& out = result.devices.emplace_back();
+        out.device = dev.name;
+        out.host = h.host;
+        index_ops(h, dev, true);
+        std::map<uint32_t, std::vector<int64_t>> runs;  // op -> this device's run_ids
+        for (const PartialCollectiveExecution& x : dev.collective_executions) {
+          OpAcc& a = ops[global[x.op]];
+          std::vector<int64_t>& r = runs[global[x.op]];
+          a.run_ids &= x.run_id.has_value();
+          r.push_back(x.run_id.value_or(0));
+        }
+        for (auto& [oi, r] : runs) {
+          OpAcc& a = ops[oi];
+          ++a.devices;
+          a.groups_known &= group_of[oi] >= 0;
+          std::sort(r.begin(), r.end());
+          r.erase(std::unique(r.begin(), r.end()), r.end());
+          if (!a.have_runs) {
+            a.runs = std::move(r);
+            a.have_runs = true;
+          } else {
+            a.run_ids &= a.runs == r;
+          }
+        }
+      });
   // Replica groups name devices by global id; on one host that is the device's number.
-  bool single_host = set.hosts().size() <= 1;
-  std::vector<std::map<uint32_t, uint64_t>> late(ops.size());
-  std::vector<uint64_t> device_late(devices.size(), 0);
-
-  for (uint32_t oi = 0; oi < ops.size(); ++oi) {
-    OpAcc& acc = ops[oi];
-    const PartialCollectiveOp& info = *acc.info;
-    const std::string pair_name(acc.host->str(info.name));
-    CollectiveOp& out = result.ops.emplace_back();
-    out.module = std::string(acc.host->module_name(info.module));
-    out.program_id = acc.host->modules[info.module].program_id;
-    out.opcode = acc.host->str(info.opcode);
-    out.name = pair_name.starts_with("?") ? out.opcode : pair_name;
-    out.async = info.async;
-    out.message_bytes = info.message_bytes;
-    out.operand_shapes = acc.host->str(info.shapes);
-    out.devices = static_cast<uint32_t>(acc.devices.size());
-    if (info.group_size > 0) {
-      out.group_size = info.group_size;
+  const bool single_host = set.size() <= 1;
+  for (OpAcc& a : ops) {
+    std::vector<int64_t>().swap(a.runs);
+    CollectiveOp& out = a.out;
+    out.module = a.module;
+    out.program_id = a.program_id;
+    out.opcode = a.opcode;
+    out.name = a.pair_name.starts_with("?") ? out.opcode : a.pair_name;
+    out.async = a.async;
+    out.message_bytes = a.message_bytes;
+    out.operand_shapes = a.shapes;
+    out.devices = a.devices;
+    if (a.group_size > 0) {
+      out.group_size = a.group_size;
     } else {
       out.group_size = out.devices;
       out.group_size_from_devices = true;
     }
     out.traits = collective_traits(out.opcode, out.group_size);
-
-    // The op's executions, by start on the timeline (then device, then as each device ran them).
-    std::vector<Exec> execs;
-    execs.reserve(acc.execs.size());
-    for (const ExecRef& ref : acc.execs) {
-      const PartialCollectiveExecution& x = devices[ref.device]->collective_executions[ref.at];
-      Exec& e = execs.emplace_back();
-      e.device = ref.device;
-      e.at = ref.at;
-      e.begin = x.begin_ps + device_shift[ref.device];
-      e.end = x.end_ps + device_shift[ref.device];
-      e.duration = x.duration_ps;
-      e.exposed = x.exposed_ps;
-      e.has_run_id = x.run_id.has_value();
-      e.run_id = x.run_id.value_or(0);
-    }
-    std::vector<ExecRef>().swap(acc.execs);
-    // A total order (the executions were listed by device, then position), so std::sort gives
-    // what a stable sort by (begin, device) would, without its buffer of half the executions.
-    std::sort(execs.begin(), execs.end(), [](const Exec& a, const Exec& b) {
-      if (a.begin != b.begin) return a.begin < b.begin;
-      if (a.device != b.device) return a.device < b.device;
-      return a.at < b.at;
-    });
-
-    // Executions on a device, numbered per run_id when every device saw the same run_ids.
-    std::map<int64_t, std::set<uint32_t>> run_devices;
-    bool run_ids = true;
-    for (const Exec& x : execs) {
-      run_ids &= x.has_run_id;
-      run_devices[x.run_id].insert(x.device);
-    }
-    if (run_ids)
-      for (auto& [id, devs] : run_devices) run_ids &= devs.size() == acc.devices.size();
-    std::map<std::pair<uint32_t, int64_t>, uint64_t> counter;
-    bool split = single_host && info.groups > 1;
-    if (split)
-      for (uint32_t d : acc.devices) split &= acc.device_group[d] >= 0;
-    std::map<std::tuple<int64_t, uint64_t, int64_t>, std::vector<uint32_t>> instances;
     out.min_ps = std::numeric_limits<int64_t>::max();
     out.max_ps = 0;
-    for (uint32_t xi = 0; xi < execs.size(); ++xi) {
-      Exec& x = execs[xi];
-      int64_t run = run_ids ? x.run_id : 0;
-      x.index = static_cast<uint32_t>(counter[{x.device, run}]++);
-      int64_t group = split ? acc.device_group[x.device] : 0;
-      instances[{run, x.index, group}].push_back(xi);
-      int64_t d = x.duration;
-      ++out.count;
-      out.total_ps += d;
-      out.min_ps = std::min(out.min_ps, d);
-      out.max_ps = std::max(out.max_ps, d);
-      out.exposed_ps += x.exposed;
-      CollectiveDevice& dev = result.devices[x.device];
-      ++dev.executions;
-      dev.total_ps += d;
-      dev.exposed_ps += x.exposed;
-    }
+  }
+
+  uint32_t di = 0;
+  set.for_each_device(
+      [&](const PartialSet::DeviceRef& ref, const HostPartial& h, const PartialDevice& dev) {
+        if (!filter.keeps_device(dev.name)) return;
+        index_ops(h, dev, false);
+        const int64_t shift = set.shift_ps(ref.host);
+        // The device's executions of each op by start, numbered per run_id where the op's devices
+        // agree on them: the n-th execution on every device is one instance.
+        std::vector<uint32_t> order(dev.collective_executions.size());
+        for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+        std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+          const auto &x = dev.collective_executions[a], &y = dev.collective_executions[b];
+          return x.begin_ps != y.begin_ps ? x.begin_ps < y.begin_ps : a < b;
+        });
+        std::map<std::pair<uint32_t, int64_t>, uint64_t> counter;
+        CollectiveDevice& cd = result.devices[di];
+        for (uint32_t k : order) {
+          const PartialCollectiveExecution& x = dev.collective_executions[k];
+          const uint32_t oi = global[x.op];
+          OpAcc& a = ops[oi];
+          CollectiveOp& out = a.out;
+          const int64_t run = a.run_ids ? x.run_id.value_or(0) : 0;
+          const auto index = static_cast<uint32_t>(counter[{oi, run}]++);
+          const bool split = single_host && a.groups > 1 && a.groups_known;
+          const int64_t group = split ? group_of[oi] : 0;
+          const int64_t begin = x.begin_ps + shift, end = x.end_ps + shift, d = x.duration_ps;
+          ++out.count;
+          out.total_ps += d;
+          out.min_ps = std::min(out.min_ps, d);
+          out.max_ps = std::max(out.max_ps, d);
+          out.exposed_ps += x.exposed_ps;
+          ++cd.executions;
+          cd.total_ps += d;
+          cd.exposed_ps += x.exposed_ps;
+          OpAcc::Instance& in = a.instances[{run, index, group}];
+          ++in.devices;
+          in.first = std::min(in.first, begin);
+          in.last = std::max(in.last, end);
+          in.fastest = std::min(in.fastest, d);
+          // Devices come in order, one execution each: the first to start last is kept.
+          if (begin > in.latest_start) {
+            in.latest_start = begin;
+            in.late_device = di;
+          }
+          if (options.members) in.members.emplace_back(di, begin, end, d);
+        }
+        ++di;
+      });
+
+  std::vector<uint64_t> device_late(result.devices.size(), 0);
+  for (OpAcc& a : ops) {
+    CollectiveOp& out = a.out;
     if (out.count == 0) out.min_ps = 0;
     out.hidden_ps = out.total_ps - out.exposed_ps;
     out.mean_ps =
@@ -488,26 +518,14 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
     out.algbw_gbps = gbps(moved, out.total_ps);
     out.busbw_gbps = out.algbw_gbps * out.traits.bus_factor;
 
-    for (auto& [key, members] : instances) {
+    std::map<uint32_t, uint64_t> late;
+    for (auto& [key, in] : a.instances) {
       ++out.instances;
-      int64_t first = std::numeric_limits<int64_t>::max(), last = 0;
-      int64_t fastest = std::numeric_limits<int64_t>::max(), latest_start = -1;
-      uint32_t late_dev = 0;
-      for (uint32_t xi : members) {
-        const Exec& x = execs[xi];
-        first = std::min(first, x.begin);
-        last = std::max(last, x.end);
-        fastest = std::min(fastest, x.duration);
-        if (x.begin > latest_start) {
-          latest_start = x.begin;
-          late_dev = x.device;
-        }
-      }
-      int64_t wait = members.size() > 1 ? std::max<int64_t>(0, last - first - fastest) : 0;
-      if (members.size() > 1) {
+      int64_t wait = in.devices > 1 ? std::max<int64_t>(0, in.last - in.first - in.fastest) : 0;
+      if (in.devices > 1) {
         ++out.multi_device_instances;
-        ++late[oi][late_dev];
-        ++device_late[late_dev];
+        ++late[in.late_device];
+        ++device_late[in.late_device];
       }
       out.wait_total_ps += wait;
       out.wait_max_ps = std::max(out.wait_max_ps, wait);
@@ -516,33 +534,38 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
         inst.module = out.module;
         inst.name = out.name;
         inst.run_id = std::get<0>(key);
-        inst.has_run_id = run_ids;
+        inst.has_run_id = a.run_ids;
         inst.index = std::get<1>(key);
-        inst.devices = static_cast<uint32_t>(members.size());
-        inst.first_start_ps = first;
-        inst.last_end_ps = last;
-        inst.fastest_ps = fastest;
+        inst.devices = in.devices;
+        inst.first_start_ps = in.first;
+        inst.last_end_ps = in.last;
+        inst.fastest_ps = in.fastest;
         inst.wait_ps = wait;
-        if (members.size() > 1) inst.late_device = devices[late_dev]->name;
-        if (options.members)
-          for (uint32_t xi : members)
-            inst.members.push_back({device_host[execs[xi].device], execs[xi].begin, execs[xi].end,
-                                    execs[xi].duration});
+        if (in.devices > 1) inst.late_device = device_name[in.late_device];
+        // As the executions ran: by start, then device.
+        std::sort(in.members.begin(), in.members.end(), [](const auto& x, const auto& y) {
+          return std::get<1>(x) != std::get<1>(y) ? std::get<1>(x) < std::get<1>(y)
+                                                  : std::get<0>(x) < std::get<0>(y);
+        });
+        for (const auto& [dev, begin, end, duration] : in.members)
+          inst.members.push_back({device_host[dev], begin, end, duration});
       }
     }
-    for (auto& [d, n] : late[oi]) {
+    decltype(a.instances)().swap(a.instances);
+    for (auto& [d, n] : late) {
       if (n > out.late_count) {
         out.late_count = n;
-        out.late_device = devices[d]->name;
+        out.late_device = device_name[d];
       }
     }
     result.multi_device_instances += out.multi_device_instances;
+    result.ops.push_back(std::move(out));
   }
-  for (uint32_t d = 0; d < devices.size(); ++d) {
+  for (uint32_t d = 0; d < result.devices.size(); ++d) {
     result.devices[d].late_count = device_late[d];
     if (device_late[d] > result.most_late_count) {
       result.most_late_count = device_late[d];
-      result.most_late_device = devices[d]->name;
+      result.most_late_device = device_name[d];
     }
   }
   std::erase_if(result.devices, [](const CollectiveDevice& d) { return d.executions == 0; });

@@ -819,8 +819,8 @@ CompileResult compile_from_partials(const PartialSet& set, const CompileOptions&
   result.passes_only = options.passes_only;
   bool saw_stage = false, totals_only = false;
   uint64_t unattributed = 0;
-  for (uint32_t hi = 0; hi < set.hosts().size(); ++hi) {
-    const PartialCompile& c = set.hosts()[hi].compile;
+  set.for_each_host([&](uint32_t hi, const HostPartial& h) {
+    const PartialCompile& c = h.compile;
     saw_stage |= c.saw_stage;
     totals_only |= c.totals_only || options.totals_only;
     unattributed += c.unattributed;
@@ -841,7 +841,7 @@ CompileResult compile_from_partials(const PartialSet& set, const CompileOptions&
         rec.steps.resize(options.top_steps);
       result.compiles.push_back(std::move(rec));
     }
-  }
+  });
   std::stable_sort(
       result.compiles.begin(), result.compiles.end(),
       [](const CompileRecord& a, const CompileRecord& b) { return a.start_ps < b.start_ps; });

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 
 #include "jaxprof/analysis/partial.h"
 
@@ -14,77 +13,76 @@ ModulesResult modules_from_partials(const PartialSet& set, const ModulesOptions&
               "modules");
   ModulesResult result;
   set.require_steady(options.steady, "modules");
-  struct Exec {
-    const HostPartial* host;
-    const PartialDevice* device;
-    const PartialExecution* x;
-    int64_t duration() const { return x->end_ps - x->start_ps; }
-  };
-  std::map<std::pair<std::string_view, ProgramId>, std::vector<Exec>> by_module;
-  std::map<std::pair<std::string_view, ProgramId>, std::set<size_t>> devices;
   auto sets_apart = [&](ExecutionRole role) {
     return (role == ExecutionRole::kAutotuning && !options.steady.include_autotuning) ||
            (role == ExecutionRole::kWarmup && !options.steady.include_warmup);
   };
-  const auto& refs = set.devices();
-  for (size_t di = 0; di < refs.size(); ++di) {
-    const HostPartial& h = set.hosts()[refs[di].host];
-    const PartialDevice& d = set.device(refs[di]);
+  // Per module, its executions on every device, one host at a time: the moments of the steady
+  // executions and of all of them (a program run once per device has no steady state and is
+  // described by its only runs), and per op the same two when ops are asked for.
+  struct Acc {
+    ModuleStats m;
+    size_t last_device = SIZE_MAX;
+    uint64_t ops = 0;
+    DurationMoments steady, all;
+    std::map<std::string, DurationMoments> steady_ops, all_ops;
+  };
+  std::map<std::pair<std::string, ProgramId>, Acc> by_module;
+  size_t di = 0;
+  set.for_each_device([&](const PartialSet::DeviceRef&, const HostPartial& h,
+                          const PartialDevice& d) {
     for (const PartialExecution& x : d.executions) {
       if (x.role == ExecutionRole::kAutotuning && sets_apart(x.role)) continue;
-      std::pair<std::string_view, ProgramId> key{h.module_name(x.module),
-                                                 h.modules[x.module].program_id};
-      by_module[key].push_back({&h, &d, &x});
-      devices[key].insert(di);
-    }
-  }
-
-  for (auto& [key, execs] : by_module) {
-    ModuleStats m;
-    m.name = std::string(key.first);
-    m.program_id = key.second;
-    m.devices = devices[key].size();
-    std::vector<const Exec*> steady;
-    uint64_t ops = 0;
-    for (const Exec& x : execs) {
+      Acc& a = by_module[{std::string(h.module_name(x.module)), h.modules[x.module].program_id}];
+      ModuleStats& m = a.m;
+      if (a.last_device != di) {
+        a.last_device = di;
+        ++m.devices;
+      }
+      const int64_t duration = x.end_ps - x.start_ps;
       ++m.executions;
-      ops += x.x->events;
-      m.autotuning |= x.x->role == ExecutionRole::kAutotuning;
-      if (x.x->warmup) {
+      a.ops += x.events;
+      m.autotuning |= x.role == ExecutionRole::kAutotuning;
+      if (x.warmup) {
         ++m.warmup_executions;
-        m.warmup_total_ps += x.duration();
+        m.warmup_total_ps += duration;
       }
-      if (!sets_apart(x.x->role)) {
-        m.total_ps += x.duration();
-        if (!x.x->warmup || options.steady.include_warmup) steady.push_back(&x);
+      bool steady = false;
+      if (!sets_apart(x.role)) {
+        m.total_ps += duration;
+        steady = !x.warmup || options.steady.include_warmup;
       }
+      a.all.add(duration);
+      if (steady) a.steady.add(duration);
+      // Per op: its summed duration in each execution (absent = 0 is not assumed: an op that
+      // is missing from a run is counted over the runs that have it); skipped when no op is
+      // asked for (summary).
+      if (options.top_ops > 0)
+        for (uint32_t k = x.first_op; k < x.first_op + x.ops; ++k) {
+          const PartialExecutionOp& o = d.execution_ops[k];
+          std::string name(h.str(o.name));
+          if (steady) a.steady_ops[name].add(o.total_ps);
+          a.all_ops[std::move(name)].add(o.total_ps);
+        }
     }
-    // A program run once per device has no steady state: describe its only runs.
-    if (steady.empty())
-      for (const Exec& x : execs) steady.push_back(&x);
-    DurationMoments durations;
-    for (const Exec* x : steady) durations.add(x->duration());
+    ++di;
+  });
+
+  for (auto& [key, a] : by_module) {
+    ModuleStats& m = a.m;
+    m.name = key.first;
+    m.program_id = key.second;
+    const DurationMoments& durations = a.steady.count ? a.steady : a.all;
     m.min_ps = durations.min;
     m.max_ps = durations.max;
     m.mean_ps = durations.mean();
     m.std_ps = durations.std();
     m.cv = m.mean_ps > 0 ? m.std_ps / m.mean_ps : 0;
-    m.ops_per_execution = static_cast<double>(ops) / static_cast<double>(m.executions);
-
-    // Per op: its summed duration in each steady execution (absent = 0 is not assumed: an op
-    // that is missing from a run is counted over the runs that have it); skipped when no op is
-    // asked for (summary).
-    std::map<std::string_view, DurationMoments> per_op;
-    if (options.top_ops > 0)
-      for (const Exec* x : steady)
-        for (uint32_t k = x->x->first_op; k < x->x->first_op + x->x->ops; ++k) {
-          const PartialExecutionOp& o = x->device->execution_ops[k];
-          per_op[x->host->str(o.name)].add(o.total_ps);
-        }
-    for (const auto& [name, v] : per_op) {
+    m.ops_per_execution = static_cast<double>(a.ops) / static_cast<double>(m.executions);
+    for (const auto& [name, v] : a.steady.count ? a.steady_ops : a.all_ops) {
       if (v.count < 2) continue;
       OpVariability& o = m.varying_ops.emplace_back();
-      o.name = std::string(name);
+      o.name = name;
       o.count = v.count;
       o.mean_ps = v.mean();
       o.std_ps = v.std();

@@ -333,10 +333,9 @@ void for_each_device_ops(const PartialSet& set, const OpsOptions& options,
   set.require(kPartOps, "ops");
   set.require_steady(options.steady, "ops");
   EventFilter filter(options.filter);
-  for (const PartialSet::DeviceRef& ref : set.devices()) {
-    const HostPartial& h = set.hosts()[ref.host];
-    const PartialDevice& dev = set.device(ref);
-    if (!filter.keeps_device(dev.name) || dev.op_events == 0) continue;
+  set.for_each_device([&](const PartialSet::DeviceRef&, const HostPartial& h,
+                          const PartialDevice& dev) {
+    if (!filter.keeps_device(dev.name) || dev.op_events == 0) return;
     DeviceOps out;
     out.device = dev.name;
     out.host = h.host;
@@ -421,14 +420,14 @@ void for_each_device_ops(const PartialSet& set, const OpsOptions& options,
     out.groups_total = out.groups.size();
     if (options.top > 0 && out.groups.size() > options.top) out.groups.resize(options.top);
     sink(std::move(out));
-  }
+  });
 }
 
 OpsResult ops_from_partials(const PartialSet& set, const OpsOptions& options) {
   OpsResult result;
   result.group_by = options.group_by;
   for_each_device_ops(set, options, [&](DeviceOps&& d) { result.devices.push_back(std::move(d)); });
-  for (const HostPartial& h : set.hosts())
+  for (const HostPartial& h : set.heads())
     if (h.op_capped) {
       result.warnings.push_back(
           fmt::format("stopped at --max-events {}: later events are not counted in the groups",

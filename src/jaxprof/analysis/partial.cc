@@ -94,7 +94,47 @@ uint32_t HostPartial::op_info_id(const PartialOpInfo& info) {
   return same.back();
 }
 
+HostPartial head_of(const HostPartial& w) {
+  HostPartial h;
+  h.version = w.version;
+  h.parts = w.parts;
+  h.host = w.host;
+  h.path = w.path;
+  h.base_ns = w.base_ns;
+  h.file_bytes = w.file_bytes;
+  h.cpu_backend = w.cpu_backend;
+  h.captured_on = w.captured_on;
+  h.gpu = w.gpu;
+  h.tpu = w.tpu;
+  h.steady = w.steady;
+  h.warnings = w.warnings;
+  h.op_capped = w.op_capped;
+  h.partial_file = w.partial_file;
+  h.devices.reserve(w.devices.size());
+  for (const PartialDevice& d : w.devices) {
+    PartialDevice& x = h.devices.emplace_back();
+    x.name = d.name;
+    x.plane = d.plane;
+    x.op_events = d.op_events;
+    x.op_selected = d.op_selected;
+    x.op_device_clock_events = d.op_device_clock_events;
+    x.op_set_apart = d.op_set_apart;
+    x.op_busy_ps = d.op_busy_ps;
+    x.op_span_ps = d.op_span_ps;
+    x.timeline = d.timeline;
+    x.execution_source = d.execution_source;
+  }
+  return h;
+}
+
 void PartialSet::add(std::vector<HostPartial> more) {
+  if (store_) {  // hosts held in a store join the others whole
+    decode_all();
+    hosts_ = std::move(whole_->hosts);
+    whole_.reset();
+    store_.reset();
+    store_ids_.clear();
+  }
   for (HostPartial& h : more) {
     if (h.modules.empty()) h.modules.emplace_back();
     sums_.add(h);
@@ -103,15 +143,86 @@ void PartialSet::add(std::vector<HostPartial> more) {
   std::stable_sort(hosts_.begin(), hosts_.end(), [](const HostPartial& a, const HostPartial& b) {
     return a.host != b.host ? a.host < b.host : a.path < b.path;
   });
+  index();
+}
+
+void PartialSet::add_stored(std::shared_ptr<const PartialHostStore> store,
+                            const std::vector<size_t>& ids) {
+  if (!hosts_.empty() || store_) {  // into a set that has hosts: as whole hosts
+    std::vector<HostPartial> more;
+    for (size_t id : ids) more.push_back(store->load(id));
+    add(std::move(more));
+    return;
+  }
+  std::vector<std::pair<HostPartial, size_t>> heads;
+  for (size_t id : ids) {
+    HostPartial h = store->load(id);
+    sums_.add(h);
+    heads.emplace_back(head_of(h), id);
+  }
+  std::stable_sort(heads.begin(), heads.end(), [](const auto& a, const auto& b) {
+    return a.first.host != b.first.host ? a.first.host < b.first.host : a.first.path < b.first.path;
+  });
+  for (auto& [h, id] : heads) {
+    hosts_.push_back(std::move(h));
+    store_ids_.push_back(id);
+  }
+  store_ = std::move(store);
+  whole_ = std::make_shared<Whole>();
+  index();
+}
+
+void PartialSet::merge(PartialSet other) { add(std::vector<HostPartial>(other.hosts())); }
+
+HostPartial PartialSet::load(uint32_t i) const {
+  HostPartial h = store_->load(store_ids_[i]);
+  if (h.modules.empty()) h.modules.emplace_back();
+  // What is never in a file comes from the head.
+  h.partial_file = hosts_[i].partial_file;
+  h.op_capped = hosts_[i].op_capped;
+  h.warnings = hosts_[i].warnings;
+  return h;
+}
+
+void PartialSet::decode_all() const {
+  std::call_once(whole_->once, [&] {
+    whole_->hosts.reserve(hosts_.size());
+    for (uint32_t i = 0; i < hosts_.size(); ++i) whole_->hosts.push_back(load(i));
+  });
+}
+
+const std::vector<HostPartial>& PartialSet::hosts() const {
+  if (!store_) return hosts_;
+  decode_all();
+  return whole_->hosts;
+}
+
+void PartialSet::for_each_host(const std::function<void(uint32_t, const HostPartial&)>& fn) const {
+  const bool decode = store_ && !decoded_all();
+  for (uint32_t i = 0; i < hosts_.size(); ++i) {
+    if (decode) {
+      const HostPartial h = load(i);
+      fn(i, h);
+    } else {
+      fn(i, hosts()[i]);
+    }
+  }
+}
+
+void PartialSet::for_each_device(const std::function<void(const DeviceRef&, const HostPartial&,
+                                                          const PartialDevice&)>& fn) const {
+  for_each_host([&](uint32_t hi, const HostPartial& h) {
+    if (!counted_[hi]) return;
+    for (uint32_t di = 0; di < h.devices.size(); ++di) fn({hi, di}, h, h.devices[di]);
+  });
+}
+
+void PartialSet::index() {
   for (size_t i = 1; i < hosts_.size(); ++i)
     if (hosts_[i].host == hosts_[i - 1].host && hosts_[i].path == hosts_[i - 1].path)
       throw InputError(hosts_[i].path,
                        fmt::format("host {} is given twice (the same file, or two partials of it)",
                                    hosts_[i].host));
-  index();
-}
-
-void PartialSet::index() {
   base_ns_ = 0;
   if (!hosts_.empty()) {
     base_ns_ = hosts_.front().base_ns;
@@ -128,8 +239,10 @@ void PartialSet::index() {
   bool device_planes = false;
   for (const HostPartial& h : hosts_) device_planes |= !h.cpu_backend && !h.devices.empty();
   devices_.clear();
+  counted_.assign(hosts_.size(), false);
   for (uint32_t hi = 0; hi < hosts_.size(); ++hi) {
     if (device_planes && hosts_[hi].cpu_backend) continue;
+    counted_[hi] = true;
     for (uint32_t di = 0; di < hosts_[hi].devices.size(); ++di) devices_.push_back({hi, di});
   }
 }
@@ -170,11 +283,11 @@ void PartialSet::require_steady(const SteadyStateOptions& steady, std::string_vi
                                            "partial`",
                                            h.host));
     if (h.steady.options != steady)
-      throw InputError(
-          h.path, fmt::format("the partial of host {} was written with{}, but {} was asked "
-                              "with{}: write it again with `jaxprof partial`{}",
-                              h.host, flags(h.steady.options), command, flags(steady),
-                              steady == SteadyStateOptions{} ? "" : flags(steady)));
+      throw InputError(h.path,
+                       fmt::format("the partial of host {} was written with{}, but {} was asked "
+                                   "with{}: write it again with `jaxprof partial`{}",
+                                   h.host, flags(h.steady.options), command, flags(steady),
+                                   steady == SteadyStateOptions{} ? "" : flags(steady)));
   }
 }
 
@@ -235,8 +348,8 @@ std::vector<HostPartial> extract_partials(const Profile& p, const PartialExtract
   if (parts & kPartOps) extract_op_groups(b, options.op_filter);
   if (parts & kPartExecutions) extract_executions(b, parts & kPartExecutionOps);
   // What the steady state set apart: wherever device time is read.
-  if (parts & (kPartOps | kPartTimeline | kPartExecutions | kPartCollectives | kPartKernels |
-               kPartFlame))
+  if (parts &
+      (kPartOps | kPartTimeline | kPartExecutions | kPartCollectives | kPartKernels | kPartFlame))
     extract_steady(b);
   if (parts & kPartTimeline) extract_timelines(b);
   if (parts & kPartSteps) extract_steps(b);

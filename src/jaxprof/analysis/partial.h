@@ -8,6 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -92,10 +95,10 @@ struct PartialModule {
 // Op events of one device with one (module, HLO op, kernel name, display name): the finest
 // grouping, from which every --group-by of `ops` is a union.
 struct PartialOpGroup {
-  uint32_t module = 0;   // index into HostPartial::modules
-  uint32_t hlo_op = 0;   // string: the event's hlo_op; 0 = none
-  uint32_t kernel = 0;   // the event metadata's name
-  uint32_t display = 0;  // its display name, else its name
+  uint32_t module = 0;       // index into HostPartial::modules
+  uint32_t hlo_op = 0;       // string: the event's hlo_op; 0 = none
+  uint32_t kernel = 0;       // the event metadata's name
+  uint32_t display = 0;      // its display name, else its name
   DurationMoments duration;  // on the device clock where events carry it (op_clock.h)
   int64_t self_ps = 0;
   uint64_t first = 0;  // position of the group's first event among the device's op events
@@ -143,7 +146,7 @@ struct PartialCollectiveOp {
 };
 
 struct PartialCollectiveExecution {
-  uint32_t op = 0;  // index into PartialDevice::collective_ops
+  uint32_t op = 0;                                   // index into PartialDevice::collective_ops
   int64_t begin_ps = 0, end_ps = 0, exposed_ps = 0;  // begin and end on the timeline
   int64_t duration_ps = 0;  // on the device clock where its events carry it (op_clock.h)
   std::optional<int64_t> run_id;
@@ -195,7 +198,7 @@ struct PartialKernels {
 // from PartialFlame's figures.
 struct PartialFlameFrame {
   uint32_t parent = 0;
-  uint32_t name = 0;  // string; for module frames (kind kModule) the module instead
+  uint32_t name = 0;    // string; for module frames (kind kModule) the module instead
   uint32_t module = 0;  // index into HostPartial::modules (module frames)
   uint8_t kind = 0;     // FrameKind
   int64_t self_ps = 0;
@@ -207,7 +210,7 @@ struct PartialFlame {
   int64_t busy_ps = 0, span_ps = 0;
   bool has_modules = false;
   int64_t idle_during_modules_ps = 0, idle_between_modules_ps = 0, set_apart_ps = 0;
-  std::vector<uint32_t> modules_used;  // modules op events name (set apart or not), ascending
+  std::vector<uint32_t> modules_used;    // modules op events name (set apart or not), ascending
   std::vector<PartialFlameFrame> by[3];  // by FlameBy: source, op-name, module
   uint8_t bys = 0;                       // bit per FlameBy extracted
 };
@@ -312,6 +315,16 @@ struct HostPartial {
   std::unordered_map<uint64_t, std::vector<uint32_t>> info_index_;
 };
 
+// Where the hosts of a set lie when the set does not hold them in memory: read from many
+// hosts, a set keeps each host's partial encoded in a store (formats/partial_spill.h, a
+// temporary file) and decodes one host at a time, so that its memory does not grow with them.
+class PartialHostStore {
+ public:
+  virtual ~PartialHostStore() = default;
+  // The host stored at `id`, whole; throws InputError when it cannot be read back.
+  virtual HostPartial load(size_t id) const = 0;
+};
+
 // Partials of several hosts on one clock: what the analyses read.
 class PartialSet {
  public:
@@ -322,12 +335,28 @@ class PartialSet {
   // is already in the set (the same host read twice), and naming the file of a host whose
   // figures would make a sum over the set overflow (partial_sums.h).
   void add(std::vector<HostPartial> hosts);
+  // Adds the hosts `ids` of `store`, as add() does: each is decoded once here to check it, and
+  // after that only its head (heads()) stays in memory. Analyses that go host by host
+  // (for_each_host, for_each_device) decode one host at a time; hosts() decodes them all.
+  void add_stored(std::shared_ptr<const PartialHostStore> store, const std::vector<size_t>& ids);
   // The union of two sets.
-  void merge(PartialSet other) { add(std::move(other.hosts_)); }
+  void merge(PartialSet other);
 
-  const std::vector<HostPartial>& hosts() const { return hosts_; }
-  std::vector<HostPartial>& mutable_hosts() { return hosts_; }
+  size_t size() const { return hosts_.size(); }
   bool empty() const { return hosts_.empty(); }
+  // What each host says of itself: name, files, clock, parts, capture facts, warnings, steady
+  // state, and its devices' names and scalar figures. In a set of stored hosts nothing else:
+  // no per-device lists (op groups, executions, collectives, flame frames, timelines' lists),
+  // strings, modules, steps, compiles or kernels; those come from for_each_host.
+  const std::vector<HostPartial>& heads() const { return hosts_; }
+  // Calls fn(index, host) for each host in order, the host whole: a stored host is decoded for
+  // the call and dropped after it.
+  void for_each_host(const std::function<void(uint32_t, const HostPartial&)>& fn) const;
+  // Every host whole. A set of stored hosts decodes them all here, once: the memory that
+  // for_each_host spares. Analyses of thousands of hosts go host by host instead.
+  const std::vector<HostPartial>& hosts() const;
+  // Whether hosts() decoded a set of stored hosts (tests).
+  bool decoded_all() const { return whole_ && !whole_->hosts.empty(); }
   // Parts every host holds.
   uint32_t parts() const;
   // Throws InputError naming the first host that lacks one of `parts`.
@@ -346,15 +375,37 @@ class PartialSet {
     uint32_t host = 0, device = 0;
   };
   const std::vector<DeviceRef>& devices() const { return devices_; }
-  const PartialDevice& device(const DeviceRef& d) const { return hosts_[d.host].devices[d.device]; }
+  // The device whole (hosts(): a set of stored hosts decodes them all).
+  const PartialDevice& device(const DeviceRef& d) const {
+    return hosts()[d.host].devices[d.device];
+  }
+  // Calls fn(ref, host, device) for each op device in the order of devices(), one host at a
+  // time (for_each_host).
+  void for_each_device(const std::function<void(const DeviceRef&, const HostPartial&,
+                                                const PartialDevice&)>& fn) const;
 
  private:
   void index();
+  void decode_all() const;
+  HostPartial load(uint32_t host) const;
+  // Whole hosts; a set of stored hosts holds their heads here, with their ids in store_.
   std::vector<HostPartial> hosts_;
+  std::shared_ptr<const PartialHostStore> store_;
+  std::vector<size_t> store_ids_;
+  struct Whole {
+    std::once_flag once;
+    std::vector<HostPartial> hosts;
+  };
+  std::shared_ptr<Whole> whole_;  // hosts() of a set of stored hosts
   PartialSums sums_;
   int64_t base_ns_ = 0;
   std::vector<DeviceRef> devices_;
+  std::vector<bool> counted_;  // per host: its devices are op devices
 };
+
+// What a host says of itself (PartialSet::heads): `whole` without its per-device lists,
+// strings, modules, steps, compiles and kernels.
+HostPartial head_of(const HostPartial& whole);
 
 // Event-level filters a profile's extraction applies (a partial file has none).
 struct PartialExtractOptions {

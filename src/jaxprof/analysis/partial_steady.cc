@@ -47,7 +47,7 @@ SetApartSummary set_apart_from_partials(const PartialSet& set, const SteadyState
                                         const CompileResult* compiles) {
   SetApartSummary out;
   out.options = options;
-  for (const HostPartial& h : set.hosts()) {
+  for (const HostPartial& h : set.heads()) {
     merge_set_apart(out.autotuning, h.steady.autotuning);
     merge_set_apart(out.warmup, h.steady.warmup);
     out.all_execution_ps += h.steady.all_execution_ps;

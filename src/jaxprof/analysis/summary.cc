@@ -247,7 +247,7 @@ SummaryResult summary_from_partials(const PartialSet& set, const SummaryOptions&
   set.require(summary_parts() & ~kPartCompileTotals, "summary");
   set.require_steady(options.steady, "summary");
   SummaryResult r;
-  for (const HostPartial& h : set.hosts()) r.hosts.push_back(h.host);
+  for (const HostPartial& h : set.heads()) r.hosts.push_back(h.host);
   // Each analysis's result is reduced to the summary's figures and dropped before the next one
   // runs: with thousands of hosts their per-device results are the largest part of the memory.
   const CompileResult comp = compile_from_partials(set, {.top_steps = 1, .totals_only = true});

@@ -200,13 +200,13 @@ TimelineResult timeline_from_partials(const PartialSet& set, const SteadyStateOp
   set.require(kPartTimeline, "timeline");
   set.require_steady(steady, "timeline");
   TimelineResult result;
-  for (const PartialSet::DeviceRef& ref : set.devices()) {
-    const PartialDevice& dev = set.device(ref);
-    if (dev.timeline.events == 0) continue;
-    DeviceTimeline& t = result.devices.emplace_back(dev.timeline);
-    t.device = dev.name;
-    t.host = set.hosts()[ref.host].host;
-  }
+  set.for_each_device(
+      [&](const PartialSet::DeviceRef&, const HostPartial& h, const PartialDevice& dev) {
+        if (dev.timeline.events == 0) return;
+        DeviceTimeline& t = result.devices.emplace_back(dev.timeline);
+        t.device = dev.name;
+        t.host = h.host;
+      });
   if (!result.devices.empty()) {
     TimelineAverage& a = result.average;
     for (const DeviceTimeline& t : result.devices) {

@@ -10,13 +10,13 @@
 #include <exception>
 #include <filesystem>
 #include <mutex>
-#include <optional>
 #include <thread>
 
 #include "jaxprof/analysis/parallel_parts.h"
 #include "jaxprof/error.h"
 #include "jaxprof/formats/nsys_jax.h"
 #include "jaxprof/formats/partial_file.h"
+#include "jaxprof/formats/partial_spill.h"
 #include "jaxprof/formats/session_check.h"
 
 namespace fs = std::filesystem;
@@ -120,7 +120,10 @@ void load_partials(const std::vector<std::string>& paths, const PartialLoadOptio
     throw InputError(paths.front(),
                      "only HLO files given; pass a profile (*.xplane.pb or a log directory) too");
 
-  std::vector<HostPartial> hosts;
+  // Every host's partial goes to a temporary file as soon as it is made, and the set decodes one
+  // at a time from there: what stays in memory per host is its head (PartialSet::heads), so
+  // that summarising a thousand hosts takes the memory of ten (docs/multihost.md).
+  auto spill = std::make_shared<PartialSpill>();
   // Profiles: XSpace files host by host; anything else (nsys-jax archives, whose processes'
   // clocks are aligned together; Chrome traces) as one profile.
   std::vector<HostFile> files;
@@ -177,7 +180,7 @@ void load_partials(const std::vector<std::string>& paths, const PartialLoadOptio
     uint64_t bytes = 0;
     for (const Host& h : loaded.profile.hosts) bytes += size_of(h.path);
     report(bytes);
-    for (HostPartial& h : got) hosts.push_back(std::move(h));
+    for (HostPartial& h : got) spill->put(spill->add_slot(), h);
   } else if (!files.empty()) {
     std::vector<std::string> hlo = beside;
     hlo.insert(hlo.end(), hlo_files.begin(), hlo_files.end());
@@ -192,15 +195,13 @@ void load_partials(const std::vector<std::string>& paths, const PartialLoadOptio
     const AnalysisThreads before = analysis_threads.load();
     analysis_threads.store(
         {.threads = import.threads, .split_small_work = before.split_small_work});
-    // Each partial is kept encoded until every host is read: a few contiguous kilobytes, where
-    // the decoded one lies in small blocks between those of the profiles read after it, which
-    // the allocator then cannot hand back (peak RSS grew by 260 KB per host that way).
-    std::vector<std::optional<std::string>> got(files.size());
+    // Slot i is file i's: the set's sums and messages see the hosts in file order.
+    const size_t first = spill->slots();
+    for (size_t i = 0; i < files.size(); ++i) spill->add_slot();
     std::vector<std::string> failed(files.size());
     std::exception_ptr error = for_each_host(files.size(), workers, [&](size_t i) {
       try {
-        HostPartial one = host_partial(files[i], hlo, options, import);
-        got[i] = write_partial_file({&one});
+        spill->put(first + i, host_partial(files[i], hlo, options, import));
       } catch (const InputError& e) {
         if (!options.keep_going) throw;
         failed[i] = e.what();
@@ -213,14 +214,10 @@ void load_partials(const std::vector<std::string>& paths, const PartialLoadOptio
     analysis_threads.store(before);
     if (error) std::rethrow_exception(error);
     for (size_t i = 0; i < files.size(); ++i) {
-      if (got[i]) {
+      if (spill->filled(first + i))
         ++out.hosts_read;
-        std::vector<HostPartial> one = read_partial_file(*got[i], files[i].path);
-        got[i].reset();
-        hosts.push_back(std::move(one.front()));
-      } else {
+      else
         out.skipped.push_back({files[i].host, files[i].path, failed[i]});
-      }
     }
   }
 
@@ -241,7 +238,7 @@ void load_partials(const std::vector<std::string>& paths, const PartialLoadOptio
         continue;
       ++out.hosts_read;
       out.files.hosts.push_back({h.host, f});
-      hosts.push_back(std::move(h));
+      spill->put(spill->add_slot(), h);
     }
   }
   if (out.files.path.empty() && !partial_files.empty()) {
@@ -253,32 +250,37 @@ void load_partials(const std::vector<std::string>& paths, const PartialLoadOptio
       out.files.session_dir = paths.front();
     }
   }
-  if (!out.whole_profile && hosts.size() > 1) {
+  const std::vector<size_t> slots = spill->filled_slots();
+  // The heads, in the order the hosts were read: what the checks below need of them.
+  std::vector<HostPartial> heads;
+  for (size_t slot : slots) heads.push_back(spill->head(slot));
+  if (!out.whole_profile && heads.size() > 1) {
     std::vector<CaptureFacts> facts;
-    for (const HostPartial& h : hosts) facts.push_back(capture_facts(h));
+    for (const HostPartial& h : heads) facts.push_back(capture_facts(h));
     std::vector<std::string> warnings;
     check_one_capture(out.files, facts, warnings);
     // A partial file written from such files keeps the warning with a host: say it once.
     auto prefix = [](const std::string& w) { return std::string_view(w).substr(0, w.find(": ")); };
     for (std::string& w : warnings) {
-      bool held = std::any_of(hosts.begin(), hosts.end(), [&](const HostPartial& h) {
+      bool held = std::any_of(heads.begin(), heads.end(), [&](const HostPartial& h) {
         return std::any_of(h.warnings.begin(), h.warnings.end(),
                            [&](const std::string& x) { return prefix(x) == prefix(w); });
       });
-      if (!held) hosts.front().warnings.push_back(std::move(w));
+      if (!held) spill->add_warning(slots.front(), std::move(w));
     }
   }
   if (!partial_files.empty() && !options.hosts.empty()) {
     for (const std::string& want : options.hosts) {
-      bool found = std::any_of(hosts.begin(), hosts.end(),
+      bool found = std::any_of(heads.begin(), heads.end(),
                                [&](const HostPartial& h) { return h.host == want; });
       if (!found) throw InputError(partial_files.front(), "no host '" + want + "' in the partials");
     }
   }
-  if (hosts.empty() && !out.skipped.empty())
+  if (heads.empty() && !out.skipped.empty())
     throw InputError(out.skipped.front().path,
                      "no host could be read; the first: " + out.skipped.front().reason);
-  out.set.add(std::move(hosts));
+  heads.clear();
+  out.set.add_stored(spill, slots);
 }
 
 }  // namespace jaxprof

@@ -1,0 +1,147 @@
+#include "jaxprof/formats/partial_spill.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+#include "jaxprof/error.h"
+#include "jaxprof/formats/partial_file.h"
+
+namespace jaxprof {
+
+namespace {
+
+// $TMPDIR, else /tmp: made with mkstemp and unlinked at once.
+int make_temporary(std::string& path) {
+  const char* dir = std::getenv("TMPDIR");
+  std::string base = dir && *dir ? dir : "/tmp";
+  std::string name = (std::filesystem::path(base) / "jaxprof-partials-XXXXXX").string();
+  int fd = mkstemp(name.data());
+  if (fd < 0) return -1;
+  unlink(name.c_str());
+  path = name;
+  return fd;
+}
+
+}  // namespace
+
+PartialSpill::PartialSpill(size_t slots) : entries_(slots) { fd_ = make_temporary(path_); }
+
+PartialSpill::~PartialSpill() {
+  if (fd_ >= 0) close(fd_);
+}
+
+size_t PartialSpill::add_slot() {
+  std::lock_guard<std::mutex> hold(lock_);
+  entries_.emplace_back();
+  return entries_.size() - 1;
+}
+
+void PartialSpill::put(size_t slot, const HostPartial& host) {
+  std::string bytes = write_partial_file({&host});
+  HostPartial head = head_of(host);
+  std::lock_guard<std::mutex> hold(lock_);
+  Entry& e = entries_.at(slot);
+  e.head = std::move(head);
+  e.path = host.path;
+  e.partial_file = host.partial_file;
+  e.op_capped = host.op_capped;
+  e.size = bytes.size();
+  if (fd_ >= 0) {
+    e.offset = end_;
+    for (uint64_t done = 0; done < bytes.size();) {
+      ssize_t n =
+          pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(end_ + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0)
+        throw InputError(path_, std::string("cannot write the hosts' partials to a temporary "
+                                            "file (set TMPDIR to a disk with room): ") +
+                                    std::strerror(n < 0 ? errno : ENOSPC));
+      done += static_cast<uint64_t>(n);
+    }
+    end_ += bytes.size();
+  } else {
+    e.in_memory = std::move(bytes);
+  }
+  e.filled = true;
+}
+
+bool PartialSpill::filled(size_t slot) const {
+  std::lock_guard<std::mutex> hold(lock_);
+  return entries_.at(slot).filled;
+}
+
+size_t PartialSpill::slots() const {
+  std::lock_guard<std::mutex> hold(lock_);
+  return entries_.size();
+}
+
+std::vector<size_t> PartialSpill::filled_slots() const {
+  std::lock_guard<std::mutex> hold(lock_);
+  std::vector<size_t> out;
+  for (size_t i = 0; i < entries_.size(); ++i)
+    if (entries_[i].filled) out.push_back(i);
+  return out;
+}
+
+uint64_t PartialSpill::bytes() const {
+  std::lock_guard<std::mutex> hold(lock_);
+  return fd_ >= 0 ? end_ : 0;
+}
+
+HostPartial PartialSpill::load(size_t id) const {
+  Entry e;
+  {
+    std::lock_guard<std::mutex> hold(lock_);
+    const Entry& at = entries_.at(id);
+    if (!at.filled) throw std::logic_error("PartialSpill::load of an empty slot");
+    e.offset = at.offset;
+    e.size = at.size;
+    e.path = at.path;
+    e.partial_file = at.partial_file;
+    e.op_capped = at.op_capped;
+    if (fd_ < 0) e.in_memory = at.in_memory;
+    e.more_warnings = at.more_warnings;
+  }
+  std::string bytes = std::move(e.in_memory);
+  if (fd_ >= 0) {
+    bytes.resize(e.size);
+    for (uint64_t done = 0; done < e.size;) {
+      ssize_t n =
+          pread(fd_, bytes.data() + done, e.size - done, static_cast<off_t>(e.offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0)
+        throw InputError(path_, std::string("cannot read back the hosts' partials: ") +
+                                    (n < 0 ? std::strerror(errno) : "the file is cut short"));
+      done += static_cast<uint64_t>(n);
+    }
+  }
+  std::vector<HostPartial> one = read_partial_file(bytes, path_.empty() ? "<partials>" : path_);
+  HostPartial h = std::move(one.front());
+  h.path = e.path;
+  h.partial_file = e.partial_file;
+  h.op_capped = e.op_capped;
+  for (std::string& w : e.more_warnings) h.warnings.push_back(std::move(w));
+  return h;
+}
+
+HostPartial PartialSpill::head(size_t slot) const {
+  std::lock_guard<std::mutex> hold(lock_);
+  const Entry& e = entries_.at(slot);
+  if (!e.filled) throw std::logic_error("PartialSpill::head of an empty slot");
+  HostPartial h = head_of(e.head);
+  h.warnings.insert(h.warnings.end(), e.more_warnings.begin(), e.more_warnings.end());
+  return h;
+}
+
+void PartialSpill::add_warning(size_t slot, std::string warning) {
+  std::lock_guard<std::mutex> hold(lock_);
+  entries_.at(slot).more_warnings.push_back(std::move(warning));
+}
+
+}  // namespace jaxprof

@@ -1,0 +1,61 @@
+// A store of host partials in a temporary file: reading thousands of hosts, each host's partial
+// is encoded (partial_file.h) and written here as soon as it is made, and the set (PartialSet)
+// decodes one host at a time, so that what stays in memory per host is its head, not its
+// figures. The file is unlinked when made: nothing is left behind, even by a crash. Where no
+// temporary file can be made, the encoded partials stay in memory.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "jaxprof/analysis/partial.h"
+
+namespace jaxprof {
+
+class PartialSpill : public PartialHostStore {
+ public:
+  // `slots`: ids reserved for put(); more come from add_slot().
+  explicit PartialSpill(size_t slots = 0);
+  ~PartialSpill() override;
+  PartialSpill(const PartialSpill&) = delete;
+  PartialSpill& operator=(const PartialSpill&) = delete;
+
+  size_t add_slot();
+  // Stores `host` at `slot`; any thread. Throws InputError naming the temporary file when it
+  // cannot be written.
+  void put(size_t slot, const HostPartial& host);
+  bool filled(size_t slot) const;
+  size_t slots() const;
+  // The filled slots, in order.
+  std::vector<size_t> filled_slots() const;
+
+  HostPartial load(size_t id) const override;
+  // What the host at `slot` says of itself (head_of), without decoding it.
+  HostPartial head(size_t slot) const;
+  // A warning about the host at `slot`, kept with it (e.g. that the hosts may not be one
+  // capture's); load() and head() return it among the host's warnings.
+  void add_warning(size_t slot, std::string warning);
+  // Bytes written to the temporary file (0 when the partials are kept in memory).
+  uint64_t bytes() const;
+
+ private:
+  struct Entry {
+    bool filled = false;
+    uint64_t offset = 0, size = 0;
+    std::string in_memory;     // without a temporary file
+    std::string path;          // as given (a file names an unnamed host by itself)
+    std::string partial_file;  // what a file does not hold (HostPartial)
+    bool op_capped = false;
+    HostPartial head;
+    std::vector<std::string> more_warnings;
+  };
+  mutable std::mutex lock_;
+  std::vector<Entry> entries_;
+  int fd_ = -1;
+  std::string path_;
+  uint64_t end_ = 0;
+};
+
+}  // namespace jaxprof
