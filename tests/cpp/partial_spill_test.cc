@@ -4,7 +4,9 @@
 #include "jaxprof/formats/partial_spill.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 
@@ -17,6 +19,7 @@
 #include "jaxprof/analysis/timeline.h"
 #include "jaxprof/formats/load.h"
 #include "jaxprof/formats/load_partials.h"
+#include "jaxprof/formats/partial_file.h"
 #include "jaxprof/render/collectives_render.h"
 #include "jaxprof/render/compile_render.h"
 #include "jaxprof/render/hosts_render.h"
@@ -124,6 +127,29 @@ TEST(PartialSpill, WithoutATemporaryDirectoryThePartialsStayInMemory) {
   std::vector<HostPartial> hosts = four_hosts();
   for (const HostPartial& h : hosts) spill->put(spill->add_slot(), h);
   EXPECT_EQ(spill->bytes(), 0u);
+  PartialSet set;
+  set.add_stored(spill, spill->filled_slots());
+  EXPECT_EQ(render_summary(summary_from_partials(set), OutputFormat::kJson),
+            render_summary(summary_from_partials(PartialSet(hosts)), OutputFormat::kJson));
+}
+
+TEST(PartialSpill, AFileThatTakesNoMoreLeavesTheRestInMemory) {
+  // A file size limit stands for a full disk: the writes past it fail (EFBIG), as on ENOSPC.
+  const std::vector<HostPartial> hosts = four_hosts();
+  auto spill = std::make_shared<PartialSpill>();
+  rlimit before{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &before), 0);
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  // Room for the first host and part of the second.
+  const size_t room = write_partial_file({&hosts[0]}).size() + 1000;
+  rlimit small = before;
+  small.rlim_cur = room;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  for (const HostPartial& h : hosts) spill->put(spill->add_slot(), h);
+  setrlimit(RLIMIT_FSIZE, &before);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_GT(spill->bytes(), 0u);
+  EXPECT_LE(spill->bytes(), room);
   PartialSet set;
   set.add_stored(spill, spill->filled_slots());
   EXPECT_EQ(render_summary(summary_from_partials(set), OutputFormat::kJson),

@@ -1,8 +1,9 @@
 // From paths on the command line to a PartialSet, host by host: profiles are read one host at a
-// time (up to `threads` hosts at once), each reduced to its partial and dropped, so memory peaks
-// near the largest hosts being read plus the partials, not the sum of the hosts; partial files
-// are read as they are. Every command that reports on whole profiles (summary, ops, timeline,
-// modules, collectives, compile, diff, check) loads this way, one host or thousands.
+// time (up to `threads` hosts at once), each reduced to its partial and dropped; the partials
+// (and those of partial files) wait in a temporary file (partial_spill.h) with only each host's
+// head in memory, so memory peaks near the largest hosts being read, not the sum of the hosts.
+// Every command that reports on whole profiles (summary, ops, timeline, modules, collectives,
+// compile, diff, check) loads this way, one host or thousands.
 #pragma once
 
 #include <chrono>

@@ -52,22 +52,25 @@ void PartialSpill::put(size_t slot, const HostPartial& host) {
   e.partial_file = host.partial_file;
   e.op_capped = host.op_capped;
   e.size = bytes.size();
-  if (fd_ >= 0) {
-    e.offset = end_;
-    for (uint64_t done = 0; done < bytes.size();) {
+  // A file that cannot take more (a full disk) leaves this host and the next ones in memory.
+  if (fd_ >= 0 && !file_full_) {
+    uint64_t done = 0;
+    while (done < bytes.size()) {
       ssize_t n =
           pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(end_ + done));
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0)
-        throw InputError(path_, std::string("cannot write the hosts' partials to a temporary "
-                                            "file (set TMPDIR to a disk with room): ") +
-                                    std::strerror(n < 0 ? errno : ENOSPC));
+      if (n <= 0) break;
       done += static_cast<uint64_t>(n);
     }
-    end_ += bytes.size();
-  } else {
-    e.in_memory = std::move(bytes);
+    if (done == bytes.size()) {
+      e.in_file = true;
+      e.offset = end_;
+      end_ += bytes.size();
+    } else {
+      file_full_ = true;  // what is written stays readable
+    }
   }
+  if (!e.in_file) e.in_memory = std::move(bytes);
   e.filled = true;
 }
 
@@ -91,7 +94,7 @@ std::vector<size_t> PartialSpill::filled_slots() const {
 
 uint64_t PartialSpill::bytes() const {
   std::lock_guard<std::mutex> hold(lock_);
-  return fd_ >= 0 ? end_ : 0;
+  return end_;
 }
 
 HostPartial PartialSpill::load(size_t id) const {
@@ -105,11 +108,12 @@ HostPartial PartialSpill::load(size_t id) const {
     e.path = at.path;
     e.partial_file = at.partial_file;
     e.op_capped = at.op_capped;
-    if (fd_ < 0) e.in_memory = at.in_memory;
+    e.in_file = at.in_file;
+    if (!at.in_file) e.in_memory = at.in_memory;
     e.more_warnings = at.more_warnings;
   }
   std::string bytes = std::move(e.in_memory);
-  if (fd_ >= 0) {
+  if (e.in_file) {
     bytes.resize(e.size);
     for (uint64_t done = 0; done < e.size;) {
       ssize_t n =

@@ -2,7 +2,8 @@
 // is encoded (partial_file.h) and written here as soon as it is made, and the set (PartialSet)
 // decodes one host at a time, so that what stays in memory per host is its head, not its
 // figures. The file is unlinked when made: nothing is left behind, even by a crash. Where no
-// temporary file can be made, the encoded partials stay in memory.
+// temporary file can be made, or it cannot take more (a full disk), the encoded partials stay in
+// memory.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +24,7 @@ class PartialSpill : public PartialHostStore {
   PartialSpill& operator=(const PartialSpill&) = delete;
 
   size_t add_slot();
-  // Stores `host` at `slot`; any thread. Throws InputError naming the temporary file when it
-  // cannot be written.
+  // Stores `host` at `slot`; any thread.
   void put(size_t slot, const HostPartial& host);
   bool filled(size_t slot) const;
   size_t slots() const;
@@ -37,14 +37,15 @@ class PartialSpill : public PartialHostStore {
   // A warning about the host at `slot`, kept with it (e.g. that the hosts may not be one
   // capture's); load() and head() return it among the host's warnings.
   void add_warning(size_t slot, std::string warning);
-  // Bytes written to the temporary file (0 when the partials are kept in memory).
+  // Bytes in the temporary file (the rest is in memory).
   uint64_t bytes() const;
 
  private:
   struct Entry {
     bool filled = false;
+    bool in_file = false;  // else in_memory
     uint64_t offset = 0, size = 0;
-    std::string in_memory;     // without a temporary file
+    std::string in_memory;
     std::string path;          // as given (a file names an unnamed host by itself)
     std::string partial_file;  // what a file does not hold (HostPartial)
     bool op_capped = false;
@@ -54,6 +55,7 @@ class PartialSpill : public PartialHostStore {
   mutable std::mutex lock_;
   std::vector<Entry> entries_;
   int fd_ = -1;
+  bool file_full_ = false;
   std::string path_;
   uint64_t end_ = 0;
 };
