@@ -172,7 +172,12 @@ void PartialSet::add_stored(std::shared_ptr<const PartialHostStore> store,
   index();
 }
 
-void PartialSet::merge(PartialSet other) { add(std::vector<HostPartial>(other.hosts())); }
+void PartialSet::merge(PartialSet other) {
+  if (other.store_)
+    add(std::vector<HostPartial>(other.hosts()));
+  else
+    add(std::move(other.hosts_));
+}
 
 HostPartial PartialSet::load(uint32_t i) const {
   HostPartial h = store_->load(store_ids_[i]);
@@ -188,6 +193,7 @@ void PartialSet::decode_all() const {
   std::call_once(whole_->once, [&] {
     whole_->hosts.reserve(hosts_.size());
     for (uint32_t i = 0; i < hosts_.size(); ++i) whole_->hosts.push_back(load(i));
+    whole_->done = true;
   });
 }
 
@@ -283,11 +289,11 @@ void PartialSet::require_steady(const SteadyStateOptions& steady, std::string_vi
                                            "partial`",
                                            h.host));
     if (h.steady.options != steady)
-      throw InputError(h.path,
-                       fmt::format("the partial of host {} was written with{}, but {} was asked "
-                                   "with{}: write it again with `jaxprof partial`{}",
-                                   h.host, flags(h.steady.options), command, flags(steady),
-                                   steady == SteadyStateOptions{} ? "" : flags(steady)));
+      throw InputError(
+          h.path, fmt::format("the partial of host {} was written with{}, but {} was asked "
+                              "with{}: write it again with `jaxprof partial`{}",
+                              h.host, flags(h.steady.options), command, flags(steady),
+                              steady == SteadyStateOptions{} ? "" : flags(steady)));
   }
 }
 
@@ -348,8 +354,8 @@ std::vector<HostPartial> extract_partials(const Profile& p, const PartialExtract
   if (parts & kPartOps) extract_op_groups(b, options.op_filter);
   if (parts & kPartExecutions) extract_executions(b, parts & kPartExecutionOps);
   // What the steady state set apart: wherever device time is read.
-  if (parts &
-      (kPartOps | kPartTimeline | kPartExecutions | kPartCollectives | kPartKernels | kPartFlame))
+  if (parts & (kPartOps | kPartTimeline | kPartExecutions | kPartCollectives | kPartKernels |
+               kPartFlame))
     extract_steady(b);
   if (parts & kPartTimeline) extract_timelines(b);
   if (parts & kPartSteps) extract_steps(b);

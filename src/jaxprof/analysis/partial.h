@@ -7,6 +7,7 @@
 // or many). The file format is in partial_file.h, the rules in docs/multihost.md.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -95,10 +96,10 @@ struct PartialModule {
 // Op events of one device with one (module, HLO op, kernel name, display name): the finest
 // grouping, from which every --group-by of `ops` is a union.
 struct PartialOpGroup {
-  uint32_t module = 0;       // index into HostPartial::modules
-  uint32_t hlo_op = 0;       // string: the event's hlo_op; 0 = none
-  uint32_t kernel = 0;       // the event metadata's name
-  uint32_t display = 0;      // its display name, else its name
+  uint32_t module = 0;   // index into HostPartial::modules
+  uint32_t hlo_op = 0;   // string: the event's hlo_op; 0 = none
+  uint32_t kernel = 0;   // the event metadata's name
+  uint32_t display = 0;  // its display name, else its name
   DurationMoments duration;  // on the device clock where events carry it (op_clock.h)
   int64_t self_ps = 0;
   uint64_t first = 0;  // position of the group's first event among the device's op events
@@ -146,7 +147,7 @@ struct PartialCollectiveOp {
 };
 
 struct PartialCollectiveExecution {
-  uint32_t op = 0;                                   // index into PartialDevice::collective_ops
+  uint32_t op = 0;  // index into PartialDevice::collective_ops
   int64_t begin_ps = 0, end_ps = 0, exposed_ps = 0;  // begin and end on the timeline
   int64_t duration_ps = 0;  // on the device clock where its events carry it (op_clock.h)
   std::optional<int64_t> run_id;
@@ -198,7 +199,7 @@ struct PartialKernels {
 // from PartialFlame's figures.
 struct PartialFlameFrame {
   uint32_t parent = 0;
-  uint32_t name = 0;    // string; for module frames (kind kModule) the module instead
+  uint32_t name = 0;  // string; for module frames (kind kModule) the module instead
   uint32_t module = 0;  // index into HostPartial::modules (module frames)
   uint8_t kind = 0;     // FrameKind
   int64_t self_ps = 0;
@@ -210,7 +211,7 @@ struct PartialFlame {
   int64_t busy_ps = 0, span_ps = 0;
   bool has_modules = false;
   int64_t idle_during_modules_ps = 0, idle_between_modules_ps = 0, set_apart_ps = 0;
-  std::vector<uint32_t> modules_used;    // modules op events name (set apart or not), ascending
+  std::vector<uint32_t> modules_used;  // modules op events name (set apart or not), ascending
   std::vector<PartialFlameFrame> by[3];  // by FlameBy: source, op-name, module
   uint8_t bys = 0;                       // bit per FlameBy extracted
 };
@@ -356,7 +357,7 @@ class PartialSet {
   // for_each_host spares. Analyses of thousands of hosts go host by host instead.
   const std::vector<HostPartial>& hosts() const;
   // Whether hosts() decoded a set of stored hosts (tests).
-  bool decoded_all() const { return whole_ && !whole_->hosts.empty(); }
+  bool decoded_all() const { return whole_ && whole_->done; }
   // Parts every host holds.
   uint32_t parts() const;
   // Throws InputError naming the first host that lacks one of `parts`.
@@ -395,6 +396,7 @@ class PartialSet {
   struct Whole {
     std::once_flag once;
     std::vector<HostPartial> hosts;
+    std::atomic<bool> done{false};
   };
   std::shared_ptr<Whole> whole_;  // hosts() of a set of stored hosts
   PartialSums sums_;
