@@ -36,8 +36,9 @@
 #include "jaxprof/error.h"
 #include "jaxprof/formats/load.h"
 #include "jaxprof/formats/load_partials.h"
-#include "jaxprof/formats/session_check.h"
 #include "jaxprof/formats/partial_file.h"
+#include "jaxprof/formats/partial_spill.h"
+#include "jaxprof/formats/session_check.h"
 #include "jaxprof/formats/xplane.h"
 #include "jaxprof/render/autotune_render.h"
 #include "jaxprof/render/collectives_render.h"
@@ -150,9 +151,7 @@ partials_of_paths(std::vector<std::string> paths, std::string session,
     o.keep_going = keep_going;
     LoadedPartials loaded;
     load_partials(paths, o, loaded);
-    std::vector<const HostPartial*> all;
-    for (const HostPartial& h : loaded.set.hosts()) all.push_back(&h);
-    bytes = write_partial_file(all);
+    bytes = write_partial_file(loaded.set);
     for (const SkippedHost& s : loaded.skipped) skipped.emplace_back(s.host, s.path, s.reason);
   }
   return {to_bytes(bytes), skipped};
@@ -184,13 +183,18 @@ nb::bytes partial_of_bytes(nb::bytes data, std::string host, std::string path, s
 
 // `names` name the files in messages (their paths or URLs); files made in this process by the
 // writer, which have none, are numbered.
+// The hosts wait in a temporary file (formats/partial_spill.h) and are decoded one at a time
+// where the analyses allow it: merging and summarising a thousand hosts takes the memory of a
+// few.
 PartialSet read_set(const std::vector<nb::bytes>& files,
                     const std::vector<std::string>& names = {}) {
-  PartialSet set;
+  auto spill = std::make_shared<PartialSpill>();
   for (size_t i = 0; i < files.size(); ++i)
-    set.add(read_partial_file(std::string_view(files[i].c_str(), files[i].size()),
-                              i < names.size() ? names[i]
-                                               : "<partial " + std::to_string(i + 1) + ">"));
+    read_partial_file_each(std::string_view(files[i].c_str(), files[i].size()),
+                           i < names.size() ? names[i] : "<partial " + std::to_string(i + 1) + ">",
+                           [&](HostPartial&& h) { spill->put(spill->add_slot(), h); });
+  PartialSet set;
+  set.add_stored(spill, spill->filled_slots());
   return set;
 }
 
@@ -203,7 +207,7 @@ std::vector<std::string> check_partial_capture(nb::bytes file, std::string path,
   files.path = path;
   files.layout = from_directory ? ProfileLayout::kRunDir : ProfileLayout::kFile;
   std::vector<CaptureFacts> facts;
-  for (const HostPartial& h : set.hosts()) {
+  for (const HostPartial& h : set.heads()) {
     files.hosts.push_back({h.host, h.path});
     facts.push_back(capture_facts(h));
   }
@@ -218,9 +222,7 @@ nb::bytes merge_partials(std::vector<nb::bytes> files, std::vector<std::string> 
   std::string out;
   {
     nb::gil_scoped_release release;
-    std::vector<const HostPartial*> all;
-    for (const HostPartial& h : set.hosts()) all.push_back(&h);
-    out = write_partial_file(all);
+    out = write_partial_file(set);
   }
   return to_bytes(out);
 }

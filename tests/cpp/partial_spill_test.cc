@@ -17,6 +17,7 @@
 #include "jaxprof/analysis/ops.h"
 #include "jaxprof/analysis/summary.h"
 #include "jaxprof/analysis/timeline.h"
+#include "jaxprof/error.h"
 #include "jaxprof/formats/load.h"
 #include "jaxprof/formats/load_partials.h"
 #include "jaxprof/formats/partial_file.h"
@@ -200,6 +201,41 @@ TEST(PartialSpill, HostFilesAreReadIntoTheStore) {
   ASSERT_FALSE(loaded.set.heads().front().warnings.empty());
   EXPECT_NE(loaded.set.heads().front().warnings.back().find("may not be hosts of one capture"),
             std::string::npos);
+}
+
+TEST(PartialSpill, PartialFilesAreReadHostByHost) {
+  const std::vector<HostPartial> hosts = four_hosts();
+  const fs::path dir = fs::path(::testing::TempDir()) / "spill_partial_files";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // One file of three hosts, and one of the fourth cut short.
+  const std::string three = (dir / "abc.partial").string();
+  save_partial_file(three, write_partial_file({&hosts[0], &hosts[1], &hosts[2]}));
+  const std::string cut = (dir / "d.partial").string();
+  const std::string d = write_partial_file({&hosts[3]});
+  save_partial_file(cut, d.substr(0, d.size() / 2));
+  PartialLoadOptions o;
+  LoadedPartials loaded;
+  load_partials({three}, o, loaded);
+  EXPECT_EQ(loaded.hosts_read, 3u);
+  EXPECT_EQ(render_summary(summary_from_partials(loaded.set), OutputFormat::kJson),
+            render_summary(summary_from_partials(PartialSet({hosts[0], hosts[1], hosts[2]})),
+                           OutputFormat::kJson));
+  // Written again host by host from the store: the bytes of the hosts written together.
+  const std::string streamed = write_partial_file(loaded.set);
+  EXPECT_FALSE(loaded.set.decoded_all());
+  std::vector<const HostPartial*> all;
+  for (const HostPartial& h : loaded.set.hosts()) all.push_back(&h);
+  EXPECT_TRUE(streamed == write_partial_file(all));
+  // The damaged file stops the read, or with keep_going is skipped whole.
+  EXPECT_THROW(load_partials({three, cut}, o, loaded), InputError);
+  o.keep_going = true;
+  LoadedPartials kept;
+  load_partials({three, cut}, o, kept);
+  EXPECT_EQ(kept.hosts_read, 3u);
+  ASSERT_EQ(kept.skipped.size(), 1u);
+  EXPECT_EQ(kept.skipped.front().path, cut);
+  EXPECT_EQ(kept.set.size(), 3u);
 }
 
 }  // namespace

@@ -222,24 +222,30 @@ void load_partials(const std::vector<std::string>& paths, const PartialLoadOptio
   }
 
   for (const std::string& f : partial_files) {
-    std::vector<HostPartial> got;
+    // Host by host: a file of a thousand hosts is never decoded whole. Its hosts count once the
+    // whole file has read well.
+    std::vector<size_t> slots_of_file;
+    std::vector<HostFile> named;
     try {
-      got = read_partial_path(f);
+      read_partial_path_each(f, [&](HostPartial&& h) {
+        if (!options.hosts.empty() &&
+            std::find(options.hosts.begin(), options.hosts.end(), h.host) == options.hosts.end())
+          return;
+        const size_t slot = spill->add_slot();
+        spill->put(slot, h);
+        slots_of_file.push_back(slot);
+        named.push_back({h.host, f});
+      });
     } catch (const InputError& e) {
       if (!options.keep_going) throw;
+      for (size_t slot : slots_of_file) spill->drop(slot);
       out.skipped.push_back({fs::path(f).filename().string(), f, e.what()});
       report(0);
       continue;
     }
     report(size_of(f));
-    for (HostPartial& h : got) {
-      if (!options.hosts.empty() &&
-          std::find(options.hosts.begin(), options.hosts.end(), h.host) == options.hosts.end())
-        continue;
-      ++out.hosts_read;
-      out.files.hosts.push_back({h.host, f});
-      spill->put(spill->add_slot(), h);
-    }
+    out.hosts_read += named.size();
+    for (HostFile& n : named) out.files.hosts.push_back(std::move(n));
   }
   if (out.files.path.empty() && !partial_files.empty()) {
     // Partials only: a directory of them is one capture's hosts, as a run directory is.

@@ -4,6 +4,7 @@
 #include <zlib.h>
 
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <memory>
 
@@ -1117,21 +1118,20 @@ class FileReader {
   }
 
   // `decompressed`: the bytes are a .gz file's contents (for the message of a file cut short).
-  std::vector<HostPartial> file(std::string_view bytes, bool decompressed) const {
-    std::vector<HostPartial> hosts;
+  // Each host goes to `fn` as soon as it is read.
+  void file(std::string_view bytes, bool decompressed,
+            const std::function<void(HostPartial&&)>& fn) const {
     wire::Reader top(bytes, origin_);
     try {
-      hosts = fields(top);
+      fields(top, fn);
     } catch (const InputError&) {
       if (!bytes.empty()) throw_if_cut_short(bytes, top.field_offset(), decompressed);
       throw;
     }
-    return hosts;
   }
 
  private:
-  std::vector<HostPartial> fields(wire::Reader& top) const {
-    std::vector<HostPartial> hosts;
+  void fields(wire::Reader& top, const std::function<void(HostPartial&&)>& fn) const {
     bool magic = false;
     uint64_t version = 0;
     wire::Field field;
@@ -1148,12 +1148,11 @@ class FileReader {
       }
       if (f.number == 3) {
         if (version == 0) bad("hosts before the version");
-        hosts.push_back(host(f.bytes));
+        fn(host(f.bytes));
       }
     }
     if (!magic) throw InputError(path_, "not a jaxprof partial file");
     if (version == 0) bad("no version");
-    return hosts;
   }
 
   // A file cut off while it was written (or copied) ends inside its last top-level field, a
@@ -1197,26 +1196,47 @@ std::string write_partial_file(const std::vector<const HostPartial*>& hosts) {
   return w.take();
 }
 
-std::vector<HostPartial> read_partial_file(std::string_view bytes, const std::string& path,
-                                           bool decompressed) {
+std::string write_partial_file(const PartialSet& set) {
+  Writer w;
+  w.bytes(1, kPartialMagic);
+  w.varint(2, kPartialVersion);
+  set.for_each_host([&](uint32_t, const HostPartial& h) { w.message(3, host(h)); });
+  return w.take();
+}
+
+void read_partial_file_each(std::string_view bytes, const std::string& path,
+                            const std::function<void(HostPartial&&)>& fn, bool decompressed) {
   try {
-    std::vector<HostPartial> hosts = FileReader(bytes, path).file(bytes, decompressed);
-    // A host whose profile's path was not recorded is named by the file it came from, so that
-    // every message about it names a file.
-    for (HostPartial& h : hosts) {
+    FileReader(bytes, path).file(bytes, decompressed, [&](HostPartial&& h) {
+      // A host whose profile's path was not recorded is named by the file it came from, so
+      // that every message about it names a file.
       if (h.path.empty()) h.path = path;
       h.partial_file = path;
-    }
-    return hosts;
+      fn(std::move(h));
+    });
   } catch (const InputError& e) {
     if (e.file().empty()) throw e.with_file(path);
     throw;
   }
 }
 
-std::vector<HostPartial> read_partial_path(const std::string& path) {
+std::vector<HostPartial> read_partial_file(std::string_view bytes, const std::string& path,
+                                           bool decompressed) {
+  std::vector<HostPartial> hosts;
+  read_partial_file_each(
+      bytes, path, [&](HostPartial&& h) { hosts.push_back(std::move(h)); }, decompressed);
+  return hosts;
+}
+
+void read_partial_path_each(const std::string& path, const std::function<void(HostPartial&&)>& fn) {
   std::shared_ptr<Buffer> buffer = Buffer::open(path);
-  return read_partial_file(buffer->view(), path, buffer->compressed());
+  read_partial_file_each(buffer->view(), path, fn, buffer->compressed());
+}
+
+std::vector<HostPartial> read_partial_path(const std::string& path) {
+  std::vector<HostPartial> hosts;
+  read_partial_path_each(path, [&](HostPartial&& h) { hosts.push_back(std::move(h)); });
+  return hosts;
 }
 
 void save_partial_file(const std::string& path, const std::string& bytes) {

@@ -74,6 +74,11 @@ void PartialSpill::put(size_t slot, const HostPartial& host) {
   e.filled = true;
 }
 
+void PartialSpill::drop(size_t slot) {
+  std::lock_guard<std::mutex> hold(lock_);
+  entries_.at(slot) = Entry{};
+}
+
 bool PartialSpill::filled(size_t slot) const {
   std::lock_guard<std::mutex> hold(lock_);
   return entries_.at(slot).filled;

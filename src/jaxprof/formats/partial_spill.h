@@ -26,6 +26,8 @@ class PartialSpill : public PartialHostStore {
   size_t add_slot();
   // Stores `host` at `slot`; any thread.
   void put(size_t slot, const HostPartial& host);
+  // Empties `slot` (a host of a file that then failed to read).
+  void drop(size_t slot);
   bool filled(size_t slot) const;
   size_t slots() const;
   // The filled slots, in order.
