@@ -48,9 +48,6 @@ void PartialSpill::put(size_t slot, const HostPartial& host) {
   std::lock_guard<std::mutex> hold(lock_);
   Entry& e = entries_.at(slot);
   e.head = std::move(head);
-  e.path = host.path;
-  e.partial_file = host.partial_file;
-  e.op_capped = host.op_capped;
   e.size = bytes.size();
   // A file that cannot take more (a full disk) leaves this host and the next ones in memory.
   if (fd_ >= 0 && !file_full_) {
@@ -110,11 +107,11 @@ HostPartial PartialSpill::load(size_t id) const {
     if (!at.filled) throw std::logic_error("PartialSpill::load of an empty slot");
     e.offset = at.offset;
     e.size = at.size;
-    e.path = at.path;
-    e.partial_file = at.partial_file;
-    e.op_capped = at.op_capped;
     e.in_file = at.in_file;
     if (!at.in_file) e.in_memory = at.in_memory;
+    e.head.path = at.head.path;
+    e.head.partial_file = at.head.partial_file;
+    e.head.op_capped = at.head.op_capped;
     e.more_warnings = at.more_warnings;
   }
   std::string bytes = std::move(e.in_memory);
@@ -132,9 +129,9 @@ HostPartial PartialSpill::load(size_t id) const {
   }
   std::vector<HostPartial> one = read_partial_file(bytes, path_.empty() ? "<partials>" : path_);
   HostPartial h = std::move(one.front());
-  h.path = e.path;
-  h.partial_file = e.partial_file;
-  h.op_capped = e.op_capped;
+  h.path = e.head.path;
+  h.partial_file = e.head.partial_file;
+  h.op_capped = e.head.op_capped;
   for (std::string& w : e.more_warnings) h.warnings.push_back(std::move(w));
   return h;
 }

@@ -48,9 +48,8 @@ class PartialSpill : public PartialHostStore {
     bool in_file = false;  // else in_memory
     uint64_t offset = 0, size = 0;
     std::string in_memory;
-    std::string path;          // as given (a file names an unnamed host by itself)
-    std::string partial_file;  // what a file does not hold (HostPartial)
-    bool op_capped = false;
+    // Also what the encoded partial does not hold as given: the path (a file names an unnamed
+    // host by itself), partial_file, op_capped.
     HostPartial head;
     std::vector<std::string> more_warnings;
   };
