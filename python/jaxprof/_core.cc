@@ -182,10 +182,9 @@ nb::bytes partial_of_bytes(nb::bytes data, std::string host, std::string path, s
 }
 
 // `names` name the files in messages (their paths or URLs); files made in this process by the
-// writer, which have none, are numbered.
-// The hosts wait in a temporary file (formats/partial_spill.h) and are decoded one at a time
-// where the analyses allow it: merging and summarising a thousand hosts takes the memory of a
-// few.
+// writer, which have none, are numbered. The hosts wait in a temporary file
+// (formats/partial_spill.h) and are decoded one at a time where the analyses allow it: merging
+// and summarising a thousand hosts takes the memory of a few.
 PartialSet read_set(const std::vector<nb::bytes>& files,
                     const std::vector<std::string>& names = {}) {
   auto spill = std::make_shared<PartialSpill>();
