@@ -81,9 +81,11 @@ def test_capture_holds_exactly_its_steps(tmp_path: Path, n: int, steps: int) -> 
     assert m, line
     # The summary's device time per step is the oracle's, to the printed 0.01 ms.
     assert abs(float(m["device"]) - oracle_ms) <= 0.0051, (line, oracle_ms)
-    # And it is the step's time as a stopwatch sees it outside the capture: not a backlog of
-    # queued steps (several times the step), within this shared machine's noise.
-    assert float(m["device"]) <= 3 * statistics.median(watch) * 1e3 + 0.5, (line, watch)
+    # And it is the step's time as a stopwatch sees it outside the capture, within a shared
+    # machine's noise (a pause of a loaded machine inside the step lengthens it; the count of
+    # executions above already rules out a backlog of queued steps), as in
+    # test_readme_example.py.
+    assert float(m["device"]) <= 5 * statistics.median(watch) * 1e3 + 2.0, (line, watch)
     assert float(m["device"]) >= 0.3 * min(watch) * 1e3, (line, watch)
     assert cap.drain_s >= 0
 
