@@ -94,6 +94,15 @@ uint32_t HostPartial::op_info_id(const PartialOpInfo& info) {
   return same.back();
 }
 
+namespace {
+
+// A set's hosts are ordered by name, then path.
+bool set_order(const HostPartial& a, const HostPartial& b) {
+  return a.host != b.host ? a.host < b.host : a.path < b.path;
+}
+
+}  // namespace
+
 HostPartial head_of(const HostPartial& w) {
   HostPartial h;
   h.version = w.version;
@@ -140,9 +149,7 @@ void PartialSet::add(std::vector<HostPartial> more) {
     sums_.add(h);
     hosts_.push_back(std::move(h));
   }
-  std::stable_sort(hosts_.begin(), hosts_.end(), [](const HostPartial& a, const HostPartial& b) {
-    return a.host != b.host ? a.host < b.host : a.path < b.path;
-  });
+  std::stable_sort(hosts_.begin(), hosts_.end(), set_order);
   index();
 }
 
@@ -160,9 +167,8 @@ void PartialSet::add_stored(std::shared_ptr<const PartialHostStore> store,
     sums_.add(h);
     heads.emplace_back(head_of(h), id);
   }
-  std::stable_sort(heads.begin(), heads.end(), [](const auto& a, const auto& b) {
-    return a.first.host != b.first.host ? a.first.host < b.first.host : a.first.path < b.first.path;
-  });
+  std::stable_sort(heads.begin(), heads.end(),
+                   [](const auto& a, const auto& b) { return set_order(a.first, b.first); });
   for (auto& [h, id] : heads) {
     hosts_.push_back(std::move(h));
     store_ids_.push_back(id);

@@ -30,7 +30,7 @@ int make_temporary(std::string& path) {
 
 }  // namespace
 
-PartialSpill::PartialSpill(size_t slots) : entries_(slots) { fd_ = make_temporary(path_); }
+PartialSpill::PartialSpill() { fd_ = make_temporary(path_); }
 
 PartialSpill::~PartialSpill() {
   if (fd_ >= 0) close(fd_);
@@ -140,7 +140,7 @@ HostPartial PartialSpill::head(size_t slot) const {
   std::lock_guard<std::mutex> hold(lock_);
   const Entry& e = entries_.at(slot);
   if (!e.filled) throw std::logic_error("PartialSpill::head of an empty slot");
-  HostPartial h = head_of(e.head);
+  HostPartial h = e.head;
   h.warnings.insert(h.warnings.end(), e.more_warnings.begin(), e.more_warnings.end());
   return h;
 }

@@ -17,8 +17,7 @@ namespace jaxprof {
 
 class PartialSpill : public PartialHostStore {
  public:
-  // `slots`: ids reserved for put(); more come from add_slot().
-  explicit PartialSpill(size_t slots = 0);
+  PartialSpill();
   ~PartialSpill() override;
   PartialSpill(const PartialSpill&) = delete;
   PartialSpill& operator=(const PartialSpill&) = delete;
