@@ -1,7 +1,7 @@
 // Chrome trace JSON (`*.trace.json`): read twice, in one window and in windows of a few hundred
 // bytes (how large files are read), which must agree event for event; then every event's stats.
 #include "fuzz_common.h"
-#include "jaxprof/formats/chrome_trace.h"
+#include "jaxprof/formats/chrome_trace/chrome_trace.h"
 
 using namespace jaxprof;
 

@@ -1,6 +1,6 @@
 // CSV tables (nsys-jax's host NVTX ranges, `report_nvtx_pushpop_trace.csv.xz` decompressed).
 #include "fuzz_common.h"
-#include "jaxprof/formats/nsys_host_ranges.h"
+#include "jaxprof/formats/nsys_jax/nsys_host_ranges.h"
 #include "jaxprof/io/csv.h"
 
 using namespace jaxprof;

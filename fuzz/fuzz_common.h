@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "jaxprof/error.h"
-#include "jaxprof/formats/xplane.h"
+#include "jaxprof/common/error.h"
+#include "jaxprof/formats/xplane/xplane.h"
 #include "jaxprof/io/buffer.h"
 #include "jaxprof/model/profile.h"
 

@@ -8,7 +8,7 @@
 #include <cstdlib>
 
 #include "fuzz_common.h"
-#include "jaxprof/formats/nsys_jax.h"
+#include "jaxprof/formats/nsys_jax/nsys_jax.h"
 #include "zip_crc.h"
 
 using namespace jaxprof;

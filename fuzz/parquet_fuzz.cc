@@ -1,8 +1,8 @@
 // Parquet (and the Thrift compact metadata in it): the footer, then every column read, as
 // nsys-jax's tables are; then the same bytes as each table the nsys-jax reader parses.
 #include "fuzz_common.h"
-#include "jaxprof/formats/nsys_device_metadata.h"
-#include "jaxprof/formats/nsys_host_ranges.h"
+#include "jaxprof/formats/nsys_jax/nsys_device_metadata.h"
+#include "jaxprof/formats/nsys_jax/nsys_host_ranges.h"
 #include "jaxprof/io/parquet.h"
 
 using namespace jaxprof;

@@ -1,19 +1,19 @@
-// Partial files (`jaxprof partial`, formats/partial.proto): decoded, written again and read back
+// Partial files (`jaxprof partial`, formats/partial/partial.proto): decoded, written again and read back
 // (the writer must reproduce what it reads), then given to every analysis that reads partials, as
 // the commands do. The analyses trust what the reader accepted, so an index the reader let pass
 // shows up there.
 #include "fuzz_common.h"
-#include "jaxprof/analysis/collectives.h"
-#include "jaxprof/analysis/compile.h"
-#include "jaxprof/analysis/diff.h"
-#include "jaxprof/analysis/hosts.h"
-#include "jaxprof/analysis/modules.h"
-#include "jaxprof/analysis/ops.h"
-#include "jaxprof/analysis/partial.h"
-#include "jaxprof/analysis/steps.h"
-#include "jaxprof/analysis/summary.h"
-#include "jaxprof/analysis/timeline.h"
-#include "jaxprof/formats/partial_file.h"
+#include "jaxprof/analysis/collectives/collectives.h"
+#include "jaxprof/analysis/compile/compile.h"
+#include "jaxprof/analysis/stats/diff.h"
+#include "jaxprof/analysis/hosts/hosts.h"
+#include "jaxprof/analysis/steps/modules.h"
+#include "jaxprof/analysis/ops/ops.h"
+#include "jaxprof/model/partial/partial.h"
+#include "jaxprof/analysis/steps/steps.h"
+#include "jaxprof/analysis/summary/summary.h"
+#include "jaxprof/analysis/timeline/timeline.h"
+#include "jaxprof/formats/partial/partial_file.h"
 
 using namespace jaxprof;
 

@@ -3,7 +3,7 @@
 // default).
 #pragma once
 
-#include "jaxprof/analysis/steady_state.h"
+#include "jaxprof/analysis/steps/steady_state.h"
 
 namespace jaxprof::testing {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "jaxprof/error.h"
+#include "jaxprof/common/error.h"
 #include "jaxprof/formats/load.h"
 
 namespace jaxprof::testing {

@@ -10,11 +10,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "jaxprof/analysis/parallel_parts.h"
-#include "jaxprof/error.h"
-#include "jaxprof/render/units.h"
-#include "jaxprof/render/input_render.h"
-#include "jaxprof/render/steady_state_render.h"
+#include "jaxprof/analysis/partial/extract_partials.h"
+#include "jaxprof/common/parallel_parts.h"
+#include "jaxprof/common/error.h"
+#include "jaxprof/common/units.h"
+#include "jaxprof/render/text/input_render.h"
+#include "jaxprof/render/text/steady_state_render.h"
 
 namespace jaxprof::cli {
 

@@ -8,10 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "jaxprof/analysis/steady_state.h"
+#include "jaxprof/analysis/partial/extract_partials.h"
+#include "jaxprof/analysis/steps/steady_state.h"
 #include "jaxprof/formats/load.h"
-#include "jaxprof/formats/load_partials.h"
-#include "jaxprof/render/text.h"
+#include "jaxprof/pipeline/load_partials.h"
+#include "jaxprof/render/text/text.h"
 
 namespace jaxprof::cli {
 
@@ -54,7 +55,7 @@ void load(const CommonOptions& o, LoadedProfile& out, bool release_counted = fal
 // table or CSV; with JSON output, the next JSON object write() prints gets an "input" member (an
 // array when the command read several profiles).
 void say_input(const ProfileFiles& files, bool json_output);
-// --include-autotuning and --include-warmup (analysis/steady_state.h).
+// --include-autotuning and --include-warmup (analysis/steps/steady_state.h).
 void add_steady_state_options(CLI::App* cmd, SteadyStateOptions& o);
 // Says what the steady-state figures left out, like say_input ("set_apart" in JSON).
 // `with_compiles`: the command's figures are device time, which compiles are set apart from.

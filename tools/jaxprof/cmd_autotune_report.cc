@@ -1,7 +1,7 @@
 // jaxprof autotune-report: which candidate configuration is fastest, and is it beyond noise.
 #include "cli_common.h"
-#include "jaxprof/analysis/autotune_report.h"
-#include "jaxprof/render/autotune_render.h"
+#include "jaxprof/analysis/autotune/autotune_report.h"
+#include "jaxprof/render/text/autotune_render.h"
 
 namespace jaxprof::cli {
 namespace {

@@ -7,8 +7,8 @@
 
 #include "cli_common.h"
 #include "jaxprof/autotune/cache.h"
-#include "jaxprof/error.h"
-#include "jaxprof/render/units.h"
+#include "jaxprof/common/error.h"
+#include "jaxprof/common/units.h"
 
 namespace jaxprof::cli {
 namespace {

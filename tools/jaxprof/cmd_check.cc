@@ -6,10 +6,10 @@
 #include <cmath>
 
 #include "diff_inputs.h"
-#include "jaxprof/analysis/regression.h"
-#include "jaxprof/render/change_text.h"
-#include "jaxprof/render/text.h"
-#include "jaxprof/render/units.h"
+#include "jaxprof/analysis/stats/regression.h"
+#include "jaxprof/render/text/change_text.h"
+#include "jaxprof/render/text/text.h"
+#include "jaxprof/common/units.h"
 
 namespace jaxprof::cli {
 namespace {

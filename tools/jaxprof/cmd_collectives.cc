@@ -1,7 +1,8 @@
 // jaxprof collectives: sizes, bandwidths, hidden and exposed time, and stragglers.
 #include "cli_common.h"
-#include "jaxprof/analysis/collectives.h"
-#include "jaxprof/render/collectives_render.h"
+#include "jaxprof/analysis/collectives/collectives.h"
+#include "jaxprof/analysis/partial/extract_partials.h"
+#include "jaxprof/render/text/collectives_render.h"
 
 namespace jaxprof::cli {
 namespace {

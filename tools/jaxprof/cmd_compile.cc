@@ -1,7 +1,7 @@
 // jaxprof compile: compile time seen in the profile.
 #include "cli_common.h"
-#include "jaxprof/analysis/compile.h"
-#include "jaxprof/render/compile_render.h"
+#include "jaxprof/analysis/compile/compile.h"
+#include "jaxprof/render/text/compile_render.h"
 
 namespace jaxprof::cli {
 namespace {

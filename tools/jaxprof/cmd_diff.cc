@@ -1,8 +1,8 @@
 // jaxprof diff: what changed between two profiles of the same program, and is it beyond noise.
 
 #include "diff_inputs.h"
-#include "jaxprof/render/diff_render.h"
-#include "jaxprof/render/html_diff.h"
+#include "jaxprof/render/text/diff_render.h"
+#include "jaxprof/render/html/html_diff.h"
 
 namespace jaxprof::cli {
 namespace {

@@ -2,8 +2,8 @@
 #include <fmt/format.h>
 
 #include "cli_common.h"
-#include "jaxprof/error.h"
-#include "jaxprof/render/perfetto.h"
+#include "jaxprof/common/error.h"
+#include "jaxprof/render/perfetto/perfetto.h"
 
 namespace jaxprof::cli {
 namespace {

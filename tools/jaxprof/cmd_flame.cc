@@ -2,14 +2,15 @@
 #include <cstdio>
 
 #include "cli_common.h"
-#include "jaxprof/analysis/compile.h"
-#include "jaxprof/analysis/flame.h"
-#include "jaxprof/analysis/flame_partial.h"
-#include "jaxprof/error.h"
-#include "jaxprof/render/flame_folded.h"
-#include "jaxprof/render/flame_speedscope.h"
-#include "jaxprof/render/flame_svg.h"
-#include "jaxprof/render/flame_text.h"
+#include "jaxprof/analysis/compile/compile.h"
+#include "jaxprof/analysis/flame/flame.h"
+#include "jaxprof/analysis/flame/flame_partial.h"
+#include "jaxprof/analysis/partial/extract_partials.h"
+#include "jaxprof/common/error.h"
+#include "jaxprof/render/flame/flame_folded.h"
+#include "jaxprof/render/flame/flame_speedscope.h"
+#include "jaxprof/render/flame/flame_svg.h"
+#include "jaxprof/render/flame/flame_text.h"
 
 namespace jaxprof::cli {
 namespace {

@@ -1,7 +1,7 @@
 // jaxprof hosts: stragglers, step-time outliers, idle and clock offsets across hosts.
 #include "cli_common.h"
-#include "jaxprof/analysis/hosts.h"
-#include "jaxprof/render/hosts_render.h"
+#include "jaxprof/analysis/hosts/hosts.h"
+#include "jaxprof/render/text/hosts_render.h"
 
 namespace jaxprof::cli {
 namespace {

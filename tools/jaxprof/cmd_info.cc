@@ -1,7 +1,7 @@
 // jaxprof info: what a profile holds.
 #include "cli_common.h"
-#include "jaxprof/analysis/info.h"
-#include "jaxprof/render/info_render.h"
+#include "jaxprof/analysis/summary/info.h"
+#include "jaxprof/render/text/info_render.h"
 
 namespace jaxprof::cli {
 namespace {

@@ -2,9 +2,10 @@
 #include <cstdio>
 
 #include "cli_common.h"
-#include "jaxprof/analysis/kernels.h"
-#include "jaxprof/error.h"
-#include "jaxprof/render/kernels_render.h"
+#include "jaxprof/analysis/ops/kernels.h"
+#include "jaxprof/analysis/partial/extract_partials.h"
+#include "jaxprof/common/error.h"
+#include "jaxprof/render/text/kernels_render.h"
 
 namespace jaxprof::cli {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "cli_common.h"
 #include "jaxprof/autotune/labels.h"
-#include "jaxprof/error.h"
+#include "jaxprof/common/error.h"
 
 namespace jaxprof::cli {
 namespace {

@@ -2,8 +2,8 @@
 #include <cstdio>
 
 #include "cli_common.h"
-#include "jaxprof/analysis/memory.h"
-#include "jaxprof/render/memory_render.h"
+#include "jaxprof/analysis/memory/memory.h"
+#include "jaxprof/render/text/memory_render.h"
 
 namespace jaxprof::cli {
 namespace {

@@ -1,7 +1,8 @@
 // jaxprof modules: per XLA program, its executions, steady-state time and variability.
 #include "cli_common.h"
-#include "jaxprof/analysis/modules.h"
-#include "jaxprof/render/modules_render.h"
+#include "jaxprof/analysis/partial/extract_partials.h"
+#include "jaxprof/analysis/steps/modules.h"
+#include "jaxprof/render/text/modules_render.h"
 
 namespace jaxprof::cli {
 namespace {

@@ -1,8 +1,9 @@
 // jaxprof ops: which ops take the time.
 #include "cli_common.h"
-#include "jaxprof/analysis/ops.h"
-#include "jaxprof/error.h"
-#include "jaxprof/render/ops_render.h"
+#include "jaxprof/analysis/ops/ops.h"
+#include "jaxprof/analysis/partial/extract_partials.h"
+#include "jaxprof/common/error.h"
+#include "jaxprof/render/text/ops_render.h"
 
 namespace jaxprof::cli {
 namespace {

@@ -5,8 +5,9 @@
 #include <filesystem>
 
 #include "cli_common.h"
-#include "jaxprof/error.h"
-#include "jaxprof/formats/partial_file.h"
+#include "jaxprof/analysis/partial/extract_partials.h"
+#include "jaxprof/common/error.h"
+#include "jaxprof/formats/partial/partial_file.h"
 
 namespace fs = std::filesystem;
 

@@ -2,9 +2,9 @@
 #include <filesystem>
 
 #include "cli_common.h"
-#include "jaxprof/error.h"
-#include "jaxprof/render/html_report.h"
-#include "jaxprof/render/html_report_partials.h"
+#include "jaxprof/common/error.h"
+#include "jaxprof/render/html/html_report.h"
+#include "jaxprof/render/html/html_report_partials.h"
 
 namespace jaxprof::cli {
 namespace {

@@ -2,11 +2,11 @@
 #include <fmt/format.h>
 
 #include "cli_common.h"
-#include "jaxprof/analysis/peaks_table.h"
-#include "jaxprof/analysis/roofline.h"
-#include "jaxprof/error.h"
-#include "jaxprof/render/roofline_render.h"
-#include "jaxprof/render/roofline_svg.h"
+#include "jaxprof/analysis/cost/hardware_peaks_table.h"
+#include "jaxprof/analysis/cost/roofline.h"
+#include "jaxprof/common/error.h"
+#include "jaxprof/render/text/roofline_render.h"
+#include "jaxprof/render/html/roofline_svg.h"
 
 namespace jaxprof::cli {
 namespace {

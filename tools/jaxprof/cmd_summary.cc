@@ -1,7 +1,8 @@
 // jaxprof summary: the one-screen answer (also what `jaxprof PATH` runs).
 #include "cli_common.h"
-#include "jaxprof/analysis/summary.h"
-#include "jaxprof/render/summary_render.h"
+#include "jaxprof/analysis/partial/extract_partials.h"
+#include "jaxprof/analysis/summary/summary.h"
+#include "jaxprof/render/text/summary_render.h"
 
 namespace jaxprof::cli {
 namespace {

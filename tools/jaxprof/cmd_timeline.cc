@@ -1,9 +1,10 @@
 // jaxprof timeline: how each device's span splits into compute, exposed communication, exposed
 // memory copies and idle time.
 #include "cli_common.h"
-#include "jaxprof/analysis/compile.h"
-#include "jaxprof/analysis/timeline.h"
-#include "jaxprof/render/timeline_render.h"
+#include "jaxprof/analysis/compile/compile.h"
+#include "jaxprof/analysis/partial/extract_partials.h"
+#include "jaxprof/analysis/timeline/timeline.h"
+#include "jaxprof/render/text/timeline_render.h"
 
 namespace jaxprof::cli {
 namespace {

@@ -20,8 +20,8 @@
 #include <string_view>
 
 #include "cli_common.h"
-#include "jaxprof/error.h"
-#include "jaxprof/render/perfetto.h"
+#include "jaxprof/common/error.h"
+#include "jaxprof/render/perfetto/perfetto.h"
 
 namespace jaxprof::cli {
 namespace {

@@ -10,9 +10,10 @@
 #include <vector>
 
 #include "cli_common.h"
-#include "jaxprof/analysis/diff.h"
-#include "jaxprof/analysis/parallel_parts.h"
-#include "jaxprof/error.h"
+#include "jaxprof/analysis/partial/extract_partials.h"
+#include "jaxprof/analysis/stats/diff.h"
+#include "jaxprof/common/parallel_parts.h"
+#include "jaxprof/common/error.h"
 
 namespace jaxprof::cli {
 

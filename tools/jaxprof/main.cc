@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cli_common.h"
-#include "jaxprof/error.h"
+#include "jaxprof/common/error.h"
 
 #ifdef __GLIBC__
 #include <malloc.h>

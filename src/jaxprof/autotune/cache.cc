@@ -10,9 +10,9 @@
 #include <filesystem>
 #include <thread>
 
-#include "jaxprof/error.h"
-#include "jaxprof/render/text.h"
-#include "jaxprof/render/units.h"
+#include "jaxprof/common/error.h"
+#include "jaxprof/common/escape.h"
+#include "jaxprof/common/units.h"
 
 namespace jaxprof {
 

@@ -5,7 +5,7 @@
 #include <map>
 #include <tuple>
 
-#include "jaxprof/error.h"
+#include "jaxprof/common/error.h"
 
 namespace jaxprof {
 

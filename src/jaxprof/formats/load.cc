@@ -3,10 +3,10 @@
 #include <filesystem>
 #include <limits>
 
-#include "jaxprof/error.h"
-#include "jaxprof/formats/chrome_trace.h"
-#include "jaxprof/formats/nsys_jax.h"
-#include "jaxprof/formats/session_check.h"
+#include "jaxprof/common/error.h"
+#include "jaxprof/formats/chrome_trace/chrome_trace.h"
+#include "jaxprof/formats/nsys_jax/nsys_jax.h"
+#include "jaxprof/formats/partial/session_check.h"
 #include "jaxprof/wire/reader.h"
 
 namespace jaxprof {

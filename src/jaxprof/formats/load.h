@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "jaxprof/formats/xplane.h"
+#include "jaxprof/formats/xplane/xplane.h"
 #include "jaxprof/io/discover.h"
 #include "jaxprof/model/profile.h"
 

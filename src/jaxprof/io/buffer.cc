@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "jaxprof/error.h"
+#include "jaxprof/common/error.h"
 
 namespace jaxprof {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "jaxprof/error.h"
+#include "jaxprof/common/error.h"
 #include "jaxprof/io/huge_pages.h"
 
 namespace jaxprof {

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "jaxprof/error.h"
+#include "jaxprof/common/error.h"
 
 namespace fs = std::filesystem;
 

@@ -5,7 +5,7 @@
 // discover_profile() only looks at names: it says what it found (the session read, the other
 // sessions, the host files) so that callers can report it and read the files as they see fit.
 // Whether the files found are really hosts of one capture is decided after reading them
-// (formats/session_check.h).
+// (formats/partial/session_check.h).
 #pragma once
 
 #include <string>

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "jaxprof/error.h"
+#include "jaxprof/common/error.h"
 #include "jaxprof/io/buffer.h"
 #include "jaxprof/io/thrift_compact.h"
 

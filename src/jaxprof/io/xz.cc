@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "jaxprof/error.h"
+#include "jaxprof/common/error.h"
 #include "jaxprof/io/huge_pages.h"
 
 namespace jaxprof {

@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "jaxprof/error.h"
+#include "jaxprof/common/error.h"
 
 namespace jaxprof {
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <string>
 
-#include "jaxprof/error.h"
+#include "jaxprof/common/error.h"
 #include "jaxprof/io/huge_pages.h"
 #include "jaxprof/wire/reader.h"
 

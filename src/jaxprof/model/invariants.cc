@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "jaxprof/error.h"
+#include "jaxprof/common/error.h"
 #include "jaxprof/model/profile.h"
 #include "jaxprof/model/time_range.h"
 

@@ -138,7 +138,7 @@ struct Events {
   Column<int64_t> device_start_ps;
   Column<int64_t> device_duration_ps;
   // What the event's own stats say it is (memcpy_details, memset_details): filled where the line's
-  // `memory_ops` says so (analysis/memory_op.h reads it).
+  // `memory_ops` says so (analysis/ops/memory_op.h reads it).
   Column<uint8_t> memory_op;
   static constexpr uint8_t kMemcpyStat = 1, kMemsetStat = 2;
 

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "jaxprof/error.h"
+#include "jaxprof/common/error.h"
 
 namespace jaxprof::wire {
 

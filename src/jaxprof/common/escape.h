@@ -1,0 +1,14 @@
+// Text made safe for the two machine-readable formats every output uses: a JSON string (quoted,
+// escaped, invalid UTF-8 replaced) and a CSV field (quoted when it must be). Names come from
+// untrusted profiles, so everything that writes JSON or CSV goes through these.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace jaxprof {
+
+std::string json_string(std::string_view s);  // quoted and escaped
+std::string csv_field(std::string_view s);    // quoted when needed
+
+}  // namespace jaxprof

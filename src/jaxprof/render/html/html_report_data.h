@@ -1,0 +1,39 @@
+// What `jaxprof report` shows, computed before the page is written: from one profile
+// (render_html_report) or from partial summaries (html_report_partials.h). A section whose
+// figures cannot be had from the input says why instead of showing numbers.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jaxprof/analysis/collectives/collectives.h"
+#include "jaxprof/analysis/compile/compile.h"
+#include "jaxprof/analysis/flame/flame.h"
+#include "jaxprof/analysis/ops/kernels.h"
+#include "jaxprof/analysis/memory/memory.h"
+#include "jaxprof/analysis/steps/modules.h"
+#include "jaxprof/analysis/cost/roofline.h"
+#include "jaxprof/analysis/steps/steps.h"
+#include "jaxprof/analysis/summary/summary.h"
+#include "jaxprof/analysis/timeline/timeline.h"
+#include "jaxprof/render/html/html_report_steps.h"
+
+namespace jaxprof {
+
+struct HtmlReportData {
+  SummaryResult summary;  // every op (top = SIZE_MAX): the ops and source-line tables pick rows
+  TimelineResult timeline;
+  ModulesResult modules;
+  StepsResult steps;
+  std::vector<StepDeviceRuns> step_runs;
+  FlameTree flame_source, flame_op;
+  std::optional<RooflineResult> roofline;  // absent: `missing_roofline` says why
+  CollectivesResult collectives;
+  KernelsResult kernels;
+  CompileResult compile;
+  std::optional<MemoryResult> memory;  // absent: `missing_memory` says why
+  std::string missing_roofline, missing_memory;
+};
+
+}  // namespace jaxprof

@@ -1,0 +1,67 @@
+#include "jaxprof/render/html/roofline_html.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "jaxprof/render/flame/flame_svg.h"
+#include "jaxprof/render/html/roofline_svg.h"
+#include "jaxprof/common/units.h"
+
+namespace jaxprof {
+
+namespace {
+constexpr size_t kMaxCharts = 8;  // devices drawn; the table lists every device
+}
+
+RooflineHtml roofline_html(const RooflineResult& r, size_t top) {
+  RooflineHtml out;
+  out.empty = r.devices.empty();
+  for (size_t i = 0; i < r.devices.size() && i < kMaxCharts; ++i) {
+    const RooflineDevice& d = r.devices[i];
+    out.charts += fmt::format(
+        "<p class=\"muted\">{}: {} of op time has FLOPs and bytes. Peaks: {}.</p>\n<div>{}</div>\n",
+        xml_escape(d.device), human_percent(d.coverage.share()),
+        xml_escape(d.peaks.model.empty() ? std::string("device not identified") : d.peaks.model),
+        roofline_svg(d));
+  }
+  if (r.devices.size() > kMaxCharts)
+    out.charts += fmt::format("<p class=\"muted\">{} more devices in the table only.</p>\n",
+                              r.devices.size() - kMaxCharts);
+  HtmlTable& t = out.table;
+  t.id = "roofline-table";
+  for (auto [h, numeric] : std::initializer_list<std::pair<const char*, bool>>{{"device", false},
+                                                                               {"op", false},
+                                                                               {"module", false},
+                                                                               {"category", false},
+                                                                               {"total", true},
+                                                                               {"FLOPs", true},
+                                                                               {"bytes", true},
+                                                                               {"TFLOP/s", true},
+                                                                               {"GB/s", true},
+                                                                               {"FLOP/B", true},
+                                                                               {"bound", false},
+                                                                               {"efficiency", true},
+                                                                               {"source", false}})
+    t.add_column(h, numeric);
+  for (const RooflineDevice& d : r.devices) {
+    const size_t n = top > 0 ? std::min(top, d.ops.size()) : d.ops.size();
+    for (size_t i = 0; i < n; ++i) {
+      const RooflineOp& o = d.ops[i];
+      const RooflineFigures& f = o.figures;
+      auto opt = [](const auto& v, double scale, const char* unit) {
+        return v ? number_cell(static_cast<double>(*v) * scale, unit) : text_cell("—");
+      };
+      t.rows.push_back({text_cell(d.device), text_cell(o.name), text_cell(o.module),
+                        text_cell(o.category), duration_cell(static_cast<double>(f.time_ps)),
+                        opt(f.flops, 1, ""), opt(f.bytes_accessed, 1, ""),
+                        opt(f.flop_rate, 1e-12, ""), opt(f.bandwidth, 1e-9, ""),
+                        opt(f.intensity, 1, ""), text_cell(bound_name(f.bound)),
+                        f.efficiency ? percent_cell(*f.efficiency) : text_cell("—"),
+                        text_cell(cost_source_name(o.source))});
+    }
+  }
+  return out;
+}
+
+}  // namespace jaxprof

@@ -1,0 +1,66 @@
+#include "jaxprof/render/perfetto/perfetto_args.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "jaxprof/render/perfetto/perfetto.h"
+
+namespace jaxprof {
+
+void TraceArgs::set(std::string_view key, std::string json_value) {
+  for (auto& [k, v] : members_)
+    if (k == key) {
+      v = std::move(json_value);
+      return;
+    }
+  members_.emplace_back(std::string(key), std::move(json_value));
+}
+
+void TraceArgs::set_stat(std::string_view key, const StatValue& value) {
+  switch (value.kind) {
+    case StatKind::kInt64:
+      set(key, std::to_string(value.i));
+      return;
+    case StatKind::kUint64:
+      set(key, std::to_string(value.u));
+      return;
+    case StatKind::kDouble: {
+      if (!std::isfinite(value.d)) {
+        set(key, json_string_html_safe(fmt::format("{}", value.d)));
+        return;
+      }
+      std::string text = fmt::format("{}", value.d);
+      if (text.find_first_of(".eE") == std::string::npos) text += ".0";
+      set(key, std::move(text));
+      return;
+    }
+    case StatKind::kString:
+    case StatKind::kRef:
+      set(key, json_string_html_safe(value.str));
+      return;
+    case StatKind::kBytes:
+    case StatKind::kNone:
+      return;
+  }
+}
+
+bool TraceArgs::has(std::string_view key) const {
+  for (const auto& [k, v] : members_)
+    if (k == key) return true;
+  return false;
+}
+
+std::string TraceArgs::render() const {
+  if (members_.empty()) return {};
+  std::string out = ", \"args\": {";
+  for (size_t i = 0; i < members_.size(); ++i) {
+    if (i) out += ", ";
+    out += json_string_html_safe(members_[i].first);
+    out += ": ";
+    out += members_[i].second;
+  }
+  return out + "}";
+}
+
+}  // namespace jaxprof

@@ -1,0 +1,125 @@
+#include "jaxprof/analysis/ops/self_time.h"
+
+#include <gtest/gtest.h>
+
+namespace jaxprof {
+namespace {
+
+// Builds one line of events from (start, duration) pairs, already in (start, -duration) order.
+Events line(std::vector<std::pair<int64_t, int64_t>> spans) {
+  Events ev;
+  ev.resize(spans.size());
+  for (size_t i = 0; i < spans.size(); ++i) {
+    ev.start_ps[i] = spans[i].first;
+    ev.duration_ps[i] = spans[i].second;
+  }
+  return ev;
+}
+
+std::vector<int64_t> self_of(const Events& ev, int64_t tol = kNestingTolerancePs) {
+  std::vector<int64_t> self;
+  compute_self_times(ev, 0, static_cast<uint32_t>(ev.size()), self, nullptr, tol);
+  return self;
+}
+
+TEST(SelfTime, FlatEventsKeepTheirDuration) {
+  EXPECT_EQ(self_of(line({{0, 10}, {20, 5}, {30, 7}})), (std::vector<int64_t>{10, 5, 7}));
+}
+
+TEST(SelfTime, NestedChildrenAreSubtractedOnce) {
+  // parent [0,100) holds a [10,40) which holds b [20,30), and c [50,60).
+  auto self = self_of(line({{0, 100}, {10, 30}, {20, 10}, {50, 10}}), 0);
+  EXPECT_EQ(self, (std::vector<int64_t>{100 - 30 - 10, 30 - 10, 10, 10}));
+}
+
+TEST(SelfTime, OverlappingChildrenUseTheirUnion) {
+  // Children [10,30) and [20,50) are not nested in each other; their union is 40.
+  auto self = self_of(line({{0, 100}, {10, 20}, {20, 30}}), 0);
+  EXPECT_EQ(self[0], 60);
+  EXPECT_EQ(self[1], 20);
+  EXPECT_EQ(self[2], 30);
+}
+
+TEST(SelfTime, IdenticalIntervalsTheSecondIsTheChild) {
+  auto self = self_of(line({{0, 50}, {0, 50}}), 0);
+  EXPECT_EQ(self, (std::vector<int64_t>{0, 50}));
+}
+
+TEST(SelfTime, TouchingEventsDoNotNest) {
+  auto self = self_of(line({{0, 10}, {10, 10}}), 0);
+  EXPECT_EQ(self, (std::vector<int64_t>{10, 10}));
+}
+
+TEST(SelfTime, ToleranceKeepsJitteredChildrenNestedAndClipped) {
+  // The child ends 500 ps after its parent: clock jitter. It nests, clipped to the parent.
+  auto self = self_of(line({{0, 10000}, {4000, 6500}}));
+  EXPECT_EQ(self[0], 4000);
+  EXPECT_EQ(self[1], 6500);
+  // Beyond the tolerance it is not a child.
+  auto apart = self_of(line({{0, 10000}, {4000, 8000}}));
+  EXPECT_EQ(apart[0], 10000);
+}
+
+TEST(SelfTime, ParticipationMaskIgnoresOtherEvents) {
+  Events ev = line({{0, 100}, {10, 50}, {20, 10}});
+  std::vector<uint8_t> mask = {1, 0, 1};
+  std::vector<int64_t> self;
+  compute_self_times(ev, 0, 3, self, &mask, 0);
+  EXPECT_EQ(self, (std::vector<int64_t>{90, 0, 10}));
+}
+
+TEST(SelfTime, NeverNegative) {
+  auto self = self_of(line({{0, 10}, {0, 10}, {0, 10}, {2, 3}}), 0);
+  for (int64_t s : self) EXPECT_GE(s, 0);
+  EXPECT_EQ(self[0], 0);
+  EXPECT_EQ(self[3], 3);
+}
+
+}  // namespace
+}  // namespace jaxprof
+
+namespace jaxprof {
+namespace {
+
+// A line of events whose device clock orders and nests them differently from the timeline.
+TEST(SelfTime, OpSelfTimesUseTheDeviceClock) {
+  Events ev;
+  ev.resize(3);
+  // Timeline: a [0,10), c [10,20), b [10,10) clipped to nothing (sorted: a, c, b).
+  const int64_t start[] = {0, 10, 10}, dur[] = {10, 10, 0};
+  // Device clock: a [100,110), c [118,128), b [110,118): one after another, none nested.
+  const int64_t dstart[] = {100, 118, 110}, ddur[] = {10, 10, 8};
+  for (int i = 0; i < 3; ++i) {
+    ev.start_ps[i] = start[i];
+    ev.duration_ps[i] = dur[i];
+    ev.device_start_ps[i] = dstart[i];
+    ev.device_duration_ps[i] = ddur[i];
+  }
+  Line line;
+  line.first_event = 0;
+  line.event_count = 3;
+  line.device_clock = true;
+  std::vector<int64_t> self;
+  compute_op_self_times(ev, line, self, nullptr, 0);
+  EXPECT_EQ(self, (std::vector<int64_t>{10, 10, 8}));
+  EXPECT_EQ(ev.op_duration_ps(line, 2), 8);
+
+  // A parent and a child on the device clock.
+  ev.device_start_ps[0] = 100;
+  ev.device_duration_ps[0] = 40;
+  ev.device_start_ps[1] = 110;
+  ev.device_duration_ps[1] = 10;
+  ev.device_start_ps[2] = 150;
+  ev.device_duration_ps[2] = Events::kNoStat;  // no device clock: its timeline span [10, 10)
+  compute_op_self_times(ev, line, self, nullptr, 0);
+  EXPECT_EQ(self[0], 30);
+  EXPECT_EQ(self[1], 10);
+  EXPECT_EQ(self[2], 0);
+
+  line.device_clock = false;  // the timeline alone
+  compute_op_self_times(ev, line, self, nullptr, 0);
+  EXPECT_EQ(self, (std::vector<int64_t>{10, 10, 0}));
+}
+
+}  // namespace
+}  // namespace jaxprof
