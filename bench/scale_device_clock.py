@@ -11,59 +11,23 @@ reads like a longer run on the device clock too.
 usage: scale_device_clock.py SCALED.xplane.pb COPIES OUT.xplane.pb
 """
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+from protowire import fields, signed  # noqa: E402
+from protowire import len_field as ld  # noqa: E402
+from protowire import read_varint as varint  # noqa: E402
+from protowire import varint as put_varint  # noqa: E402
 
 
-def varint(buf, i):
-    shift = result = 0
-    while True:
-        b = buf[i]
-        i += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, i
-        shift += 7
 
 
-def put_varint(v):
-    if v < 0:
-        v += 1 << 64
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
 
 
-def fields(buf):
-    i, n = 0, len(buf)
-    while i < n:
-        start = i
-        key, i = varint(buf, i)
-        fn, wt = key >> 3, key & 7
-        if wt == 0:
-            val, i = varint(buf, i)
-        elif wt == 1:
-            val, i = buf[i:i + 8], i + 8
-        elif wt == 2:
-            ln, i = varint(buf, i)
-            val, i = buf[i:i + ln], i + ln
-        elif wt == 5:
-            val, i = buf[i:i + 4], i + 4
-        else:
-            raise ValueError(f"wire type {wt} at byte {start}")
-        yield fn, wt, val, buf[start:i]
 
 
-def ld(fn, payload):
-    return put_varint((fn << 3) | 2) + put_varint(len(payload)) + payload
 
 
-def signed(v):
-    return v - (1 << 64) if v >= 1 << 63 else v
 
 
 def device_offset_id(plane):

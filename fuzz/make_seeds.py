@@ -25,62 +25,20 @@ import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from protowire import fields, int_field, len_field, read_varint, varint  # noqa: E402
 
 
 # ---- protobuf wire format -------------------------------------------------------------------
 
-def read_varint(buf, i):
-    shift = result = 0
-    while True:
-        b = buf[i]
-        i += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, i
-        shift += 7
 
 
-def varint(v):
-    if v < 0:
-        v += 1 << 64
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
 
 
-def fields(buf):
-    """(field number, wire type, value, raw bytes of the whole field) of one message."""
-    i, n = 0, len(buf)
-    while i < n:
-        start = i
-        key, i = read_varint(buf, i)
-        number, wire_type = key >> 3, key & 7
-        if wire_type == 0:
-            value, i = read_varint(buf, i)
-        elif wire_type == 1:
-            value, i = buf[i:i + 8], i + 8
-        elif wire_type == 2:
-            length, i = read_varint(buf, i)
-            value, i = buf[i:i + length], i + length
-        elif wire_type == 5:
-            value, i = buf[i:i + 4], i + 4
-        else:
-            raise ValueError("unsupported wire type")
-        yield number, wire_type, value, buf[start:i]
 
 
-def len_field(number, payload):
-    return varint(number << 3 | 2) + varint(len(payload)) + bytes(payload)
 
 
-def int_field(number, value):
-    return varint(number << 3) + varint(value)
 
 
 def map_key(entry):

@@ -20,44 +20,29 @@ import gzip
 import statistics
 import struct
 import sys
+from pathlib import Path
 from collections import Counter, defaultdict
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "scripts"))
+import protowire  # noqa: E402
+
+
+def fields(b):
+    """(field number, wire type, value) for each field of one message."""
+    for number, wire_type, value, _ in protowire.fields(b):
+        yield number, wire_type, value
+
+
+_varint = protowire.read_varint
+_s64 = protowire.signed
 
 # ----------------------------------------------------------------------------- wire
 
 
-def _varint(b, i):
-    result = shift = 0
-    while True:
-        c = b[i]
-        i += 1
-        result |= (c & 0x7F) << shift
-        shift += 7
-        if c < 0x80:
-            return result, i
 
 
-def fields(b):
-    """Yield (field_number, wire_type, value) for one message."""
-    i, n = 0, len(b)
-    while i < n:
-        key, i = _varint(b, i)
-        f, wt = key >> 3, key & 7
-        if wt == 0:
-            v, i = _varint(b, i)
-        elif wt == 1:
-            v, i = b[i:i + 8], i + 8
-        elif wt == 2:
-            ln, i = _varint(b, i)
-            v, i = b[i:i + ln], i + ln
-        elif wt == 5:
-            v, i = b[i:i + 4], i + 4
-        else:
-            raise ValueError(f"unsupported wire type {wt} at byte {i}")
-        yield f, wt, v
 
 
-def _s64(v):
-    return v - (1 << 64) if v >= (1 << 63) else v
 
 
 def _str(v):

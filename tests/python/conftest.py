@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The protobuf wire codec shared with the benchmarks and the fuzz seed builder.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "scripts"))
 
 import ops_check  # noqa: E402
 

@@ -11,28 +11,17 @@ import subprocess
 import zipfile
 
 import pytest
+from protowire import len_field, varint, zigzag
 
 TRACE = "nvtx_gpu_proj_trace/trace.parquet"
 MAX_SECONDS = 10
 MAX_RSS_MB = 256
 
 
-def varint(v: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
 
 
-def len_field(number: int, body: bytes) -> bytes:
-    return varint(number << 3 | 2) + varint(len(body)) + body
 
 
-def zigzag(v: int) -> bytes:
-    return varint((v << 1) ^ (v >> 63))
 
 
 class Thrift:

@@ -11,6 +11,7 @@ import subprocess
 import pytest
 
 import ops_check as oc
+from protowire import rewrite
 
 # Host name -> profile: a run directory mixing GPU, TPU and CPU-backend hosts, a TPU host twice
 # under two names, and the project's own 8-device CPU capture under two names.
@@ -182,7 +183,7 @@ def test_file_matches_its_proto(jaxprof_bin, cpu_run, tmp_path, project_root):
     pb = pytest.importorskip("google.protobuf")
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-    proto = project_root / "src" / "jaxprof" / "formats" / "partial.proto"
+    proto = project_root / "src" / "jaxprof" / "formats" / "partial" / "partial.proto"
     desc = tmp_path / "partial.desc"
     subprocess.run(["protoc", f"--proto_path={proto.parent}", f"--descriptor_set_out={desc}",
                     proto.name], check=True)
@@ -440,55 +441,6 @@ def test_older_partial_without_flame_is_named(jaxprof_bin, tmp_path, cpu_run):
         assert proc.returncode == 2, proc.stderr
         assert b"old.partial" in proc.stderr and b"write it again with `jaxprof partial`" in proc.stderr
 
-
-def varint(data, i):
-    value = shift = 0
-    while True:
-        b = data[i]
-        i += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if b < 0x80:
-            return value, i
-
-
-def put_varint(value):
-    out = bytearray()
-    while True:
-        b = value & 0x7F
-        value >>= 7
-        out.append(b | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def rewrite(message, edit):
-    """Rewrites a protobuf message field by field: edit(number, wire_type, value) returns the new
-    value (bytes for length-delimited fields, int for varints) or None to drop the field."""
-    out, i = bytearray(), 0
-    while i < len(message):
-        key, i = varint(message, i)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, i = varint(message, i)
-        elif wire == 2:
-            n, i = varint(message, i)
-            value, i = message[i:i + n], i + n
-        elif wire == 1:
-            value, i = message[i:i + 8], i + 8
-        else:
-            value, i = message[i:i + 4], i + 4
-        value = edit(number, wire, value)
-        if value is None:
-            continue
-        out += put_varint(key)
-        if wire == 0:
-            out += put_varint(value)
-        elif wire == 2:
-            out += put_varint(len(value)) + value
-        else:
-            out += value
-    return bytes(out)
 
 
 def strip_flame(data):

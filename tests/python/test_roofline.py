@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from protowire import len_field
 
 import ops_check as oc
 from xspace_builder import Ref, SpaceBuilder
@@ -242,14 +243,7 @@ def hlo_proto(text: str) -> bytes:
     """An xla.HloProto (hlo_module = 1) of HLO text, as XLA's own parser builds it."""
     hlo = pytest.importorskip("jaxlib._hlo", reason="jaxlib builds the HLO protos")
     module = hlo.hlo_module_from_text(text).as_serialized_hlo_module_proto()
-    n, length = len(module), bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        length.append(byte | (0x80 if n else 0))
-        if not n:
-            break
-    return b"\x0a" + bytes(length) + module
+    return len_field(1, module)
 
 
 @pytest.fixture(scope="module")
