@@ -100,6 +100,26 @@ void say_input(const ProfileFiles& files, bool json_output) {
     std::fprintf(stderr, "jaxprof: %s\n", render_input_line(files).c_str());
 }
 
+EventFilterSpec EventFilterFlags::spec() const {
+  EventFilterSpec f;
+  f.device = device;
+  f.prefix = prefix;
+  f.match = match;
+  f.min_duration_ps = static_cast<int64_t>(min_duration_ns * 1000.0 + 0.5);
+  return f;
+}
+
+void add_event_filter_options(CLI::App* cmd, EventFilterFlags& f, const EventFilterWords& w) {
+  cmd->add_option("--device", f.device,
+                  fmt::format("Only {} whose name contains this (or matches re:REGEX)", w.devices));
+  cmd->add_option("--prefix", f.prefix, fmt::format("Only {} whose name starts with this", w.names));
+  cmd->add_option("--match", f.match,
+                  fmt::format("Only {} whose name matches this RE2 regex (anywhere)", w.names));
+  cmd->add_option("--min-duration", f.min_duration_ns,
+                  fmt::format("Only {} at least this long (ns)", w.durations))
+      ->check(CLI::NonNegativeNumber);
+}
+
 void add_steady_state_options(CLI::App* cmd, SteadyStateOptions& o) {
   cmd->add_flag("--include-autotuning", o.include_autotuning,
                 "Count the executions of XLA's compile-time autotuner (modules without a program "

@@ -57,6 +57,21 @@ void load(const CommonOptions& o, LoadedProfile& out, bool release_counted = fal
 void say_input(const ProfileFiles& files, bool json_output);
 // --include-autotuning and --include-warmup (analysis/steps/steady_state.h).
 void add_steady_state_options(CLI::App* cmd, SteadyStateOptions& o);
+
+// The event filters of the commands that select events (ops, roofline, kernels): --device,
+// --prefix, --match and --min-duration, declared once. `selects` words the help for what the
+// command selects: devices and events, or GPUs, kernels and launches.
+struct EventFilterFlags {
+  std::string device, prefix, match;
+  double min_duration_ns = 0;
+  EventFilterSpec spec() const;  // the flags as the analyses take them (max_events 0)
+};
+struct EventFilterWords {
+  const char* devices = "devices";
+  const char* names = "events";
+  const char* durations = "events";
+};
+void add_event_filter_options(CLI::App* cmd, EventFilterFlags& f, const EventFilterWords& w = {});
 // Says what the steady-state figures left out, like say_input ("set_apart" in JSON).
 // `with_compiles`: the command's figures are device time, which compiles are set apart from.
 void say_set_apart(const Profile& profile, const SteadyStateOptions& o, bool with_compiles,

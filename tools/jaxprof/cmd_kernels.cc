@@ -14,8 +14,7 @@ RegisterCommand kernels_command(65, [](CLI::App& app) -> std::function<int()> {
   struct Options {
     CommonOptions common;
     SteadyStateOptions steady;
-    std::string device, prefix, match;
-    double min_duration_ns = 0;
+    EventFilterFlags filter;
     size_t top = 0;
   };
   auto o = std::make_shared<Options>();
@@ -31,20 +30,14 @@ RegisterCommand kernels_command(65, [](CLI::App& app) -> std::function<int()> {
   add_common(cmd, o->common);
   add_host_by_host(cmd, o->common);
   add_steady_state_options(cmd, o->steady);
-  cmd->add_option("--device", o->device, "Only GPUs whose name contains this (or re:REGEX)");
-  cmd->add_option("--prefix", o->prefix, "Only kernels whose name starts with this");
-  cmd->add_option("--match", o->match, "Only kernels whose name matches this RE2 regex");
-  cmd->add_option("--min-duration", o->min_duration_ns, "Only launches at least this long (ns)")
-      ->check(CLI::NonNegativeNumber);
+  add_event_filter_options(cmd, o->filter,
+                           {.devices = "GPUs", .names = "kernels", .durations = "launches"});
   auto* top = cmd->add_option("--top", o->top,
                               "Show the N kernels with the most time (0 = all; default: all, or " +
                                   std::to_string(kTerminalTop) + " in a table on a terminal)");
   return [o, top]() {
     KernelsOptions k;
-    k.filter.device = o->device;
-    k.filter.prefix = o->prefix;
-    k.filter.match = o->match;
-    k.filter.min_duration_ps = static_cast<int64_t>(o->min_duration_ns * 1000.0 + 0.5);
+    k.filter = o->filter.spec();
     k.top = top_for(top, o->top, format_of(o->common));
     EventFilter check(k.filter);  // reject a bad regex before loading anything
     if (names_partials(o->common.paths) && k.filter.min_duration_ps > 0)

@@ -11,8 +11,8 @@ namespace {
 RegisterCommand ops_command(20, [](CLI::App& app) -> std::function<int()> {
   struct Options {
     CommonOptions common;
-    std::string group_by = "hlo-op", device, prefix, match;
-    double min_duration_ns = 0;
+    std::string group_by = "hlo-op";
+    EventFilterFlags filter;
     size_t top = 0;
     uint64_t max_events = 0;
     bool by_program = false;
@@ -31,12 +31,7 @@ RegisterCommand ops_command(20, [](CLI::App& app) -> std::function<int()> {
   cmd->add_option("--group-by", o->group_by, "Group events by")
       ->check(CLI::IsMember({"hlo-op", "kernel", "module", "name", "category", "opcode"}))
       ->capture_default_str();
-  cmd->add_option("--device", o->device,
-                  "Only devices whose name contains this (or matches re:REGEX)");
-  cmd->add_option("--prefix", o->prefix, "Only events whose name starts with this");
-  cmd->add_option("--match", o->match, "Only events whose name matches this RE2 regex (anywhere)");
-  cmd->add_option("--min-duration", o->min_duration_ns, "Only events at least this long (ns)")
-      ->check(CLI::NonNegativeNumber);
+  add_event_filter_options(cmd, o->filter);
   auto* top = cmd->add_option("--top", o->top,
                               "Show the N largest groups per device (0 = all; default: all, or " +
                                   std::to_string(kTerminalTop) + " in a table on a terminal)");
@@ -49,10 +44,7 @@ RegisterCommand ops_command(20, [](CLI::App& app) -> std::function<int()> {
   return [o, top]() {
     OpsOptions ops;
     parse_group_by(o->group_by, ops.group_by);
-    ops.filter.device = o->device;
-    ops.filter.prefix = o->prefix;
-    ops.filter.match = o->match;
-    ops.filter.min_duration_ps = static_cast<int64_t>(o->min_duration_ns * 1000.0 + 0.5);
+    ops.filter = o->filter.spec();
     ops.filter.max_events = o->max_events;
     ops.top = top_for(top, o->top, format_of(o->common));
     ops.by_program = o->by_program;

@@ -14,10 +14,10 @@ namespace {
 RegisterCommand roofline_command(28, [](CLI::App& app) -> std::function<int()> {
   struct Options {
     CommonOptions common;
-    std::string device, prefix, match, device_model, svg;
+    std::string device_model, svg;
+    EventFilterFlags filter;
     std::vector<std::string> peak_tflops;
     double peak_gbps = 0;
-    double min_duration_ns = 0;
     double latency_floor_us = 2;
     size_t top = 0;
     SteadyStateOptions steady;
@@ -44,12 +44,7 @@ RegisterCommand roofline_command(28, [](CLI::App& app) -> std::function<int()> {
       "  jaxprof roofline run/ --device-model h100-sxm --format json\n"
       "  jaxprof roofline cpu_run/ --peak-tflops 2.5 --peak-gbps 100");
   add_common(cmd, o->common);
-  cmd->add_option("--device", o->device,
-                  "Only devices whose name contains this (or matches re:REGEX)");
-  cmd->add_option("--prefix", o->prefix, "Only events whose name starts with this");
-  cmd->add_option("--match", o->match, "Only events whose name matches this RE2 regex (anywhere)");
-  cmd->add_option("--min-duration", o->min_duration_ns, "Only events at least this long (ns)")
-      ->check(CLI::NonNegativeNumber);
+  add_event_filter_options(cmd, o->filter);
   auto* top = cmd->add_option("--top", o->top,
                               "Show the N longest ops per device (0 = all; default: all, or " +
                                   std::to_string(kTerminalTop) + " in a table on a terminal)");
@@ -73,10 +68,7 @@ RegisterCommand roofline_command(28, [](CLI::App& app) -> std::function<int()> {
   return [o, top]() {
     RooflineOptions opts;
     opts.steady = o->steady;
-    opts.filter.device = o->device;
-    opts.filter.prefix = o->prefix;
-    opts.filter.match = o->match;
-    opts.filter.min_duration_ps = static_cast<int64_t>(o->min_duration_ns * 1000.0 + 0.5);
+    opts.filter = o->filter.spec();
     opts.latency_floor_ps = static_cast<int64_t>(o->latency_floor_us * 1e6 + 0.5);
     opts.top = o->top;
     for (const std::string& p : o->peak_tflops)

@@ -62,4 +62,13 @@ std::string csv_field(std::string_view s) {
   return out;
 }
 
+std::string json_string_array(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ", ";
+    out += json_string(items[i]);
+  }
+  return out + "]";
+}
+
 }  // namespace jaxprof

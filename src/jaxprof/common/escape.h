@@ -5,10 +5,13 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace jaxprof {
 
 std::string json_string(std::string_view s);  // quoted and escaped
 std::string csv_field(std::string_view s);    // quoted when needed
+// A JSON array of strings: ["a", "b"] (every renderer's "warnings" member).
+std::string json_string_array(const std::vector<std::string>& items);
 
 }  // namespace jaxprof

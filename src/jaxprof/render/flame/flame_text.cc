@@ -145,11 +145,8 @@ std::string json(const FlameTree& t) {
   }
   out += "], \"tree\": ";
   json_node(t, 0, out);
-  out += ", \"warnings\": [";
-  for (size_t i = 0; i < t.warnings.size(); ++i)
-    out += (i ? ", " : "") + json_string(t.warnings[i]);
-  out += "]}\n";
-  return out;
+  out += ", \"warnings\": " + json_string_array(t.warnings);
+  return out + "}\n";
 }
 
 }  // namespace

@@ -38,12 +38,10 @@ std::string json(const AutotuneReport& r) {
   };
   out += fmt::format(
       "], \"winner\": {}, \"runner_up\": {}, \"speedup\": {}, \"ci_disjoint\": {}, "
-      "\"p_value\": {}, \"significant\": {}, \"warnings\": [",
+      "\"p_value\": {}, \"significant\": {}, \"warnings\": {}}}\n",
       id_or_null(r.winner), id_or_null(r.runner_up), number(r.speedup), r.ci_disjoint,
-      number(r.p_value), r.significant);
-  for (size_t i = 0; i < r.warnings.size(); ++i)
-    out += (i ? ", " : "") + json_string(r.warnings[i]);
-  return out + "]}\n";
+      number(r.p_value), r.significant, json_string_array(r.warnings));
+  return out;
 }
 
 std::string csv(const AutotuneReport& r) {

@@ -81,11 +81,8 @@ std::string json(const CollectivesResult& r) {
         ps_to_ns_exact(s.fastest_ps), ps_to_ns_exact(s.wait_ps),
         s.late_device.empty() ? "null" : json_string(s.late_device));
   }
-  out += "], \"warnings\": [";
-  for (size_t i = 0; i < r.warnings.size(); ++i)
-    out += (i ? ", " : "") + json_string(r.warnings[i]);
-  out += "]}\n";
-  return out;
+  out += "], \"warnings\": " + json_string_array(r.warnings);
+  return out + "}\n";
 }
 
 // One row per collective op.

@@ -80,10 +80,8 @@ std::string json(const DiffResult& r) {
   out += ", \"modules\": " + json_rows(r.modules, false);
   out += ", \"ops\": " + json_rows(r.ops, true);
   out += ", \"categories\": " + json_rows(r.categories, false);
-  out += ", \"warnings\": [";
-  for (size_t i = 0; i < r.warnings.size(); ++i)
-    out += (i ? ", " : "") + json_string(r.warnings[i]);
-  return out + "]}\n";
+  out += ", \"warnings\": " + json_string_array(r.warnings);
+  return out + "}\n";
 }
 
 std::string csv_number(const std::optional<double>& v) { return v ? number(*v) : ""; }

@@ -43,14 +43,9 @@ std::string json(const ProfileInfo& info) {
         m.program_id == kNoProgram ? std::string("null") : std::to_string(m.program_id), m.events,
         m.has_hlo ? "true" : "false", m.instructions);
   }
-  out += "], \"errors\": [";
-  for (size_t i = 0; i < info.errors.size(); ++i)
-    out += (i ? ", " : "") + json_string(info.errors[i]);
-  out += "], \"warnings\": [";
-  for (size_t i = 0; i < info.warnings.size(); ++i)
-    out += (i ? ", " : "") + json_string(info.warnings[i]);
-  out += "]}\n";
-  return out;
+  out += "], \"errors\": " + json_string_array(info.errors);
+  out += ", \"warnings\": " + json_string_array(info.warnings);
+  return out + "}\n";
 }
 
 std::string csv(const ProfileInfo& info) {

@@ -129,11 +129,8 @@ std::string json(const RooflineResult& r) {
     }
     out += "]}";
   }
-  out += "], \"warnings\": [";
-  for (size_t i = 0; i < r.warnings.size(); ++i)
-    out += (i ? ", " : "") + json_string(r.warnings[i]);
-  out += "]}\n";
-  return out;
+  out += "], \"warnings\": " + json_string_array(r.warnings);
+  return out + "}\n";
 }
 
 std::string csv(const RooflineResult& r) {

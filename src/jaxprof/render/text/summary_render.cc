@@ -76,10 +76,8 @@ std::string json(const SummaryResult& r) {
                        i ? ", " : "", json_string(o.rule), json_string(o.text),
                        ps_to_ns_exact(o.time_ps), number(o.share));
   }
-  out += "], \"warnings\": [";
-  for (size_t i = 0; i < r.warnings.size(); ++i)
-    out += fmt::format("{}{}", i ? ", " : "", json_string(r.warnings[i]));
-  return out + "]}\n";
+  out += "], \"warnings\": " + json_string_array(r.warnings);
+  return out + "}\n";
 }
 
 std::string table(const SummaryResult& r) {
