@@ -1,11 +1,17 @@
 #!/usr/bin/env python3
-"""Checks that every include in src/jaxprof keeps to the layers of src/jaxprof/layers.txt, and
-names each one that does not: the file, the line, the layer it runs to and what its own layer may
-use. The build enforces the same table (each layer's library sees only the folders it may
-include); this check says why in one line where a compiler says "no such file".
+"""Checks the shape of the C++ tree, and names each thing that breaks it:
 
-Also: every folder of src/jaxprof is a layer of the table, and no source file is longer than
-800 lines (a file past that is cut along its seams, not grown). Exit 1 when something is wrong.
+- every include in src/jaxprof keeps to the layers of src/jaxprof/layers.txt (the file, the line,
+  the layer it runs to and what its own layer may use). The build enforces the same table (each
+  layer's library sees only the folders it may include); this says why in one line where a
+  compiler says "no such file";
+- every folder of src/jaxprof is a layer of the table;
+- no source file (src/, tools/, python/) is longer than 800 lines and no function longer than
+  150: past that a file or function is cut along its seams, not grown. Functions are found as
+  the code is formatted (.clang-format): a definition starts at the left margin or one
+  indentation inside a class and ends at the closing brace at its own indentation.
+
+Exit 1 when something is wrong.
 """
 from __future__ import annotations
 
@@ -16,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src" / "jaxprof"
 MAX_LINES = 800
+MAX_FUNCTION_LINES = 150
 INCLUDE = re.compile(r'^\s*#\s*include\s+"jaxprof/([a-z_]+)/[^"]*"', re.M)
 
 
@@ -34,6 +41,37 @@ def read_layers() -> dict[str, set[str]]:
             allowed |= seen[dep]
         seen[name] = allowed
     return seen
+
+
+DEFINITION = re.compile(r"^( {0,4})(?!(?:if|for|while|switch|return|else|case|do|namespace|struct|class|"
+                        r"enum|union)\b)[A-Za-z_~][\w:<>,\s*&~\[\]]*\(")
+
+
+def long_functions(path: Path) -> list[str]:
+    """The functions of a C++ file longer than MAX_FUNCTION_LINES, as problems."""
+    lines = path.read_text(errors="replace").split("\n")
+    out, i = [], 0
+    while i < len(lines):
+        m = DEFINITION.match(lines[i])
+        if not m or "=" in lines[i].split("(")[0]:
+            i += 1
+            continue
+        indent, j = m.group(1), i
+        while j < len(lines) and j < i + 8 and not lines[j].rstrip().endswith(("{", ";")):
+            j += 1
+        if j >= len(lines) or not lines[j].rstrip().endswith("{") or \
+                lines[j].rstrip().endswith(("= {", "({")):
+            i += 1
+            continue
+        k = j + 1
+        while k < len(lines) and not lines[k].startswith(indent + "}"):
+            k += 1
+        if k - i + 1 > MAX_FUNCTION_LINES:
+            name = lines[i].strip()[:60]
+            out.append(f"{path.relative_to(ROOT)}:{i + 1}: a function of {k - i + 1} lines "
+                       f"(at most {MAX_FUNCTION_LINES}): {name}")
+        i = j + 1
+    return out
 
 
 def main() -> int:
@@ -63,12 +101,23 @@ def main() -> int:
                 may = ", ".join(sorted(layers[layer] - {layer})) or "nothing"
                 problems.append(f"{rel}:{line}: {layer} includes {to} "
                                 f"({layer} may use {may}; src/jaxprof/layers.txt)")
+    for top in ("src", "tools", "python"):
+        for f in sorted((ROOT / top).rglob("*")):
+            if f.suffix not in (".h", ".cc") or not f.is_file():
+                continue
+            if top != "src":
+                lines = f.read_text(errors="replace").count("\n")
+                if lines > MAX_LINES:
+                    problems.append(f"{f.relative_to(ROOT)}: {lines} lines (at most {MAX_LINES}: "
+                                    "split it along its seams)")
+            problems += long_functions(f)
     for p in problems:
         print(p)
     if problems:
-        print(f"check_layers: {len(problems)} problem(s)")
+        print(f"check_structure: {len(problems)} problem(s)")
         return 1
-    print(f"check_layers: {len(layers)} layers, every include keeps to them")
+    print(f"check_structure: {len(layers)} layers, every include keeps to them; no file over "
+          f"{MAX_LINES} lines, no function over {MAX_FUNCTION_LINES}")
     return 0
 
 

@@ -8,6 +8,9 @@ cd "$(dirname "$0")/.."
 JAXPROF_WITH_PYTHON_DEPS=1 JAXPROF_BUILD_TARGETS=all \
   JAXPROF_CMAKE_ARGS="-DJAXPROF_WERROR=ON ${JAXPROF_CMAKE_ARGS:-}" scripts/setup.sh
 
+echo "== Structure (layers, file and function lengths)"
+python3 scripts/check_structure.py
+
 echo "== C++ tests (release, GCC)"
 ctest --test-dir build --output-on-failure -j2
 

@@ -1,4 +1,4 @@
-"""Copies and fills are decided in one place (src/jaxprof/analysis/memory_op.h) from what the
+"""Copies and fills are decided in one place (src/jaxprof/analysis/ops/memory_op.h) from what the
 profile says about an event: its stats, its stream, its HLO opcode, and only then its name. Every
 command agrees: timeline, summary, kernels, ops categories, export. And against TraceLens's
 memcpy split (its JAX GPU analyser: names starting with copy/memcpy/memset) on real profiles."""

@@ -3,7 +3,7 @@
 //   1. flags (PeakOverrides), for every figure they give;
 //   2. the device plane's own peak stats (TPU: peak_teraflops_per_second,
 //      peak_hbm_bw_gigabytes_per_second);
-//   3. the table of known accelerators (peaks_table.cc, every figure with its datasheet), for a
+//   3. the table of known accelerators (hardware_peaks_table.cc, every figure with its datasheet), for a
 //      device identified from its plane's stats (TPU device_type_string; GPU vendor, compute
 //      capability, core count, memory size and clock);
 //   4. figures derived from the plane's stats: clock_rate x core_count x the architecture's

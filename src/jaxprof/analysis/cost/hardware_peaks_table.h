@@ -1,4 +1,4 @@
-// Known accelerators and their datasheet peaks (peaks_table.cc names the datasheet of every
+// Known accelerators and their datasheet peaks (hardware_peaks_table.cc names the datasheet of every
 // figure), and how many FLOPs a core does per clock by architecture (for devices not listed).
 #pragma once
 
