@@ -11,6 +11,7 @@ import datetime
 import functools
 import logging
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,9 +109,63 @@ def trace(log_dir: PathLike, *, session: Optional[str] = None,
     cap.ok = True
 
 
-def annotate(name: str, **metadata: Any) -> Any:
-    """A named range on the host timeline: ``with jaxprof.annotate("data"): ...``."""
-    return jax.profiler.TraceAnnotation(name, **metadata)
+class _Annotation:
+    """A named host range, as a context manager or as a decorator (see :func:`annotate`)."""
+
+    def __init__(self, name: str, metadata: dict) -> None:
+        self.name = name
+        self.metadata = metadata
+        # One object may be entered from several threads (a shared data-loading helper): keep
+        # each thread's open ranges apart.
+        self._local = threading.local()
+
+    def __enter__(self) -> "_Annotation":
+        ann = jax.profiler.TraceAnnotation(self.name, **self.metadata)
+        ann.__enter__()
+        stack = getattr(self._local, "stack", None)
+        if stack is None:
+            stack = self._local.stack = []
+        stack.append(ann)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._local.stack.pop().__exit__(*exc)
+
+    def __call__(self, fn: F) -> F:
+        # staticmethod/classmethod objects: wrap the function inside and keep the kind.
+        if isinstance(fn, (staticmethod, classmethod)):
+            return type(fn)(self(fn.__func__))  # type: ignore[return-value]
+        name, metadata = self.name, self.metadata
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with jax.profiler.TraceAnnotation(name, **metadata):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    def __repr__(self) -> str:
+        return f"<jaxprof.annotate {self.name!r}>"
+
+
+def annotate(name: Union[str, Callable[..., Any]], **metadata: Any) -> Any:
+    """A named range on the host timeline, as a context manager or a decorator::
+
+        with jaxprof.annotate("data"):
+            batch = next(it)
+
+        @jaxprof.annotate("compute_loss")      # every call is a range named compute_loss
+        def compute_loss(self, model, x, y): ...
+
+    ``@jaxprof.annotate`` without a name uses the function's qualified name. A decorated
+    function keeps its name, docstring and signature (``functools.wraps``). Under ``jax.jit``
+    the range marks tracing only, not the compiled program's execution.
+    """
+    if callable(name) and not isinstance(name, str):
+        fn = name
+        label = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "function")
+        return _Annotation(label, metadata)(fn)
+    return _Annotation(name, metadata)
 
 
 def trace_function(fn: Optional[F] = None, name: Optional[str] = None,
@@ -317,7 +372,11 @@ class StepProfiler:
         return (step_num - self.first_step) % self.every_n_steps == 0
 
     @contextlib.contextmanager
-    def step(self, step_num: int, name: str = "train") -> Iterator[_StepContext]:
+    def step(self, step_num: int, name: str = "train", *,
+             session_label: Optional[str] = None) -> Iterator[_StepContext]:
+        """Marks step ``step_num`` (a step annotation named ``name`` while a capture runs), and
+        starts or stops a capture around it as scheduled. ``session_label`` replaces the
+        ``step<N>`` suffix of the session name of a scheduled capture starting at this step."""
         now = time.perf_counter()
         self._close_timing(now)
         clean = self._active is None  # no capture runs, starts or stops in this step
@@ -328,7 +387,7 @@ class StepProfiler:
                 clean = False
             elif self.should_start(step_num):
                 self._scheduled += 1
-                self._start(step_num, None)
+                self._start(step_num, None, session_label)
                 clean = False
         ctx = _StepContext(step_num, self._active is not None)
         self._open = (step_num, now, clean)
@@ -394,8 +453,9 @@ class StepProfiler:
             return (time.perf_counter() - self._t0) * 1e3 >= self.duration_ms
         return self._steps_in >= self.steps_per_profile
 
-    def _start(self, step_num: int, slow: Optional[SlowStep]) -> None:
-        label = f"slow{step_num}" if slow is not None else f"step{step_num}"
+    def _start(self, step_num: int, slow: Optional[SlowStep],
+               session_label: Optional[str] = None) -> None:
+        label = f"slow{step_num}" if slow is not None else (session_label or f"step{step_num}")
         cap = Capture(self.log_dir, _session_name(label), step_num)
         cap.reason = slow.describe() if slow is not None else None
         self.captures.append(cap)

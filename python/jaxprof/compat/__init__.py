@@ -1,11 +1,13 @@
 """ejkernel-compatible autotuning profiler: the API of ``ejkernel``'s ``Profiler``, computed by
 the C++ core (no TensorFlow, integer picoseconds, corrupt profiles raise).
 
-Deliberate differences from ejkernel are listed in docs/python.md.
+Deliberate differences from ejkernel are listed in docs/python.md. The rest of ejkernel's API
+(kernels, executor, selector chain, ``autotune_lowered``) is :mod:`jaxprof.compat.ejkernel`.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 import tempfile
 from pathlib import Path
@@ -34,6 +36,14 @@ def _wrap(e: ProfileError, what: str) -> ProfilingError:
     return err
 
 
+def _tensorflow_available() -> bool:
+    try:
+        importlib.import_module("tensorflow.python.profiler.trace")
+    except Exception:  # not installed, or broken: either way it cannot be used
+        return False
+    return True
+
+
 class Profiler:
     """Times functions from a profile, keyed as autotuners expect.
 
@@ -52,13 +62,16 @@ class Profiler:
                  min_duration_ns: float = 1000.0, max_events_per_profile: Optional[int] = 10000,
                  verbose: bool = False, require_tf: bool = False,
                  silence_tf_cpp_logs: bool = True) -> None:
-        # require_tf and silence_tf_cpp_logs are accepted for compatibility: TensorFlow is never
-        # used.
         self.prefix_filter = prefix_filter or ""
         self.event_filter_regex = event_filter_regex
         self.min_duration_ns = min_duration_ns
         self.max_events_per_profile = max_events_per_profile
         self.verbose = verbose
+        # TensorFlow is never used. require_tf keeps ejkernel's check (see
+        # profile_time_by_function_id); silence_tf_cpp_logs is stored only: setting
+        # TF_CPP_MIN_LOG_LEVEL, as ejkernel does, would also hide XLA's own error logs.
+        self.require_tf = require_tf
+        self.silence_tf_cpp_logs = silence_tf_cpp_logs
         if event_filter_regex is not None:
             try:
                 re.compile(event_filter_regex)
@@ -116,10 +129,16 @@ class Profiler:
         """Runs ``timing_closure`` ``total_calls_number`` times, each under its own trace, and
         returns ``{id: (mean_s, std_s)}`` for keys ``jit_autotune_fn_{id}...`` on the first plane
         matching ``platform``. With more than two samples the fastest and slowest are dropped;
-        ``std`` is the population standard deviation."""
+        ``std`` is the population standard deviation. With ``require_tf`` it raises
+        ProfilingError when TensorFlow's profiler cannot be imported, as ejkernel does (jaxprof
+        itself never needs it)."""
         import jax
 
-        from .capture import trace
+        if self.require_tf and not _tensorflow_available():
+            raise ProfilingError("require_tf=True: TensorFlow's Python profiler "
+                                 "(tensorflow.python.profiler.trace) cannot be imported")
+
+        from ..capture import trace
 
         samples: Dict[int, List[int]] = {}
         for _ in range(total_calls_number):
