@@ -40,7 +40,7 @@ import importlib.util, sys
 sys.exit(0 if all(importlib.util.find_spec(m) for m in ("distributed", "fsspec", "s3fs", "moto",
     "flask_cors")) else 1)
 PY
-  # XProf, a reference the roofline tests and tests/python/test_xprof_peer.py (op statistics on
+  # XProf, a reference the roofline tests and tests/python/ops/test_xprof_peer.py (op statistics on
   # the device clock) compare with; they skip without it.
   python3 -c 'import importlib.util, sys; sys.exit(0 if importlib.util.find_spec("xprof") else 1)' \
     || python3 -m pip install -q --disable-pip-version-check xprof

@@ -13,6 +13,11 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# Tests are grouped by feature in sub-folders; some share fixtures across groups by importing
+# another test module (test_partial uses test_by_program's): every group can be imported.
+for _group in sorted(Path(__file__).resolve().parent.iterdir()):
+    if _group.is_dir() and not _group.name.startswith((".", "_")):
+        sys.path.insert(1, str(_group))
 # The protobuf wire codec shared with the benchmarks and the fuzz seed builder.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "scripts"))
 

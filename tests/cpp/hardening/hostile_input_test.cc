@@ -358,7 +358,7 @@ TEST(HostileInput, ChromeTraceTimesBeyondRangeAreRefused) {
                  {"out of range", "B/E"});
 }
 
-// ---- hostile sizes: refused within seconds (memory: tests/python/test_hostile_sizes.py) ----
+// ---- hostile sizes: refused within seconds (memory: tests/python/cli/test_hostile_sizes.py) ----
 
 TEST(HostileSizes, XSpaceDeclaringTenGigabyteString) {
   std::string plane = testing::varint(2 << 3 | 2) + testing::varint(uint64_t{10} << 30) + "xx";

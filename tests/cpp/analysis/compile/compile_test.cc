@@ -1,5 +1,5 @@
 // compile on the project's JAX CPU capture and the TPU fixture. Expected numbers come from
-// tests/python/test_compile.py's brute-force computation over the raw events (protobuf), which
+// tests/python/compile/test_compile.py's brute-force computation over the raw events (protobuf), which
 // agrees with the CLI to the picosecond.
 #include "jaxprof/analysis/compile/compile.h"
 

@@ -1,7 +1,7 @@
 // jaxprof memory on real profiles and on buffer assignments written here field by field.
 // Expected peaks: the allocators' own statistics (bytes_allocated, peak_bytes_in_use) as a
 // separate protobuf decoder reads them, and XProf 2.24's memory_profile and memory_viewer tools
-// run on the same files (tests/python/test_memory.py compares against XProf where it installs).
+// run on the same files (tests/python/memory/test_memory.py compares against XProf where it installs).
 #include "jaxprof/analysis/memory/memory.h"
 
 #include <gtest/gtest.h>

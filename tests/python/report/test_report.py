@@ -18,7 +18,7 @@ import pytest
 
 from xspace_builder import Ref, SpaceBuilder
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SECTIONS = ["summary", "device-time", "steps", "modules", "ops", "sources", "flame-source",
             "flame-op-name", "roofline", "collectives", "kernels", "compile", "memory"]
 EVIL = "<script>alert(1)</script>"

@@ -11,7 +11,7 @@ import pytest
 
 import jaxprof
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "tests" / "data"
 MATMUL = DATA / "jax_cpu_matmul/plugins/profile/session/vm.xplane.pb"
 CUT_WORDS = ("ends early", "may have been cut off")

@@ -19,7 +19,7 @@ import ops_check
 jaxprof = pytest.importorskip("jaxprof",
                              reason="the jaxprof package is not installed (pip install .)")
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "tests" / "data"
 PROFILES = [
     DATA / "jax_cpu_8dev",

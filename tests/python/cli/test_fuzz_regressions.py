@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 REGRESSIONS = ROOT / "fuzz" / "regressions"
 MATMUL = ROOT / "tests/data/jax_cpu_matmul/plugins/profile/session/vm.xplane.pb"
 TRACE = "nvtx_gpu_proj_trace/trace.parquet"

@@ -16,7 +16,7 @@ import ops_check
 
 jaxprof = pytest.importorskip("jaxprof", reason="the jaxprof package is not installed (pip install .)")
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "tests" / "data"
 SHARED = Path(os.environ.get("JAXPROF_SHARED_FIXTURES", ROOT.parent / "shared" / "fixtures"))
 BAD = SHARED / "bad" / "tpu_inference_utf8_mangled.xplane.pb"

@@ -13,7 +13,7 @@ import pytest
 from test_report import EVIL, Page, _chromium, check_self_contained, load_headless, page_data
 from xspace_builder import Ref, SpaceBuilder
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SECTIONS = ["summary", "top-changes", "modules", "ops", "added-removed", "categories"]
 T_NS = 1_700_000_000_000_000_000
 
