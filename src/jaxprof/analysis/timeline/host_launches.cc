@@ -164,16 +164,12 @@ void for_each_window(std::span<const int64_t> times, std::span<const HostLaunche
   }
 }
 
-}  // namespace
-
-HostLaunches HostLaunches::index(const Profile& p, uint32_t host, bool all, IdLookup lookup) {
-  HostLaunches h;
-  // What is known of each metadata entry before any line is read. Python frames ($-names) never
-  // carry a correlation id. Without `all`, only GPU API calls may be launches and only their
-  // lines and those with ExecuteThunks events are read; a kernel whose launch this misses makes
-  // the caller index every host line.
+// What is known of each metadata entry before any line is read. Python frames ($-names) never
+// carry a correlation id. Without `all`, only GPU API calls may be launches and only their
+// lines and those with ExecuteThunks events are read (`wanted` learns which entries those are);
+// a kernel whose launch this misses makes the caller index every host line.
+std::vector<uint8_t> kinds_by_name(const Profile& p, uint32_t host, bool all, LineFilter& wanted) {
   std::vector<uint8_t> by_name(p.event_metadata.size(), kUnknown);
-  LineFilter wanted(p);
   for (uint32_t m = 0; m < p.event_metadata.size(); ++m) {
     const EventMetadata& md = p.event_metadata[m];
     const Plane& plane = p.planes[md.plane];
@@ -188,23 +184,35 @@ HostLaunches HostLaunches::index(const Profile& p, uint32_t host, bool all, IdLo
         by_name[m] = kOther;
     }
   }
+  return by_name;
+}
+
+// The host lines to read, in line order: all of them, or those that may hold wanted events.
+std::vector<LineLaunches> lines_to_read(const Profile& p, uint32_t host, bool all,
+                                        const LineFilter& wanted) {
   std::vector<LineLaunches> lines;
-  std::vector<uint64_t> costs;
-  uint64_t total = 0;
   for (const Plane& plane : p.planes)
     if (plane.kind == PlaneKind::kHostCpu && plane.host == host)
       for (uint32_t li : plane.lines)
-        if (all || wanted.may_hold(li)) {
-          lines.emplace_back().line = li;
-          costs.push_back(p.lines[li].event_count);
-          total += p.lines[li].event_count;
-        }
+        if (all || wanted.may_hold(li)) lines.emplace_back().line = li;
+  return lines;
+}
 
-  // A single reader would go in line order, each line starting from the kinds the lines before
-  // it decided. The lines are read in parallel instead, each starting from what the lines before
-  // it that its thread has read decided; then, in line order, a line whose given or decided
-  // kinds differ from those of the lines before it (an entry whose first event was not the
-  // first in line order) is read again from them, so the result is that of a single reader.
+// Reads the launches and windows of every line, starting from the kinds `by_name`.
+//
+// A single reader would go in line order, each line starting from the kinds the lines before
+// it decided. The lines are read in parallel instead, each starting from what the lines before
+// it that its thread has read decided; then, in line order, a line whose given or decided
+// kinds differ from those of the lines before it (an entry whose first event was not the
+// first in line order) is read again from them, so the result is that of a single reader.
+void read_lines(const Profile& p, const std::vector<uint8_t>& by_name,
+                std::vector<LineLaunches>& lines) {
+  std::vector<uint64_t> costs;
+  uint64_t total = 0;
+  for (const LineLaunches& line : lines) {
+    costs.push_back(p.lines[line.line].event_count);
+    total += p.lines[line.line].event_count;
+  }
   std::vector<uint32_t> unscannable;  // decoded first: the threads only read
   for (const LineLaunches& line : lines)
     if (!p.can_scan(line.line)) unscannable.push_back(line.line);
@@ -213,30 +221,86 @@ HostLaunches HostLaunches::index(const Profile& p, uint32_t host, bool all, IdLo
   const size_t threads = parts_for(total, kEventsPerPart);
   std::vector<std::vector<size_t>> read_by(threads);  // the lines each thread has read
   std::vector<LineScratch> scratch(threads);
-  {
-    Profile::ReadOnlyScope reading(p);
-    for_each_parallel(costs, threads, [&](size_t k, size_t thread) {
-      std::vector<uint8_t> kind = by_name;
-      std::vector<size_t>& done = read_by[thread];
-      std::sort(done.begin(), done.end());
-      for (size_t j : done) {
-        if (j > k) break;
-        for (auto [m, d] : lines[j].decided)
-          if (kind[m] == kUnknown) kind[m] = d;
-      }
-      read_line_launches(p, names, std::move(kind), lines[k], scratch[thread]);
-      done.push_back(k);
+  Profile::ReadOnlyScope reading(p);
+  for_each_parallel(costs, threads, [&](size_t k, size_t thread) {
+    std::vector<uint8_t> kind = by_name;
+    std::vector<size_t>& done = read_by[thread];
+    std::sort(done.begin(), done.end());
+    for (size_t j : done) {
+      if (j > k) break;
+      for (auto [m, d] : lines[j].decided)
+        if (kind[m] == kUnknown) kind[m] = d;
+    }
+    read_line_launches(p, names, std::move(kind), lines[k], scratch[thread]);
+    done.push_back(k);
+  });
+  std::vector<uint8_t> before = by_name;  // and decided by the lines before
+  for (LineLaunches& line : lines) {
+    bool agrees = true;
+    for (auto [m, k] : line.given) agrees &= before[m] == k;
+    for (auto [m, k] : line.decided) agrees &= before[m] == kUnknown || before[m] == k;
+    if (!agrees) read_line_launches(p, names, before, line, scratch[0]);
+    for (auto [m, k] : line.decided)
+      if (before[m] == kUnknown) before[m] = k;
+  }
+}
+
+// One host thread's execution windows, disjoint and by begin; their ids are first_id on.
+struct WindowLine {
+  uint32_t line;
+  uint32_t first_id;
+  std::vector<HostLaunches::Window> windows;
+};
+
+// Each thread's windows by begin, the outermost of nested ones kept so that they are disjoint;
+// window ids count through the lines. By line number: ties between them go to the first.
+std::vector<WindowLine> disjoint_window_lines(std::vector<LineLaunches>& lines) {
+  using Window = HostLaunches::Window;
+  std::vector<WindowLine> window_lines;
+  uint32_t window_ids = 0;
+  for (LineLaunches& line : lines) {
+    if (line.windows.empty()) continue;
+    std::vector<Window>& ws = line.windows;
+    std::sort(ws.begin(), ws.end(), [](const Window& a, const Window& b) {
+      return a.begin != b.begin ? a.begin < b.begin : a.end > b.end;
     });
-    std::vector<uint8_t> before = by_name;  // and decided by the lines before
-    for (LineLaunches& line : lines) {
-      bool agrees = true;
-      for (auto [m, k] : line.given) agrees &= before[m] == k;
-      for (auto [m, k] : line.decided) agrees &= before[m] == kUnknown || before[m] == k;
-      if (!agrees) read_line_launches(p, names, before, line, scratch[0]);
-      for (auto [m, k] : line.decided)
-        if (before[m] == kUnknown) before[m] = k;
+    size_t kept = 0;
+    for (const Window& w : ws)
+      if (kept == 0 || w.begin > ws[kept - 1].end) ws[kept++] = w;
+    ws.resize(kept);
+    window_lines.push_back({line.line, window_ids, std::move(ws)});
+    window_ids += static_cast<uint32_t>(kept);
+  }
+  std::sort(window_lines.begin(), window_lines.end(),
+            [](const WindowLine& a, const WindowLine& b) { return a.line < b.line; });
+  return window_lines;
+}
+
+// The window line whose windows contain most of the launch times (ascending), the first of
+// those that tie; null when none contains any.
+const WindowLine* best_window_line(std::span<const int64_t> times,
+                                   const std::vector<WindowLine>& window_lines) {
+  const WindowLine* best = nullptr;
+  size_t best_hits = 0;
+  for (const WindowLine& wl : window_lines) {
+    size_t hits = 0;
+    for_each_window(times, wl.windows, [&](size_t, size_t) { ++hits; });
+    if (hits > best_hits) {
+      best = &wl;
+      best_hits = hits;
     }
   }
+  return best;
+}
+
+}  // namespace
+
+HostLaunches HostLaunches::index(const Profile& p, uint32_t host, bool all, IdLookup lookup) {
+  HostLaunches h;
+  LineFilter wanted(p);
+  const std::vector<uint8_t> by_name = kinds_by_name(p, host, all, wanted);
+  std::vector<LineLaunches> lines = lines_to_read(p, host, all, wanted);
+  read_lines(p, by_name, lines);
 
   // One launch per correlation id, the last in line order: its line (index into `lines`) and
   // place there.
@@ -282,31 +346,7 @@ HostLaunches HostLaunches::index(const Profile& p, uint32_t host, bool all, IdLo
     }
   h.window_.assign(last.size(), kNoWindow);
 
-  // Each thread's windows by begin, the outermost of nested ones kept so that they are disjoint;
-  // window ids count through the lines.
-  struct WindowLine {
-    uint32_t line;
-    uint32_t first_id;
-    std::vector<Window> windows;
-  };
-  std::vector<WindowLine> window_lines;
-  uint32_t window_ids = 0;
-  for (LineLaunches& line : lines) {
-    if (line.windows.empty()) continue;
-    std::vector<Window>& ws = line.windows;
-    std::sort(ws.begin(), ws.end(), [](const Window& a, const Window& b) {
-      return a.begin != b.begin ? a.begin < b.begin : a.end > b.end;
-    });
-    size_t kept = 0;
-    for (const Window& w : ws)
-      if (kept == 0 || w.begin > ws[kept - 1].end) ws[kept++] = w;
-    ws.resize(kept);
-    window_lines.push_back({line.line, window_ids, std::move(ws)});
-    window_ids += static_cast<uint32_t>(kept);
-  }
-  // Window lines by line number: ties between them go to the first.
-  std::sort(window_lines.begin(), window_lines.end(),
-            [](const WindowLine& a, const WindowLine& b) { return a.line < b.line; });
+  const std::vector<WindowLine> window_lines = disjoint_window_lines(lines);
   if (window_lines.empty()) return h;
 
   // Each launch line goes with the window line whose windows contain most of its launches (the
@@ -333,16 +373,7 @@ HostLaunches HostLaunches::index(const Profile& p, uint32_t host, bool all, IdLo
     // Launches are in line order, by start: a merge with the windows finds their windows.
     if (!std::is_sorted(times.begin(), times.end()))
       throw std::logic_error("HostLaunches::index: launches not in line order");
-    const WindowLine* best = nullptr;
-    size_t best_hits = 0;
-    for (const WindowLine& wl : window_lines) {
-      size_t hits = 0;
-      for_each_window(times, wl.windows, [&](size_t, size_t) { ++hits; });
-      if (hits > best_hits) {
-        best = &wl;
-        best_hits = hits;
-      }
-    }
+    const WindowLine* best = best_window_line(times, window_lines);
     if (!best) return;
     for_each_window(times, best->windows, [&](size_t launch, size_t window) {
       h.window_[slots[launch]] = best->first_id + static_cast<uint32_t>(window);

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "jaxprof/render/html/chart_axis.h"
 #include "jaxprof/render/flame/flame_svg.h"
+#include "jaxprof/render/html/chart_axis.h"
 
 namespace jaxprof {
 namespace {
@@ -61,11 +61,37 @@ std::string y_axis(const Axis& a, double x0, double x1, double top, double botto
   return out;
 }
 
-}  // namespace
+// Where the chart's points go. Steady points far above the others are marked on the top edge
+// instead of setting the scale; the steady panel spans the steady points' x range, right of the
+// warm-up panel when there is one.
+struct StepLayout {
+  explicit StepLayout(const StepChart& c);
 
-std::string svg_step_chart(const StepChart& c) {
-  size_t n = 0, total_points = 0;
-  std::vector<double> warm, steady;
+  double px(size_t i) const {
+    double f = x_span > 0 ? (static_cast<double>(i) - static_cast<double>(x_lo)) / x_span : 0.5;
+    return plot_left + 8 + f * (plot_right - plot_left - 16);
+  }
+  double py(const Axis& a, double y) const { return bottom - a.fraction(y) * (bottom - top); }
+  std::string x_name(size_t i) const {
+    return i < c.x_names.size() ? c.x_names[i] : fmt::format("{}", i);
+  }
+  bool has_warm() const { return !warm.empty(); }
+
+  const StepChart& c;
+  std::vector<double> warm;  // the warm-up points' values
+  bool has_steady = false;
+  size_t total_points = 0;
+  double fence = INFINITY;  // above it, a steady point is off the scale
+  size_t clipped = 0;       // steady points above the fence
+  Axis ya;                  // the steady panel's
+  double top = kTop, bottom = kHeight - kBottom, plot_left = kLeft, plot_right = kWidth - kRight;
+  size_t x_lo = 0, x_hi = 0;  // the steady points' x range
+  double x_span = 0;
+};
+
+StepLayout::StepLayout(const StepChart& chart) : c(chart) {
+  size_t n = 0;
+  std::vector<double> steady;
   std::vector<size_t> steady_x;
   for (const StepSeries& s : c.series) {
     n = std::max(n, s.ys.size());
@@ -79,43 +105,31 @@ std::string svg_step_chart(const StepChart& c) {
       }
     }
   }
-  const bool has_warm = !warm.empty();
+  has_steady = !steady_x.empty();
   // Points far above the steady state are marked at the top instead of setting the scale.
-  double fence = INFINITY;
   if (steady.size() >= 8) {
     double q1 = quantile(steady, 0.25), q3 = quantile(steady, 0.75), med = quantile(steady, 0.5);
     fence = std::max(q3 + 3 * (q3 - q1), 1.5 * med);
   }
   double steady_max = 0;
-  size_t clipped = 0;
   for (double y : steady) {
     if (y > fence)
       ++clipped;
     else
       steady_max = std::max(steady_max, y);
   }
-  const Axis ya = linear_axis(0, steady.empty() ? 1 : steady_max, AxisQuantity::kDuration);
-  const double top = kTop + (clipped ? 14 : 0), bottom = kHeight - kBottom;
-  const double plot_left = kLeft + (has_warm ? kWarmPanel + kGap : 0);
-  const double plot_right = kWidth - kRight;
-  size_t x_lo = n, x_hi = 0;
+  ya = linear_axis(0, steady.empty() ? 1 : steady_max, AxisQuantity::kDuration);
+  top = kTop + (clipped ? 14 : 0);
+  plot_left = kLeft + (has_warm() ? kWarmPanel + kGap : 0);
+  x_lo = n, x_hi = 0;
   for (size_t x : steady_x) x_lo = std::min(x_lo, x), x_hi = std::max(x_hi, x);
   if (x_lo > x_hi) x_lo = x_hi = 0;
-  const double x_span = static_cast<double>(x_hi - x_lo);
-  auto px = [&](size_t i) {
-    double f = x_span > 0 ? (static_cast<double>(i) - static_cast<double>(x_lo)) / x_span : 0.5;
-    return plot_left + 8 + f * (plot_right - plot_left - 16);
-  };
-  auto py = [&](const Axis& a, double y) { return bottom - a.fraction(y) * (bottom - top); };
-  auto x_name = [&](size_t i) {
-    return i < c.x_names.size() ? c.x_names[i] : fmt::format("{}", i);
-  };
+  x_span = static_cast<double>(x_hi - x_lo);
+}
 
-  std::string out = fmt::format(
-      "<svg class=\"chart wide\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {} {}\" "
-      "role=\"img\" data-y-unit=\"{}\" data-clipped=\"{}\">\n",
-      kWidth, kHeight, xml_escape(ya.unit), clipped);
-  // Legend along the top.
+// The legend along the top: one swatch per series, and what hollow points mean.
+void legend(const StepLayout& l, std::string& out) {
+  const StepChart& c = l.c;
   double lx = kLeft;
   for (size_t k = 0; k < c.series.size(); ++k) {
     out += fmt::format(
@@ -124,106 +138,126 @@ std::string svg_step_chart(const StepChart& c) {
         lx, kPalette[k % 8], lx + 16, xml_escape(c.series[k].name));
     lx += 34 + 7.0 * static_cast<double>(c.series[k].name.size());
   }
-  if (has_warm)
+  if (l.has_warm())
     out += fmt::format("<text x=\"{:.0f}\" y=\"18\" class=\"muted\">hollow: warm-up</text>\n", lx);
+}
 
-  // The warm-up panel: one column per warm-up x, its own scale from zero.
-  if (has_warm) {
-    const Axis wa =
-        linear_axis(0, *std::max_element(warm.begin(), warm.end()), AxisQuantity::kDuration, 4);
-    const double x0 = kLeft, x1 = kLeft + kWarmPanel;
-    out += y_axis(wa, x0, x1, kTop, bottom, "wyt");
-    out +=
-        fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">warm-up ({})</text>\n",
-                    (x0 + x1) / 2, bottom + 32, xml_escape(wa.unit));
-    std::vector<size_t> xs;
-    for (const StepSeries& s : c.series)
-      for (size_t i = 0; i < s.ys.size(); ++i)
-        if (is_warmup(s, i) && std::find(xs.begin(), xs.end(), i) == xs.end()) xs.push_back(i);
-    std::sort(xs.begin(), xs.end());
-    const size_t shown = std::min<size_t>(xs.size(), 12);
-    auto wx = [&](size_t i) {
-      size_t k = static_cast<size_t>(std::find(xs.begin(), xs.end(), i) - xs.begin());
-      return x0 + (static_cast<double>(std::min(k, shown - 1)) + 0.5) * (x1 - x0) /
-                      static_cast<double>(shown);
-    };
-    for (size_t k = 0; k < shown; ++k)
-      out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
-                         wx(xs[k]), bottom + 14, xml_escape(x_name(xs[k])));
-    for (size_t k = 0; k < c.series.size(); ++k) {
-      const StepSeries& s = c.series[k];
-      for (size_t i = 0; i < s.ys.size(); ++i)
-        if (is_warmup(s, i))
-          out += fmt::format(
-              "<circle class=\"warm\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"#fff\" "
-              "stroke=\"{}\" stroke-width=\"2\"><title>{} (warm-up)</title></circle>\n",
-              wx(i), py(wa, s.ys[i]), kPalette[k % 8], xml_escape(tip(c, s, i)));
-    }
+// The warm-up panel: one column per warm-up x (at most 12), its own scale from zero.
+void warm_panel(const StepLayout& l, std::string& out) {
+  const StepChart& c = l.c;
+  const Axis wa =
+      linear_axis(0, *std::max_element(l.warm.begin(), l.warm.end()), AxisQuantity::kDuration, 4);
+  const double x0 = kLeft, x1 = kLeft + kWarmPanel;
+  out += y_axis(wa, x0, x1, kTop, l.bottom, "wyt");
+  out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">warm-up ({})</text>\n",
+                     (x0 + x1) / 2, l.bottom + 32, xml_escape(wa.unit));
+  std::vector<size_t> xs;
+  for (const StepSeries& s : c.series)
+    for (size_t i = 0; i < s.ys.size(); ++i)
+      if (is_warmup(s, i) && std::find(xs.begin(), xs.end(), i) == xs.end()) xs.push_back(i);
+  std::sort(xs.begin(), xs.end());
+  const size_t shown = std::min<size_t>(xs.size(), 12);
+  auto wx = [&](size_t i) {
+    size_t k = static_cast<size_t>(std::find(xs.begin(), xs.end(), i) - xs.begin());
+    return x0 + (static_cast<double>(std::min(k, shown - 1)) + 0.5) * (x1 - x0) /
+                    static_cast<double>(shown);
+  };
+  for (size_t k = 0; k < shown; ++k)
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
+                       wx(xs[k]), l.bottom + 14, xml_escape(l.x_name(xs[k])));
+  for (size_t k = 0; k < c.series.size(); ++k) {
+    const StepSeries& s = c.series[k];
+    for (size_t i = 0; i < s.ys.size(); ++i)
+      if (is_warmup(s, i))
+        out += fmt::format(
+            "<circle class=\"warm\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"#fff\" "
+            "stroke=\"{}\" stroke-width=\"2\"><title>{} (warm-up)</title></circle>\n",
+            wx(i), l.py(wa, s.ys[i]), kPalette[k % 8], xml_escape(tip(c, s, i)));
   }
+}
 
-  // The steady-state panel.
-  out += y_axis(ya, plot_left, plot_right, top, bottom, "yt");
+// The steady-state panel's axes: the y scale, and a grid line per x (labelled every stride).
+void steady_axes(const StepLayout& l, std::string& out) {
+  const StepChart& c = l.c;
+  out += y_axis(l.ya, l.plot_left, l.plot_right, l.top, l.bottom, "yt");
   out += fmt::format(
       "<text x=\"{0:.1f}\" y=\"{1:.1f}\" text-anchor=\"middle\" transform=\"rotate(-90 {0:.1f} "
       "{1:.1f})\">{2} ({3})</text>\n",
-      plot_left - 48, (top + bottom) / 2, xml_escape(c.y_label), xml_escape(ya.unit));
-  if (!steady_x.empty()) {
-    const size_t count = x_hi - x_lo + 1, stride = label_stride(count);
-    for (size_t i = x_lo; i <= x_hi; ++i) {
+      l.plot_left - 48, (l.top + l.bottom) / 2, xml_escape(c.y_label), xml_escape(l.ya.unit));
+  if (l.has_steady) {
+    const size_t count = l.x_hi - l.x_lo + 1, stride = label_stride(count);
+    for (size_t i = l.x_lo; i <= l.x_hi; ++i) {
       bool labelled = i % stride == 0;
       if (count <= 60 || labelled)
         out += fmt::format(
             "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"{3}\"/>\n",
-            px(i), top, bottom + (labelled ? 4 : 0), labelled ? "#ccc" : "#f0f0f0");
+            l.px(i), l.top, l.bottom + (labelled ? 4 : 0), labelled ? "#ccc" : "#f0f0f0");
       if (labelled)
         out += fmt::format(
             "<text class=\"xt\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
-            px(i), bottom + 16, xml_escape(x_name(i)));
+            l.px(i), l.bottom + 16, xml_escape(l.x_name(i)));
     }
   }
   out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
-                     (plot_left + plot_right) / 2, bottom + 34,
-                     xml_escape(has_warm ? c.x_label + " (steady state)" : c.x_label));
-  const bool circles = total_points <= kMostCircles;
-  for (size_t k = 0; k < c.series.size(); ++k) {
-    const StepSeries& s = c.series[k];
-    const char* color = kPalette[k % 8];
-    // Lines join consecutive steady points; a warm-up point in between breaks them.
-    std::string pts;
-    auto flush = [&]() {
-      if (pts.find(' ') != pts.rfind(' '))  // at least two points
-        out += fmt::format(
-            "<polyline class=\"series\" points=\"{}\" fill=\"none\" stroke=\"{}\" "
-            "stroke-width=\"1.5\"/>\n",
-            pts, color);
-      pts.clear();
-    };
-    for (size_t i = 0; i < s.ys.size(); ++i) {
-      if (is_warmup(s, i)) {
-        flush();
-        continue;
-      }
-      double y = s.ys[i] > fence ? top - 8 : py(ya, s.ys[i]);
-      pts += fmt::format("{:.1f},{:.1f} ", px(i), y);
+                     (l.plot_left + l.plot_right) / 2, l.bottom + 34,
+                     xml_escape(l.has_warm() ? c.x_label + " (steady state)" : c.x_label));
+}
+
+// One series in the steady panel: lines through its steady points, points off the scale as
+// markers on the top edge with their value, and the others as circles unless there are too many.
+void steady_series(const StepLayout& l, size_t k, std::string& out) {
+  const StepSeries& s = l.c.series[k];
+  const char* color = kPalette[k % 8];
+  const bool circles = l.total_points <= kMostCircles;
+  // Lines join consecutive steady points; a warm-up point in between breaks them.
+  std::string pts;
+  auto flush = [&]() {
+    if (pts.find(' ') != pts.rfind(' '))  // at least two points
+      out += fmt::format(
+          "<polyline class=\"series\" points=\"{}\" fill=\"none\" stroke=\"{}\" "
+          "stroke-width=\"1.5\"/>\n",
+          pts, color);
+    pts.clear();
+  };
+  for (size_t i = 0; i < s.ys.size(); ++i) {
+    if (is_warmup(s, i)) {
+      flush();
+      continue;
     }
-    flush();
-    for (size_t i = 0; i < s.ys.size(); ++i) {
-      if (is_warmup(s, i)) continue;
-      if (s.ys[i] > fence) {
-        double x = px(i), y = top - 8;
-        out += fmt::format(
-            "<path class=\"clipped\" d=\"M{0:.1f},{1:.1f} l5,8 l-10,0 z\" fill=\"{2}\">"
-            "<title>{3} (off the scale)</title></path>"
-            "<text x=\"{4:.1f}\" y=\"{5:.1f}\">{6}</text>\n",
-            x, y - 6, color, xml_escape(tip(c, s, i)), x + 7, y + 2,
-            xml_escape(axis_value_text(s.ys[i], AxisQuantity::kDuration)));
-      } else if (circles) {
-        out += fmt::format(
-            "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"><title>{}</title></circle>\n",
-            px(i), py(ya, s.ys[i]), color, xml_escape(tip(c, s, i)));
-      }
+    double y = s.ys[i] > l.fence ? l.top - 8 : l.py(l.ya, s.ys[i]);
+    pts += fmt::format("{:.1f},{:.1f} ", l.px(i), y);
+  }
+  flush();
+  for (size_t i = 0; i < s.ys.size(); ++i) {
+    if (is_warmup(s, i)) continue;
+    if (s.ys[i] > l.fence) {
+      double x = l.px(i), y = l.top - 8;
+      out += fmt::format(
+          "<path class=\"clipped\" d=\"M{0:.1f},{1:.1f} l5,8 l-10,0 z\" fill=\"{2}\">"
+          "<title>{3} (off the scale)</title></path>"
+          "<text x=\"{4:.1f}\" y=\"{5:.1f}\">{6}</text>\n",
+          x, y - 6, color, xml_escape(tip(l.c, s, i)), x + 7, y + 2,
+          xml_escape(axis_value_text(s.ys[i], AxisQuantity::kDuration)));
+    } else if (circles) {
+      out += fmt::format(
+          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"><title>{}</title></circle>\n",
+          l.px(i), l.py(l.ya, s.ys[i]), color, xml_escape(tip(l.c, s, i)));
     }
   }
+}
+
+}  // namespace
+
+std::string svg_step_chart(const StepChart& c) {
+  const StepLayout l(c);
+  std::string out = fmt::format(
+      "<svg class=\"chart wide\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {} {}\" "
+      "role=\"img\" data-y-unit=\"{}\" data-clipped=\"{}\">\n",
+      kWidth, kHeight, xml_escape(l.ya.unit), l.clipped);
+  legend(l, out);
+  if (l.has_warm()) warm_panel(l, out);
+  steady_axes(l, out);
+  for (size_t k = 0; k < c.series.size(); ++k) steady_series(l, k, out);
   out += "</svg>\n";
   return out;
 }

@@ -10,19 +10,19 @@
 #include <map>
 #include <tuple>
 
-#include "jaxprof/analysis/ops/category.h"
 #include "jaxprof/analysis/collectives/collectives.h"
 #include "jaxprof/analysis/compile/compile.h"
+#include "jaxprof/analysis/ops/category.h"
 #include "jaxprof/analysis/ops/device_events.h"
 #include "jaxprof/analysis/ops/memory_op.h"
 #include "jaxprof/analysis/steps/module_executions.h"
 #include "jaxprof/analysis/steps/steady_state.h"
 #include "jaxprof/analysis/timeline/timeline_segments.h"
 #include "jaxprof/common/error.h"
+#include "jaxprof/common/units.h"
 #include "jaxprof/io/base64.h"
 #include "jaxprof/render/perfetto/perfetto_args.h"
 #include "jaxprof/render/text/text.h"
-#include "jaxprof/common/units.h"
 
 namespace jaxprof {
 
@@ -119,293 +119,421 @@ std::string execution_label(const ModuleExecution& x) {
   return x.program_id == kNoProgram ? x.name : fmt::format("{}({})", x.name, x.program_id);
 }
 
-}  // namespace
+// The name of a derived track, marked so that a reader of the trace leaves it out.
+std::string derived_thread_name(int pid, int tid, std::string_view name) {
+  return fmt::format(
+      ",\n{{\"ph\": \"M\", \"pid\": {}, \"tid\": {}, \"name\": \"thread_name\", \"args\": "
+      "{{\"name\": {}, \"jaxprof_derived\": true}}}}",
+      pid, tid, json_string_html_safe(name));
+}
 
-PerfettoSummary write_perfetto(const Profile& p,
-                               const std::function<void(std::string_view)>& sink) {
-  PerfettoSummary s;
-  std::vector<DeviceLines> devices = op_devices(p);
-  const std::vector<DeviceExecutions>& executions = module_executions(p);  // decodes device lines
-  const SteadyStateOptions steady_default;
-  const SteadyState& steady = steady_state(p, steady_default);
-  std::vector<DeviceSegments> segments = timeline_segments(p, steady_default);
-  std::map<std::string, const DeviceSegments*> segments_of;
-  for (const DeviceSegments& d : segments) segments_of[d.device] = &d;
+// Collective message sizes and bandwidth factors per (module, op).
+using CollectiveOps = std::map<std::pair<std::string, std::string>, const CollectiveOp*>;
 
-  // Collective message sizes and bandwidth factors per (module, op). Every op event is exported,
-  // set apart from the steady state or not.
-  CollectivesResult coll = compute_collectives(p, {.steady = {true, true}});
-  std::map<std::pair<std::string, std::string>, const CollectiveOp*> collective;
-  for (const CollectiveOp& c : coll.ops)
-    if (c.message_bytes > 0) collective[{c.module, c.name}] = &c;
-  if (collective.empty())
-    s.notes.push_back(coll.ops.empty()
-                          ? "no collectives in the profile: no bandwidth args"
-                          : "collective message sizes unknown (no HLO in the profile): no "
-                            "bandwidth args");
-
-  // Host threads: the events of compile windows (compile and the steady state read them), and
-  // the name of every host thread with events, so that the trace read back has host threads
-  // where the profile has them (whether it does decides the warm-up rule, module_executions.h).
-  CompileResult compiles = compute_compile(p, {.top_steps = 1, .totals_only = true});
-  std::vector<std::vector<Interval>> compiling(p.hosts.size());
-  for (const CompileRecord& c : compiles.compiles)
-    for (size_t h = 0; h < p.hosts.size(); ++h)
-      if (p.hosts[h].name == c.host) compiling[h].push_back({c.start_ps, c.start_ps + c.wall_ps});
-  for (auto& v : compiling) merge_intervals(v);
-  std::vector<uint32_t> host_lines;
-  for (const Plane& plane : p.planes)
-    if (plane.kind == PlaneKind::kHostCpu && !compiling[plane.host].empty())
-      host_lines.insert(host_lines.end(), plane.lines.begin(), plane.lines.end());
-  p.require_lines(host_lines);
-
-  // Planes in profile order: device planes, and host planes with threads.
-  std::vector<ExportedPlane> planes;
-  std::map<uint32_t, size_t> plane_slot;
-  for (uint32_t pi = 0; pi < p.planes.size(); ++pi) {
-    const Plane& plane = p.planes[pi];
-    bool host = plane.kind == PlaneKind::kHostCpu &&
-                std::any_of(plane.lines.begin(), plane.lines.end(),
-                            [&](uint32_t li) { return p.lines[li].event_count > 0; });
-    bool device = false;
-    for (const DeviceLines& d : devices) device |= d.plane == pi;
-    if (!host && !device) continue;
-    plane_slot[pi] = planes.size();
-    planes.push_back({pi, {}});
-  }
-  for (size_t di = 0; di < devices.size(); ++di)
-    planes[plane_slot[devices[di].plane]].devices.push_back(di);
-
-  Out out(sink);
-  out(fmt::format(
-      "{{\"displayTimeUnit\": \"ns\", \"otherData\": {{\"producer\": \"jaxprof\", "
-      "\"base_ns\": {}, \"time_unit\": \"ts and dur are microseconds since base_ns, exact "
-      "from integer picoseconds\"}}, \"traceEvents\": [\n"
-      "{{\"ph\": \"M\", \"pid\": 0, \"tid\": 0, \"name\": \"process_name\", \"args\": "
-      "{{\"name\": \"jaxprof\"}}}}",
-      p.base_ns));
-  // The HLO the analyses read, so that the trace read back tells the same story.
-  for (const auto& m : p.hlo.modules()) {
-    if (m->serialized.empty()) continue;
-    out(fmt::format(
-        ",\n{{\"ph\": \"M\", \"pid\": 0, \"tid\": 0, \"name\": \"jaxprof_hlo_proto\", \"args\": "
-        "{{\"program_id\": {}, \"module\": {}, \"bare_module\": {}, \"proto\": \"",
-        m->program_id == HloIndex::kUnknownProgramId ? std::string("null")
-                                                     : std::to_string(m->program_id),
-        json_string_html_safe(m->name), m->bare_module ? "true" : "false"));
-    out(base64_encode(m->serialized));
-    out("\"}}");
-    ++s.hlo_modules;
-  }
-
-  // Per event metadata: the args every event of it shares (stats of the metadata entry).
-  std::map<uint32_t, std::vector<Stat>> metadata_stats;
-  // Per (metadata, hlo op, module): the event name and the derived args of an op.
+// The name and the args of op events, kept per (metadata, HLO op, module, memory) since most
+// events share them: the HLO op's opcode, JAX op path, source line and category where the
+// profile has its HLO, and the collective's message size.
+class OpTexts {
+ public:
   struct OpText {
     std::string name_json;
     TraceArgs args;
     const CollectiveOp* collective = nullptr;
   };
+
+  OpTexts(const Profile& p, const CollectiveOps& collective) : p_(p), collective_(collective) {}
+
+  // The args every event of its metadata entry shares (its stats), and its HLO op and module.
+  void base_args(uint32_t e, TraceArgs& args);
   // `memory`: the event's own stats or line say it is a copy or fill (memory_op.h).
-  std::map<std::tuple<uint32_t, StringId, uint32_t, bool>, OpText> texts;
-  const Events& ev = p.events;
-  auto base_args = [&](uint32_t e, TraceArgs& args) {
-    uint32_t mi = ev.metadata[e];
-    auto it = metadata_stats.find(mi);
-    if (it == metadata_stats.end()) it = metadata_stats.emplace(mi, p.metadata_stats(mi)).first;
-    for (const Stat& st : it->second) args.set_stat(p.str(st.name), st.value);
-    if (ev.hlo_op[e] != 0) args.set("hlo_op", json_string_html_safe(p.str(ev.hlo_op[e])));
-    if (ev.module[e] != 0) {
-      const ModuleKey& mk = p.modules[ev.module[e]];
-      args.set("hlo_module", json_string_html_safe(p.str(mk.name)));
-      if (mk.program_id != kNoProgram) args.set("program_id", program_json(mk.program_id));
-    }
-  };
-  auto op_text = [&](uint32_t e, bool memory) -> const OpText& {
-    auto key = std::make_tuple(ev.metadata[e], ev.hlo_op[e], ev.module[e], memory);
-    auto it = texts.find(key);
-    if (it != texts.end()) return it->second;
-    OpText t;
-    const ModuleKey& mk = p.modules[ev.module[e]];
-    std::string module(p.str(mk.name));
-    std::string_view op = ev.hlo_op[e] ? p.str(ev.hlo_op[e]) : p.event_display_name(e);
-    t.name_json = json_string_html_safe(op);
-    std::string opcode, op_name, source;
-    OpCategory cat = OpCategory::kOther;
-    bool from_hlo = false;
-    if (ev.hlo_op[e] != 0)
-      if (const HloModule* mod = p.hlo.find(hlo_program_key(mk.program_id), module))
-        if (const HloInstruction* instr = mod->find(op)) {
-          opcode = std::string(instr->opcode);
-          op_name = std::string(instr->op_name);
-          source = mod->source_line(*instr);
-          cat = categorize_instruction(*mod, *instr);
-          from_hlo = true;
-        }
-    if (memory)
-      cat = OpCategory::kMemcpy;
-    else if (!from_hlo)
-      cat = categorize({}, p.event_name(e));
-    base_args(e, t.args);
-    if (!module.empty()) t.args.set("module", json_string_html_safe(module));
-    if (p.event_name(e) != op) {
-      t.args.set("kernel", json_string_html_safe(p.event_name(e)));
-      t.args.set("long_name", json_string_html_safe(p.event_name(e)));
-    }
-    if (!opcode.empty()) t.args.set("opcode", json_string_html_safe(opcode));
-    if (!op_name.empty()) t.args.set("op_name", json_string_html_safe(op_name));
-    if (!source.empty()) t.args.set("source", json_string_html_safe(source));
-    t.args.set("category", fmt::format("\"{}\"", category_name(cat)));
-    auto c = collective.find({module, std::string(op)});
-    if (c != collective.end()) {
-      t.collective = c->second;
-      t.args.set("message_bytes", std::to_string(c->second->message_bytes));
-      t.args.set("group_size", std::to_string(c->second->group_size));
-    }
-    return texts.emplace(key, std::move(t)).first->second;
-  };
-  // Any other event: its display name, its metadata name when that differs, and its stats.
-  auto plain_event = [&](uint32_t plane, uint32_t e, int pid, int tid) {
-    TraceArgs args;
-    base_args(e, args);
-    if (p.event_name(e) != p.event_display_name(e))
-      args.set("long_name", json_string_html_safe(p.event_name(e)));
-    for (const Stat& st : p.event_stats(plane, e)) args.set_stat(p.str(st.name), st.value);
-    out(complete_event(pid, tid, json_string_html_safe(p.event_display_name(e)), ev.start_ps[e],
-                       ev.duration_ps[e], args.render()));
-  };
+  const OpText& op_text(uint32_t e, bool memory);
 
-  int pid = 0;
-  for (const ExportedPlane& xp : planes) {
-    const Plane& plane = p.planes[xp.plane];
-    ++pid;
-    const std::string& host = p.hosts[plane.host].name;
-    out(fmt::format(
-        ",\n{{\"ph\": \"M\", \"pid\": {}, \"tid\": 0, \"name\": \"process_name\", \"args\": "
-        "{{\"name\": {}, \"host\": {}}}}}",
-        pid, json_string_html_safe(p.str(plane.name)), json_string_html_safe(host)));
-    out(fmt::format(
-        ",\n{{\"ph\": \"M\", \"pid\": {}, \"tid\": 0, \"name\": \"process_labels\", \"args\": "
-        "{{\"labels\": {}}}}}",
-        pid, json_string_html_safe(host)));
-    out(sort_event(pid, 0, "process_sort_index", pid));
+ private:
+  const Profile& p_;
+  const CollectiveOps& collective_;
+  // Per event metadata: the args every event of it shares (stats of the metadata entry).
+  std::map<uint32_t, std::vector<Stat>> metadata_stats_;
+  // Per (metadata, hlo op, module, memory): the event name and the derived args of an op.
+  std::map<std::tuple<uint32_t, StringId, uint32_t, bool>, OpText> texts_;
+};
 
-    // Derived tracks (marked so that a reader of the trace leaves them out), and the module
-    // executions as an "XLA Modules" line (where module_executions reads them back) on devices
-    // that are not CPU ones.
-    int tid = 0;
-    bool module_line = false;
-    for (size_t di : xp.devices) {
-      const DeviceLines& dev = devices[di];
-      auto seg = segments_of.find(dev.name);
-      if (seg == segments_of.end()) continue;  // no op events
-      // A device that is not its plane (the CPU backend's) names itself on its tracks.
-      const bool own = dev.name == p.str(plane.name);
-      ++s.devices;
-      ++tid;
-      out(fmt::format(
-          ",\n{{\"ph\": \"M\", \"pid\": {}, \"tid\": {}, \"name\": \"thread_name\", \"args\": "
-          "{{\"name\": {}, \"jaxprof_derived\": true}}}}",
-          pid, tid, json_string_html_safe(own ? "category" : "category " + dev.name)));
-      out(sort_event(pid, tid, "thread_sort_index", tid));
-      for (const Segment& g : seg->second->segments) {
-        out(complete_event(pid, tid, fmt::format("\"{}\"", segment_kind_name(g.kind)),
-                           g.interval.begin, g.interval.length(), ""));
-        ++s.segments;
-      }
-      ++tid;
-      if (dev.hlo_ops_only)
-        out(fmt::format(
-            ",\n{{\"ph\": \"M\", \"pid\": {}, \"tid\": {}, \"name\": \"thread_name\", \"args\": "
-            "{{\"name\": {}, \"jaxprof_derived\": true}}}}",
-            pid, tid, json_string_html_safe(own ? "modules" : "modules " + dev.name)));
-      else
-        out(metadata_event(pid, tid, "thread_name", "XLA Modules"));
-      module_line |= !dev.hlo_ops_only;
-      out(sort_event(pid, tid, "thread_sort_index", tid));
-      const DeviceExecutions& dx = executions[di];
-      for (size_t k = 0; k < dx.executions.size(); ++k) {
-        const ModuleExecution& x = dx.executions[k];
-        TraceArgs args;
-        args.set("hlo_module", json_string_html_safe(x.name));
-        if (x.program_id != kNoProgram) args.set("program_id", program_json(x.program_id));
-        args.set("warmup", x.warmup ? "true" : "false");
-        args.set("role", fmt::format("\"{}\"", execution_role_name(steady.roles[di][k])));
-        if (x.run_id) args.set("run_id", std::to_string(*x.run_id));
-        args.set("ops", std::to_string(x.events.size()));
-        out(complete_event(pid, tid, json_string_html_safe(execution_label(x)), x.start_ps,
-                           x.duration_ps(), args.render()));
-        ++s.executions;
-      }
-    }
-
-    // The plane's lines: the devices' op events, and on host threads the compile windows'.
-    const std::vector<Interval>& windows =
-        plane.kind == PlaneKind::kHostCpu ? compiling[plane.host] : std::vector<Interval>{};
-    for (size_t k = 0; k < plane.lines.size(); ++k) {
-      uint32_t li = plane.lines[k];
-      const Line& line = p.lines[li];
-      if (line.event_count == 0) continue;
-      std::vector<const DeviceLines*> on_line;
-      for (size_t di : xp.devices)
-        if (std::find(devices[di].lines.begin(), devices[di].lines.end(), li) !=
-            devices[di].lines.end())
-          on_line.push_back(&devices[di]);
-      // The device's own module line is written from its executions above.
-      if (module_line && p.str(line.name) == "XLA Modules") continue;
-      int line_tid = kFirstLineTid + static_cast<int>(k);
-      bool named = false;
-      auto name_line = [&] {
-        out(metadata_event(pid, line_tid, "thread_name", p.str(line.name)));
-        out(sort_event(pid, line_tid, "thread_sort_index", line_tid));
-        named = true;
-      };
-      if (on_line.empty() && windows.empty()) {
-        if (plane.kind == PlaneKind::kHostCpu) name_line();  // a host thread, without its events
-        continue;
-      }
-      const LineMemoryOps memory_op(p, li);
-      size_t w = 0;
-      for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
-        const DeviceLines* op_of = nullptr;
-        for (const DeviceLines* d : on_line)
-          if (d->counts(ev, e)) op_of = d;
-        bool in_window = false;
-        if (!op_of && !windows.empty()) {
-          while (w < windows.size() && windows[w].end <= ev.start_ps[e]) ++w;
-          // Events start in order; one that began before a window may still reach into it.
-          for (size_t v = w > 0 ? w - 1 : 0; v < windows.size() && !in_window; ++v) {
-            if (windows[v].begin > ev.end_ps(e)) break;
-            in_window = ev.start_ps[e] < windows[v].end && ev.end_ps(e) > windows[v].begin;
-          }
-        }
-        if (!op_of && !in_window) continue;
-        if (!named) name_line();
-        if (!op_of) {
-          plain_event(xp.plane, e, pid, line_tid);
-          ++s.host_events;
-          continue;
-        }
-        const OpText& t = op_text(e, !memory_op.never() && memory_op(e) != MemoryOp::kNone);
-        int64_t d = ev.duration_ps[e];
-        TraceArgs args = t.args;
-        for (const Stat& st : p.event_stats(xp.plane, e)) args.set_stat(p.str(st.name), st.value);
-        if (t.collective && d > 0) {
-          // GB/s = bytes / (ps * 1e-12) / 1e9 = bytes * 1000 / ps.
-          double algbw = t.collective->traits.size_correction *
-                         static_cast<double>(t.collective->message_bytes) * 1000.0 /
-                         static_cast<double>(d);
-          args.set("algbw_gbps", number(algbw));
-          args.set("busbw_gbps", number(algbw * t.collective->traits.bus_factor));
-          ++s.collective_events;
-        }
-        out(complete_event(pid, line_tid, t.name_json, ev.start_ps[e], d, args.render()));
-        ++s.op_events;
-      }
-    }
+void OpTexts::base_args(uint32_t e, TraceArgs& args) {
+  const Events& ev = p_.events;
+  uint32_t mi = ev.metadata[e];
+  auto it = metadata_stats_.find(mi);
+  if (it == metadata_stats_.end()) it = metadata_stats_.emplace(mi, p_.metadata_stats(mi)).first;
+  for (const Stat& st : it->second) args.set_stat(p_.str(st.name), st.value);
+  if (ev.hlo_op[e] != 0) args.set("hlo_op", json_string_html_safe(p_.str(ev.hlo_op[e])));
+  if (ev.module[e] != 0) {
+    const ModuleKey& mk = p_.modules[ev.module[e]];
+    args.set("hlo_module", json_string_html_safe(p_.str(mk.name)));
+    if (mk.program_id != kNoProgram) args.set("program_id", program_json(mk.program_id));
   }
-  out("\n]}\n");
-  out.flush();
+}
+
+const OpTexts::OpText& OpTexts::op_text(uint32_t e, bool memory) {
+  const Events& ev = p_.events;
+  auto key = std::make_tuple(ev.metadata[e], ev.hlo_op[e], ev.module[e], memory);
+  auto it = texts_.find(key);
+  if (it != texts_.end()) return it->second;
+  OpText t;
+  const ModuleKey& mk = p_.modules[ev.module[e]];
+  std::string module(p_.str(mk.name));
+  std::string_view op = ev.hlo_op[e] ? p_.str(ev.hlo_op[e]) : p_.event_display_name(e);
+  t.name_json = json_string_html_safe(op);
+  std::string opcode, op_name, source;
+  OpCategory cat = OpCategory::kOther;
+  bool from_hlo = false;
+  if (ev.hlo_op[e] != 0)
+    if (const HloModule* mod = p_.hlo.find(hlo_program_key(mk.program_id), module))
+      if (const HloInstruction* instr = mod->find(op)) {
+        opcode = std::string(instr->opcode);
+        op_name = std::string(instr->op_name);
+        source = mod->source_line(*instr);
+        cat = categorize_instruction(*mod, *instr);
+        from_hlo = true;
+      }
+  if (memory)
+    cat = OpCategory::kMemcpy;
+  else if (!from_hlo)
+    cat = categorize({}, p_.event_name(e));
+  base_args(e, t.args);
+  if (!module.empty()) t.args.set("module", json_string_html_safe(module));
+  if (p_.event_name(e) != op) {
+    t.args.set("kernel", json_string_html_safe(p_.event_name(e)));
+    t.args.set("long_name", json_string_html_safe(p_.event_name(e)));
+  }
+  if (!opcode.empty()) t.args.set("opcode", json_string_html_safe(opcode));
+  if (!op_name.empty()) t.args.set("op_name", json_string_html_safe(op_name));
+  if (!source.empty()) t.args.set("source", json_string_html_safe(source));
+  t.args.set("category", fmt::format("\"{}\"", category_name(cat)));
+  auto c = collective_.find({module, std::string(op)});
+  if (c != collective_.end()) {
+    t.collective = c->second;
+    t.args.set("message_bytes", std::to_string(c->second->message_bytes));
+    t.args.set("group_size", std::to_string(c->second->group_size));
+  }
+  return texts_.emplace(key, std::move(t)).first->second;
+}
+
+// Whether event e overlaps one of the compile windows (merged, by begin). `w` follows the
+// events, which come in order of start: the first window that may end after the next one starts.
+bool in_compile_window(const Events& ev, uint32_t e, const std::vector<Interval>& windows,
+                       size_t& w) {
+  while (w < windows.size() && windows[w].end <= ev.start_ps[e]) ++w;
+  bool in_window = false;
+  // Events start in order; one that began before a window may still reach into it.
+  for (size_t v = w > 0 ? w - 1 : 0; v < windows.size() && !in_window; ++v) {
+    if (windows[v].begin > ev.end_ps(e)) break;
+    in_window = ev.start_ps[e] < windows[v].end && ev.end_ps(e) > windows[v].begin;
+  }
+  return in_window;
+}
+
+// Writes the trace: the analyses it needs are run first, then each plane is a process with its
+// derived tracks (category and modules per device) and its lines.
+class PerfettoWriter {
+ public:
+  PerfettoWriter(const Profile& p, const std::function<void(std::string_view)>& sink,
+                 PerfettoSummary& s);
+  void write();
+
+ private:
+  void collect_collectives();
+  void collect_compile_windows();
+  void collect_planes();
+
+  void header();
+  void process(const ExportedPlane& xp, int pid);
+  // The derived tracks of the plane's devices; whether one of them has an "XLA Modules" line.
+  bool device_tracks(const ExportedPlane& xp, int pid);
+  void category_track(int pid, int tid, const DeviceLines& dev, bool own,
+                      const DeviceSegments& seg);
+  void modules_track(int pid, int tid, size_t di, bool own);
+  void line_track(const ExportedPlane& xp, int pid, size_t k, bool module_line,
+                  const std::vector<Interval>& windows);
+  void op_event(uint32_t plane, uint32_t e, int pid, int tid, bool memory);
+  void plain_event(uint32_t plane, uint32_t e, int pid, int tid);
+
+  const Profile& p_;
+  PerfettoSummary& s_;
+  const std::vector<DeviceLines> devices_;
+  const std::vector<DeviceExecutions>& executions_;  // decodes device lines
+  const SteadyStateOptions steady_default_;
+  const SteadyState& steady_;
+  const std::vector<DeviceSegments> segments_;
+  std::map<std::string, const DeviceSegments*> segments_of_;
+  CollectivesResult coll_;
+  CollectiveOps collective_;
+  std::vector<std::vector<Interval>> compiling_;  // per host: its compile windows, merged
+  std::vector<ExportedPlane> planes_;
+  Out out_;
+  OpTexts texts_;
+};
+
+PerfettoWriter::PerfettoWriter(const Profile& p, const std::function<void(std::string_view)>& sink,
+                               PerfettoSummary& s)
+    : p_(p),
+      s_(s),
+      devices_(op_devices(p)),
+      executions_(module_executions(p)),
+      steady_(steady_state(p, steady_default_)),
+      segments_(timeline_segments(p, steady_default_)),
+      out_(sink),
+      texts_(p, collective_) {
+  for (const DeviceSegments& d : segments_) segments_of_[d.device] = &d;
+  collect_collectives();
+  collect_compile_windows();
+  collect_planes();
+}
+
+// Collective message sizes and bandwidth factors per (module, op). Every op event is exported,
+// set apart from the steady state or not.
+void PerfettoWriter::collect_collectives() {
+  coll_ = compute_collectives(p_, {.steady = {true, true}});
+  for (const CollectiveOp& c : coll_.ops)
+    if (c.message_bytes > 0) collective_[{c.module, c.name}] = &c;
+  if (collective_.empty())
+    s_.notes.push_back(coll_.ops.empty()
+                           ? "no collectives in the profile: no bandwidth args"
+                           : "collective message sizes unknown (no HLO in the profile): no "
+                             "bandwidth args");
+}
+
+// Host threads: the events of compile windows (compile and the steady state read them), and
+// the name of every host thread with events, so that the trace read back has host threads
+// where the profile has them (whether it does decides the warm-up rule, module_executions.h).
+void PerfettoWriter::collect_compile_windows() {
+  CompileResult compiles = compute_compile(p_, {.top_steps = 1, .totals_only = true});
+  compiling_.resize(p_.hosts.size());
+  for (const CompileRecord& c : compiles.compiles)
+    for (size_t h = 0; h < p_.hosts.size(); ++h)
+      if (p_.hosts[h].name == c.host) compiling_[h].push_back({c.start_ps, c.start_ps + c.wall_ps});
+  for (auto& v : compiling_) merge_intervals(v);
+  std::vector<uint32_t> host_lines;
+  for (const Plane& plane : p_.planes)
+    if (plane.kind == PlaneKind::kHostCpu && !compiling_[plane.host].empty())
+      host_lines.insert(host_lines.end(), plane.lines.begin(), plane.lines.end());
+  p_.require_lines(host_lines);
+}
+
+// Planes in profile order: device planes, and host planes with threads.
+void PerfettoWriter::collect_planes() {
+  std::map<uint32_t, size_t> plane_slot;
+  for (uint32_t pi = 0; pi < p_.planes.size(); ++pi) {
+    const Plane& plane = p_.planes[pi];
+    bool host = plane.kind == PlaneKind::kHostCpu &&
+                std::any_of(plane.lines.begin(), plane.lines.end(),
+                            [&](uint32_t li) { return p_.lines[li].event_count > 0; });
+    bool device = false;
+    for (const DeviceLines& d : devices_) device |= d.plane == pi;
+    if (!host && !device) continue;
+    plane_slot[pi] = planes_.size();
+    planes_.push_back({pi, {}});
+  }
+  for (size_t di = 0; di < devices_.size(); ++di)
+    planes_[plane_slot[devices_[di].plane]].devices.push_back(di);
+}
+
+void PerfettoWriter::write() {
+  header();
+  int pid = 0;
+  for (const ExportedPlane& xp : planes_) {
+    ++pid;
+    process(xp, pid);
+    bool module_line = device_tracks(xp, pid);
+    // The plane's lines: the devices' op events, and on host threads the compile windows'.
+    const Plane& plane = p_.planes[xp.plane];
+    const std::vector<Interval>& windows =
+        plane.kind == PlaneKind::kHostCpu ? compiling_[plane.host] : std::vector<Interval>{};
+    for (size_t k = 0; k < plane.lines.size(); ++k) line_track(xp, pid, k, module_line, windows);
+  }
+  out_("\n]}\n");
+  out_.flush();
+}
+
+// The trace's header, and the HLO the analyses read, so that the trace read back tells the same
+// story.
+void PerfettoWriter::header() {
+  out_(fmt::format(
+      "{{\"displayTimeUnit\": \"ns\", \"otherData\": {{\"producer\": \"jaxprof\", "
+      "\"base_ns\": {}, \"time_unit\": \"ts and dur are microseconds since base_ns, exact "
+      "from integer picoseconds\"}}, \"traceEvents\": [\n"
+      "{{\"ph\": \"M\", \"pid\": 0, \"tid\": 0, \"name\": \"process_name\", \"args\": "
+      "{{\"name\": \"jaxprof\"}}}}",
+      p_.base_ns));
+  for (const auto& m : p_.hlo.modules()) {
+    if (m->serialized.empty()) continue;
+    out_(fmt::format(
+        ",\n{{\"ph\": \"M\", \"pid\": 0, \"tid\": 0, \"name\": \"jaxprof_hlo_proto\", \"args\": "
+        "{{\"program_id\": {}, \"module\": {}, \"bare_module\": {}, \"proto\": \"",
+        m->program_id == HloIndex::kUnknownProgramId ? std::string("null")
+                                                     : std::to_string(m->program_id),
+        json_string_html_safe(m->name), m->bare_module ? "true" : "false"));
+    out_(base64_encode(m->serialized));
+    out_("\"}}");
+    ++s_.hlo_modules;
+  }
+}
+
+// A plane is a process, named by the plane and labelled with its host.
+void PerfettoWriter::process(const ExportedPlane& xp, int pid) {
+  const Plane& plane = p_.planes[xp.plane];
+  const std::string& host = p_.hosts[plane.host].name;
+  out_(fmt::format(
+      ",\n{{\"ph\": \"M\", \"pid\": {}, \"tid\": 0, \"name\": \"process_name\", \"args\": "
+      "{{\"name\": {}, \"host\": {}}}}}",
+      pid, json_string_html_safe(p_.str(plane.name)), json_string_html_safe(host)));
+  out_(fmt::format(
+      ",\n{{\"ph\": \"M\", \"pid\": {}, \"tid\": 0, \"name\": \"process_labels\", \"args\": "
+      "{{\"labels\": {}}}}}",
+      pid, json_string_html_safe(host)));
+  out_(sort_event(pid, 0, "process_sort_index", pid));
+}
+
+// Derived tracks (marked so that a reader of the trace leaves them out), and the module
+// executions as an "XLA Modules" line (where module_executions reads them back) on devices
+// that are not CPU ones.
+bool PerfettoWriter::device_tracks(const ExportedPlane& xp, int pid) {
+  const Plane& plane = p_.planes[xp.plane];
+  int tid = 0;
+  bool module_line = false;
+  for (size_t di : xp.devices) {
+    const DeviceLines& dev = devices_[di];
+    auto seg = segments_of_.find(dev.name);
+    if (seg == segments_of_.end()) continue;  // no op events
+    // A device that is not its plane (the CPU backend's) names itself on its tracks.
+    const bool own = dev.name == p_.str(plane.name);
+    ++s_.devices;
+    ++tid;
+    category_track(pid, tid, dev, own, *seg->second);
+    ++tid;
+    modules_track(pid, tid, di, own);
+    module_line |= !dev.hlo_ops_only;
+  }
+  return module_line;
+}
+
+// The device's time by category: compute, exposed communication, exposed memcpy, idle, set apart.
+void PerfettoWriter::category_track(int pid, int tid, const DeviceLines& dev, bool own,
+                                    const DeviceSegments& seg) {
+  out_(derived_thread_name(pid, tid, own ? "category" : "category " + dev.name));
+  out_(sort_event(pid, tid, "thread_sort_index", tid));
+  for (const Segment& g : seg.segments) {
+    out_(complete_event(pid, tid, fmt::format("\"{}\"", segment_kind_name(g.kind)),
+                        g.interval.begin, g.interval.length(), ""));
+    ++s_.segments;
+  }
+}
+
+// The device's module executions with their role in the steady state: an "XLA Modules" line, or
+// a derived track on devices whose op lines carry HLO ops only.
+void PerfettoWriter::modules_track(int pid, int tid, size_t di, bool own) {
+  const DeviceLines& dev = devices_[di];
+  if (dev.hlo_ops_only)
+    out_(derived_thread_name(pid, tid, own ? "modules" : "modules " + dev.name));
+  else
+    out_(metadata_event(pid, tid, "thread_name", "XLA Modules"));
+  out_(sort_event(pid, tid, "thread_sort_index", tid));
+  const DeviceExecutions& dx = executions_[di];
+  for (size_t k = 0; k < dx.executions.size(); ++k) {
+    const ModuleExecution& x = dx.executions[k];
+    TraceArgs args;
+    args.set("hlo_module", json_string_html_safe(x.name));
+    if (x.program_id != kNoProgram) args.set("program_id", program_json(x.program_id));
+    args.set("warmup", x.warmup ? "true" : "false");
+    args.set("role", fmt::format("\"{}\"", execution_role_name(steady_.roles[di][k])));
+    if (x.run_id) args.set("run_id", std::to_string(*x.run_id));
+    args.set("ops", std::to_string(x.events.size()));
+    out_(complete_event(pid, tid, json_string_html_safe(execution_label(x)), x.start_ps,
+                        x.duration_ps(), args.render()));
+    ++s_.executions;
+  }
+}
+
+// The plane's k-th line: the op events of the devices on it, and on a host thread the events in
+// compile windows. A host thread without such events is named all the same.
+void PerfettoWriter::line_track(const ExportedPlane& xp, int pid, size_t k, bool module_line,
+                                const std::vector<Interval>& windows) {
+  const Plane& plane = p_.planes[xp.plane];
+  const Events& ev = p_.events;
+  uint32_t li = plane.lines[k];
+  const Line& line = p_.lines[li];
+  if (line.event_count == 0) return;
+  std::vector<const DeviceLines*> on_line;
+  for (size_t di : xp.devices)
+    if (std::find(devices_[di].lines.begin(), devices_[di].lines.end(), li) !=
+        devices_[di].lines.end())
+      on_line.push_back(&devices_[di]);
+  // The device's own module line is written from its executions (modules_track).
+  if (module_line && p_.str(line.name) == "XLA Modules") return;
+  int line_tid = kFirstLineTid + static_cast<int>(k);
+  bool named = false;
+  auto name_line = [&] {
+    out_(metadata_event(pid, line_tid, "thread_name", p_.str(line.name)));
+    out_(sort_event(pid, line_tid, "thread_sort_index", line_tid));
+    named = true;
+  };
+  if (on_line.empty() && windows.empty()) {
+    if (plane.kind == PlaneKind::kHostCpu) name_line();  // a host thread, without its events
+    return;
+  }
+  const LineMemoryOps memory_op(p_, li);
+  size_t w = 0;
+  for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
+    const DeviceLines* op_of = nullptr;
+    for (const DeviceLines* d : on_line)
+      if (d->counts(ev, e)) op_of = d;
+    bool in_window = !op_of && !windows.empty() && in_compile_window(ev, e, windows, w);
+    if (!op_of && !in_window) continue;
+    if (!named) name_line();
+    if (!op_of) {
+      plain_event(xp.plane, e, pid, line_tid);
+      ++s_.host_events;
+      continue;
+    }
+    op_event(xp.plane, e, pid, line_tid, !memory_op.never() && memory_op(e) != MemoryOp::kNone);
+  }
+}
+
+// An op event: its op's name and args, its own stats, and a collective's bandwidth.
+void PerfettoWriter::op_event(uint32_t plane, uint32_t e, int pid, int tid, bool memory) {
+  const Events& ev = p_.events;
+  const OpTexts::OpText& t = texts_.op_text(e, memory);
+  int64_t d = ev.duration_ps[e];
+  TraceArgs args = t.args;
+  for (const Stat& st : p_.event_stats(plane, e)) args.set_stat(p_.str(st.name), st.value);
+  if (t.collective && d > 0) {
+    // GB/s = bytes / (ps * 1e-12) / 1e9 = bytes * 1000 / ps.
+    double algbw = t.collective->traits.size_correction *
+                   static_cast<double>(t.collective->message_bytes) * 1000.0 /
+                   static_cast<double>(d);
+    args.set("algbw_gbps", number(algbw));
+    args.set("busbw_gbps", number(algbw * t.collective->traits.bus_factor));
+    ++s_.collective_events;
+  }
+  out_(complete_event(pid, tid, t.name_json, ev.start_ps[e], d, args.render()));
+  ++s_.op_events;
+}
+
+// Any other event: its display name, its metadata name when that differs, and its stats.
+void PerfettoWriter::plain_event(uint32_t plane, uint32_t e, int pid, int tid) {
+  const Events& ev = p_.events;
+  TraceArgs args;
+  texts_.base_args(e, args);
+  if (p_.event_name(e) != p_.event_display_name(e))
+    args.set("long_name", json_string_html_safe(p_.event_name(e)));
+  for (const Stat& st : p_.event_stats(plane, e)) args.set_stat(p_.str(st.name), st.value);
+  out_(complete_event(pid, tid, json_string_html_safe(p_.event_display_name(e)), ev.start_ps[e],
+                      ev.duration_ps[e], args.render()));
+}
+
+}  // namespace
+
+PerfettoSummary write_perfetto(const Profile& p,
+                               const std::function<void(std::string_view)>& sink) {
+  PerfettoSummary s;
+  PerfettoWriter(p, sink, s).write();
   return s;
 }
 
