@@ -33,8 +33,9 @@ COMMANDS = [
     (["collectives", "--instances"], True), (["kernels"], True), (["compile"], True),
     (["roofline"], True), (["memory"], True), (["hosts"], True), (["flame"], True),
     (["flame", "--by", "module", "--idle"], True),
-    (["flame", "-o", "{out}.svg"], False), (["flame", "--speedscope", "-o", "{out}.json"], False),
-    (["report", "-o", "{out}.html"], False), (["export", "--perfetto", "-o", "{out}.json"], False),
+    (["flame", "-o", "{out}.svg"], False), (["flame", "--speedscope", "{out}.json"], False),
+    (["report", "-o", "{out}.html"], False), (["export", "--perfetto", "{out}.json"], False),
+    (["export", "--perfetto", "{out}.json.gz"], False),
     (["partial", "-o", "{out}.partial"], False),
 ]
 FORMATS = ["table", "json", "csv"]
@@ -78,6 +79,9 @@ def case(base: str, new: str, args: list[str]) -> str | None:
     eb, en = eb.replace(a.encode(), b"TMP"), en.replace(b.encode(), b"TMP")
     ob, on = ob.replace(a.encode(), b"TMP"), on.replace(b.encode(), b"TMP")
     what = []
+    if rb == rn and rb != 0 and args[0] in ("flame", "report", "export", "partial") and \
+            "bad" not in args[1]:
+        what.append(f"both builds exit {rb}: the case tests nothing")
     if rb != rn:
         what.append(f"exit {rb} -> {rn}")
     if ob != on:
