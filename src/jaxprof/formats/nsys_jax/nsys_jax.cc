@@ -6,16 +6,16 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <exception>
 #include <limits>
 #include <map>
 #include <thread>
 #include <unordered_map>
 
-#include "jaxprof/formats/nsys_jax/collective_alignment.h"
 #include "jaxprof/common/error.h"
+#include "jaxprof/formats/nsys_jax/collective_alignment.h"
 #include "jaxprof/formats/nsys_jax/nsys_device_metadata.h"
+#include "jaxprof/formats/nsys_jax/nsys_gpu_ranges.h"
 #include "jaxprof/formats/nsys_jax/nsys_host_ranges.h"
 #include "jaxprof/io/jobs.h"
 #include "jaxprof/io/parquet.h"
@@ -39,59 +39,6 @@ constexpr size_t kMinXzCap = size_t{64} << 20;
 // ZipArchive::read has checked the member's CRC-32 over the xz bytes, so xz's own check of the
 // output (CRC-64 over megabytes) would only repeat it.
 constexpr bool kVerifyXzCheck = false;
-
-// The value of `key=` inside "...#key=value,other=...#": up to the next ',' or '#'.
-std::string_view field(std::string_view text, std::string_view key) {
-  size_t at = 0;
-  while ((at = text.find(key, at)) != std::string_view::npos) {
-    if (at > 0 && (text[at - 1] == '#' || text[at - 1] == ',')) {
-      size_t begin = at + key.size();
-      size_t end = text.find_first_of(",#", begin);
-      return text.substr(begin, end == std::string_view::npos ? text.size() - begin : end - begin);
-    }
-    at += key.size();
-  }
-  return {};
-}
-
-bool parse_int(std::string_view s, int64_t& out) {
-  if (s.empty()) return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
-// One table column read as integers, whatever its physical type (range ids are doubles in the
-// older layout because pandas stored them next to NaNs).
-struct IntColumn {
-  ParquetColumn c;
-  std::string name;
-  bool present(size_t i) const { return i < c.size() && !c.is_null(i); }
-  // Row i (present); a double no int64 holds (NaN, an infinity, beyond 2^63) is bad input.
-  int64_t at(size_t i, const std::string& file) const {
-    if (c.type != ParquetType::kFloat && c.type != ParquetType::kDouble) return c.ints[i];
-    int64_t v;
-    if (!double_to_int64(c.doubles[i], v))
-      throw InputError(file, "out of range: column '" + name + "' row " + std::to_string(i) +
-                                 " holds " + fmt::format("{}", c.doubles[i]) +
-                                 ", which is no 64-bit integer");
-    return v;
-  }
-};
-
-enum class Kind : uint8_t { kOther, kModule, kThunk };
-
-struct Range {
-  int64_t start_ns = 0, duration_ns = 0;
-  int64_t range_id = 0;
-  int64_t pid = 0, tid = 0;
-  int32_t parent = -1;  // row of the parent range
-  bool has_parent = false;
-  int32_t module = -1;  // for thunks: row of the enclosing module
-  Kind kind = Kind::kOther;
-  bool has_child_thunk = false;
-  bool used = false;  // a module with at least one leaf thunk
-  std::string_view name;
-};
 
 // What decode_lines writes, one per event, in line order.
 struct Record {
@@ -154,7 +101,7 @@ std::string host_event_name(std::string_view n) {
   if (!n.starts_with("Xla") || k == std::string_view::npos) return std::string(n);
   std::string kind(n.substr(0, k));
   if (kind == "XlaAutotunerMeasurement") return kind;
-  std::string_view pass = field(n, "name=");
+  std::string_view pass = nvtx_field(n, "name=");
   return pass.empty() ? kind : kind + ":" + std::string(pass);
 }
 
@@ -174,6 +121,12 @@ void add_device_stats(Profile& p, Plane& plane, const NsysDevice& d) {
   }
 }
 
+// A device's events, as rows of the trace's ranges: its modules with a leaf thunk, and those
+// thunks.
+struct DeviceEvents {
+  std::vector<int32_t> modules, thunks;
+};
+
 class NsysJaxSource : public EventSource {
  public:
   NsysJaxSource(Profile& p, uint32_t source) : source_(source) {
@@ -187,6 +140,10 @@ class NsysJaxSource : public EventSource {
   // Everything is read from the archive here; decoding later needs only the records.
   void import_process(Profile& p, const ZipArchive& zip, const ProcessMembers& m,
                       uint32_t process_index, std::vector<std::string>& warnings, Jobs& jobs);
+  // The devices' GPU planes, each with an "XLA Modules" and an "XLA Thunks" line of records.
+  void add_gpu_lines(Profile& p, uint32_t host, int64_t host_base, const NsysGpuTrace& trace,
+                     std::map<int64_t, DeviceEvents>& devices,
+                     const std::map<int64_t, NsysDevice>& device_info);
   // Host NVTX ranges as a `/host:CPU` plane of the process, one line per thread.
   void import_host_ranges(Profile& p, uint32_t host, const std::string& member,
                           const std::vector<HostRange>& ranges,
@@ -295,137 +252,70 @@ uint32_t NsysJaxSource::metadata_for(Profile& p, uint32_t plane, StringId name) 
   return it->second;
 }
 
-ParquetFile open_parquet(const ZipArchive& zip, const ZipEntry& entry,
-                         std::vector<uint8_t>& storage, std::string_view& bytes) {
-  bytes = zip.read(entry, storage);
-  return ParquetFile(bytes, zip.member_path(entry));
-}
-
-IntColumn int_column(const ParquetFile& f, std::initializer_list<std::string_view> names,
-                     bool required = true) {
-  for (std::string_view n : names) {
-    int c = f.find(n);
-    if (c < 0) continue;
-    ParquetType t = f.columns()[c].type;
-    if (t == ParquetType::kByteArray || t == ParquetType::kFixedLenByteArray) continue;
-    return IntColumn{f.read(c), std::string(n)};
+// The device the process's main thread drives: that of the first launcher thread listed, or the
+// only GPU the process saw (a process driving one GPU has no launcher threads); failing both, the
+// process's index, with a warning.
+int64_t main_device_of(const NsysThreads& threads, const std::map<int64_t, NsysDevice>& device_info,
+                       uint32_t process_index, const ZipArchive& zip, const ProcessMembers& m,
+                       const std::string& file, std::vector<std::string>& warnings) {
+  int64_t main_device = threads.first_launcher_device;
+  if (main_device < 0 && device_info.size() == 1) main_device = device_info.begin()->first;
+  if (main_device < 0) {
+    main_device = process_index;
+    if (!m.threads)
+      warnings.push_back(zip.path() + ": no member " + std::string(kThreadsMember) +
+                         " (thread names); calling the device " + std::to_string(main_device));
+    else
+      warnings.push_back(file +
+                         ": no XlaLauncher threads in the thread metadata; calling the device " +
+                         std::to_string(main_device));
   }
-  if (required) throw InputError(f.name(), "missing column '" + std::string(*names.begin()) + "'");
-  return {};
+  return main_device;
 }
 
-ParquetColumn string_column(const ParquetFile& f, std::string_view name) {
-  int c = f.find(name);
-  if (c < 0 || f.columns()[c].type != ParquetType::kByteArray)
-    throw InputError(f.name(), "missing text column '" + std::string(name) + "'");
-  return f.read(c);
+// The leaf thunks and their modules, by the device of the thread that ran the module (a launcher
+// thread's device, else `main_device`).
+std::map<int64_t, DeviceEvents> events_by_device(std::vector<NsysRange>& ranges,
+                                                 const NsysThreads& threads, int64_t main_device) {
+  auto device_of = [&](const NsysRange& r) {
+    auto it = threads.launcher_device.find({r.pid, r.tid});
+    return it == threads.launcher_device.end() ? main_device : it->second;
+  };
+  std::map<int64_t, DeviceEvents> devices;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    NsysRange& r = ranges[i];
+    if (r.kind != NsysRangeKind::kThunk || r.module < 0 || r.has_child_thunk) continue;
+    NsysRange& mod = ranges[r.module];
+    DeviceEvents& d = devices[device_of(mod)];
+    if (!mod.used) d.modules.push_back(r.module);
+    mod.used = true;
+    d.thunks.push_back(static_cast<int32_t>(i));
+  }
+  return devices;
+}
+
+// The earliest start of the devices' events; INT64_MAX when there are none.
+int64_t earliest_start(const std::vector<NsysRange>& ranges,
+                       const std::map<int64_t, DeviceEvents>& devices) {
+  int64_t earliest = std::numeric_limits<int64_t>::max();
+  for (auto& [device, d] : devices)
+    for (int32_t i : d.modules) earliest = std::min(earliest, ranges[i].start_ns);
+  for (auto& [device, d] : devices)
+    for (int32_t i : d.thunks) earliest = std::min(earliest, ranges[i].start_ns);
+  return earliest;
 }
 
 void NsysJaxSource::import_process(Profile& p, const ZipArchive& zip_, const ProcessMembers& m,
                                    uint32_t process_index, std::vector<std::string>& warnings,
                                    Jobs& jobs) {
   // Thread names: XlaLauncher threads drive one device each.
-  std::vector<uint8_t> thread_storage;
-  std::string_view thread_bytes;
-  std::map<std::pair<int64_t, int64_t>, int64_t> launcher_device;
-  std::map<std::pair<int64_t, int64_t>, std::string> thread_names;
-  int64_t first_launcher_device = -1;
-  if (m.threads) {
-    ParquetFile tf = open_parquet(zip_, *m.threads, thread_storage, thread_bytes);
-    ParquetColumn names = string_column(tf, "Name");
-    IntColumn pid = int_column(tf, {"PID"}), tid = int_column(tf, {"TID"});
-    for (size_t i = 0; i < names.size(); ++i) {
-      if (names.is_null(i) || !pid.present(i) || !tid.present(i)) continue;
-      std::string_view n = names.strings[i];
-      std::pair<int64_t, int64_t> thread{pid.at(i, tf.name()), tid.at(i, tf.name())};
-      thread_names.emplace(thread, std::string(n));
-      if (!n.starts_with("XlaLauncher:#")) continue;
-      int64_t g;
-      if (!parse_int(field(n, "global="), g)) continue;
-      launcher_device[thread] = g;
-      if (first_launcher_device < 0) first_launcher_device = g;
-    }
-  }
-
-  std::vector<uint8_t> storage;
-  std::string_view bytes;
-  ParquetFile f = open_parquet(zip_, *m.trace, storage, bytes);
-  const std::string& file = f.name();
-  // Two layouts: the older one (2024.4 and before) with "Name", "Projected Start/Duration" and a
-  // "TSL:" domain prefix on every name; the newer with "Text", "Start", "End", no prefix.
-  bool newer = f.find("Text") >= 0 && f.find("Start") >= 0 && f.find("End") >= 0;
-  ParquetColumn names = string_column(f, newer ? "Text" : "Name");
-  IntColumn start = int_column(f, {newer ? "Start" : "Projected Start"});
-  IntColumn dur_or_end = int_column(f, {newer ? "End" : "Projected Duration"});
-  IntColumn ids = int_column(f, {newer ? "Range ID" : "RangeId"});
-  IntColumn parents = int_column(f, {newer ? "Parent ID" : "ParentId"});
-  IntColumn pid = int_column(f, {"PID"}), tid = int_column(f, {"TID"});
-  const std::string prefix = newer ? "" : "TSL:";
-  const std::string module_prefix = prefix + "XlaModule:";
-  const std::string thunk_prefix = prefix + "Thunk:";
-
-  size_t n = names.size();
-  for (const IntColumn* c : {&start, &dur_or_end, &ids, &parents, &pid, &tid})
-    if (c->c.size() != n) throw InputError(file, "columns of different lengths");
-  std::vector<Range> ranges;
-  ranges.reserve(n);
-  std::unordered_map<int64_t, int32_t> row_of;
-  row_of.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    // Rows without a range id are not NVTX ranges (the older layout has one such summary row).
-    if (!ids.present(i) || names.is_null(i) || !start.present(i) || !dur_or_end.present(i))
-      continue;
-    Range& r = ranges.emplace_back();
-    r.name = names.strings[i];
-    r.start_ns = start.at(i, file);
-    r.duration_ns = dur_or_end.at(i, file);
-    if (newer && !checked_sub(r.duration_ns, r.start_ns, r.duration_ns))
-      throw InputError(file, "out of range: row " + std::to_string(i) + " ends at " +
-                                 std::to_string(dur_or_end.at(i, file)) + " ns, starts at " +
-                                 std::to_string(r.start_ns) + " ns");
-    if (r.duration_ns < 0) throw InputError(file, "range with a negative duration");
-    r.range_id = ids.at(i, file);
-    r.has_parent = parents.present(i);
-    r.pid = pid.present(i) ? pid.at(i, file) : 0;
-    r.tid = tid.present(i) ? tid.at(i, file) : 0;
-    r.kind = r.name.starts_with(module_prefix)  ? Kind::kModule
-             : r.name.starts_with(thunk_prefix) ? Kind::kThunk
-                                                : Kind::kOther;
-    if (!row_of.emplace(r.range_id, static_cast<int32_t>(ranges.size() - 1)).second)
-      throw InputError(file, "duplicate range id " + std::to_string(r.range_id) +
-                                 " (Nsight Systems 2024.5/2024.6 with CUDA graphs enabled?)");
-  }
-  // Resolve parents now that every id is known (a parent may come after its child).
-  {
-    size_t k = 0;
-    for (size_t i = 0; i < n; ++i) {
-      if (!ids.present(i) || names.is_null(i) || !start.present(i) || !dur_or_end.present(i))
-        continue;
-      Range& r = ranges[k++];
-      if (!r.has_parent) continue;
-      auto it = row_of.find(parents.at(i, file));
-      r.parent = it == row_of.end() ? -1 : it->second;
-    }
-  }
-  // Each thunk's module: walk up through thunks and dropped ranges (NCCL) to the nearest module;
-  // a thunk met on the way has a child thunk, so it is not innermost.
-  size_t orphans = 0;
-  for (Range& r : ranges) {
-    if (r.kind != Kind::kThunk) continue;
-    int32_t at = r.parent;
-    for (size_t steps = 0; at >= 0 && steps <= ranges.size(); ++steps) {
-      Range& up = ranges[at];
-      if (up.kind == Kind::kModule) {
-        r.module = at;
-        break;
-      }
-      if (up.kind == Kind::kThunk) up.has_child_thunk = true;
-      at = up.parent;
-    }
-    if (r.module < 0) ++orphans;
-  }
-  if (orphans)
-    warnings.push_back(file + ": ignored " + std::to_string(orphans) +
+  NsysThreads threads;
+  if (m.threads) threads = read_thread_metadata(zip_, *m.threads);
+  NsysGpuTrace trace;
+  read_gpu_trace(zip_, *m.trace, trace);
+  const std::string& file = trace.file;
+  if (trace.orphans)
+    warnings.push_back(file + ": ignored " + std::to_string(trace.orphans) +
                        " thunks outside any XlaModule range (profile started mid-module)");
 
   // The GPUs the process saw, by global id, with their description.
@@ -435,49 +325,15 @@ void NsysJaxSource::import_process(Profile& p, const ZipArchive& zip_, const Pro
     std::string_view raw = zip_.read(*m.devices, device_storage);
     device_info = parse_device_metadata(raw, zip_.member_path(*m.devices));
   }
-
-  // Device of each thread; the main thread (not a launcher) drives the first device listed, or
-  // the only GPU the process saw (a process driving one GPU has no launcher threads).
-  int64_t main_device = first_launcher_device;
-  if (main_device < 0 && device_info.size() == 1) main_device = device_info.begin()->first;
-  if (main_device < 0) {
-    main_device = process_index;
-    if (!m.threads)
-      warnings.push_back(zip_.path() + ": no member " + std::string(kThreadsMember) +
-                         " (thread names); calling the device " + std::to_string(main_device));
-    else
-      warnings.push_back(file +
-                         ": no XlaLauncher threads in the thread metadata; calling the device " +
-                         std::to_string(main_device));
-  }
-  auto device_of = [&](const Range& r) {
-    auto it = launcher_device.find({r.pid, r.tid});
-    return it == launcher_device.end() ? main_device : it->second;
-  };
+  const int64_t main_device =
+      main_device_of(threads, device_info, process_index, zip_, m, file, warnings);
 
   uint32_t host = static_cast<uint32_t>(p.hosts.size());
   p.hosts.push_back(Host{m.host, zip_.member_path(*m.trace), 0});
 
   // Events per device: modules and leaf thunks.
-  struct DeviceEvents {
-    std::vector<int32_t> modules, thunks;
-  };
-  std::map<int64_t, DeviceEvents> devices;
-  for (size_t i = 0; i < ranges.size(); ++i) {
-    Range& r = ranges[i];
-    if (r.kind != Kind::kThunk || r.module < 0 || r.has_child_thunk) continue;
-    Range& mod = ranges[r.module];
-    DeviceEvents& d = devices[device_of(mod)];
-    if (!mod.used) d.modules.push_back(r.module);
-    mod.used = true;
-    d.thunks.push_back(static_cast<int32_t>(i));
-  }
-
-  int64_t host_base = std::numeric_limits<int64_t>::max();
-  for (auto& [device, d] : devices)
-    for (int32_t i : d.modules) host_base = std::min(host_base, ranges[i].start_ns);
-  for (auto& [device, d] : devices)
-    for (int32_t i : d.thunks) host_base = std::min(host_base, ranges[i].start_ns);
+  std::map<int64_t, DeviceEvents> devices = events_by_device(trace.ranges, threads, main_device);
+  int64_t host_base = earliest_start(trace.ranges, devices);
   // Host NVTX ranges: compile phases usually come before the first GPU range.
   static const std::vector<HostRange> kNoRanges;
   const std::vector<HostRange>& host_ranges = m.pushpop ? m.host_table->ranges : kNoRanges;
@@ -488,15 +344,29 @@ void NsysJaxSource::import_process(Profile& p, const ZipArchive& zip_, const Pro
   if (host_base == std::numeric_limits<int64_t>::max()) host_base = 0;
   p.hosts[host].base_ns = host_base;
 
+  add_gpu_lines(p, host, host_base, trace, devices, device_info);
+  if (!host_ranges.empty())
+    import_host_ranges(p, host, zip_.member_path(*m.pushpop), host_ranges, threads.names,
+                       host_base);
+}
+
+void NsysJaxSource::add_gpu_lines(Profile& p, uint32_t host, int64_t host_base,
+                                  const NsysGpuTrace& trace,
+                                  std::map<int64_t, DeviceEvents>& devices,
+                                  const std::map<int64_t, NsysDevice>& device_info) {
+  const std::string& file = trace.file;
+  const std::vector<NsysRange>& ranges = trace.ranges;
+  const std::string& thunk_prefix = trace.thunk_prefix;
   std::unordered_map<int32_t, uint32_t> module_of_range;
   auto module_key = [&](int32_t row) {
     auto [it, inserted] = module_of_range.try_emplace(row, 0);
     if (!inserted) return it->second;
-    std::string_view name = field(ranges[row].name, "hlo_module=");
+    std::string_view name = nvtx_field(ranges[row].name, "hlo_module=");
     int64_t program = -1;
-    ProgramId pid_key = parse_int(field(ranges[row].name, "program_id="), program) && program >= 0
-                            ? static_cast<ProgramId>(program)
-                            : kNoProgram;
+    ProgramId pid_key =
+        parse_nvtx_int(nvtx_field(ranges[row].name, "program_id="), program) && program >= 0
+            ? static_cast<ProgramId>(program)
+            : kNoProgram;
     it->second = p.intern_module(ModuleKey{p.strings.intern_copy(name), pid_key});
     return it->second;
   };
@@ -529,7 +399,7 @@ void NsysJaxSource::import_process(Profile& p, const ZipArchive& zip_, const Pro
       p.planes[plane].lines.push_back(li);
       line_records_[li] = {static_cast<uint32_t>(records_.size()), host_base};
       for (int32_t row : rows) {
-        const Range& r = ranges[row];
+        const NsysRange& r = ranges[row];
         Record rec{0, 0, 0, 0, 0, 0, r.range_id};
         times_ps(file, r.start_ns, r.duration_ns, host_base, rec);
         if (which == 0) {
@@ -537,7 +407,7 @@ void NsysJaxSource::import_process(Profile& p, const ZipArchive& zip_, const Pro
           rec.metadata = metadata_for(p, plane, p.modules[rec.module].name);
         } else {
           rec.module = module_key(r.module);
-          std::string_view op = field(r.name, "hlo_op=");
+          std::string_view op = nvtx_field(r.name, "hlo_op=");
           if (op.empty()) op = r.name.substr(thunk_prefix.size());
           rec.hlo_op = p.strings.intern_copy(op);
           // The JAX op path: "name=" may itself hold commas, so it runs up to ",hlo_op=".
@@ -553,8 +423,6 @@ void NsysJaxSource::import_process(Profile& p, const ZipArchive& zip_, const Pro
       }
     }
   }
-  if (!host_ranges.empty())
-    import_host_ranges(p, host, zip_.member_path(*m.pushpop), host_ranges, thread_names, host_base);
 }
 
 void NsysJaxSource::import_host_ranges(
@@ -608,11 +476,11 @@ void NsysJaxSource::import_host_ranges(
       int64_t duration_ns;
       if (!checked_sub(r.end_ns, r.start_ns, duration_ns)) duration_ns = -1;
       times_ps(member, r.start_ns, duration_ns, host_base, rec);
-      std::string_view mod = field(r.name, "module=");
-      if (mod.empty()) mod = field(r.name, "hlo_module=");
+      std::string_view mod = nvtx_field(r.name, "module=");
+      if (mod.empty()) mod = nvtx_field(r.name, "hlo_module=");
       if (!mod.empty()) {
         int64_t program = -1;
-        if (parse_int(field(r.name, "program_id="), program) && program >= 0)
+        if (parse_nvtx_int(nvtx_field(r.name, "program_id="), program) && program >= 0)
           rec.stat_program = static_cast<ProgramId>(program);
         rec.stat_module = p.strings.intern_copy(mod);
       }
@@ -646,7 +514,7 @@ bool program_id_of_dump(std::string_view member, int64_t& id) {
   if (!file.starts_with("module_")) return false;
   file.remove_prefix(7);
   size_t dot = file.find('.');
-  return dot != std::string_view::npos && parse_int(file.substr(0, dot), id);
+  return dot != std::string_view::npos && parse_nvtx_int(file.substr(0, dot), id);
 }
 
 std::string stem_of(const std::string& path) {
