@@ -9,9 +9,9 @@
 #include <map>
 #include <unordered_map>
 
+#include "jaxprof/analysis/cost/hlo_cost.h"
 #include "jaxprof/analysis/ops/category.h"
 #include "jaxprof/analysis/ops/device_events.h"
-#include "jaxprof/analysis/cost/hlo_cost.h"
 #include "jaxprof/analysis/ops/memory_op.h"
 #include "jaxprof/analysis/ops/op_instruction.h"
 #include "jaxprof/analysis/ops/self_time.h"
@@ -269,6 +269,250 @@ void set_costs(RooflineFigures& f, const Group& g) {
   if (g.with_model_flops == g.count) f.model_flops = g.model_flops;
 }
 
+// The executions of each op on one device, by (module, op name).
+using OpGroups = std::unordered_map<uint64_t, Group>;
+
+// What gathering a device's ops needs besides the device; the devices share it.
+struct GatherContext {
+  const Profile& p;
+  const RooflineOptions& options;
+  const EventFilter& filter;
+  const SteadyState& steady;
+  CostTable& costs;
+  // Per event metadata, whether the filter keeps its name: -1 until asked.
+  std::vector<int8_t> name_ok;
+};
+
+// The device's ops the filter keeps, each with its executions' times and summed costs.
+OpGroups gather_op_groups(GatherContext& cx, const DeviceLines& dev) {
+  const Profile& p = cx.p;
+  const EventFilter& filter = cx.filter;
+  const SteadyState& steady = cx.steady;
+  CostTable& costs = cx.costs;
+  std::vector<int8_t>& name_ok = cx.name_ok;
+  OpGroups groups;
+  std::vector<int64_t> self;
+  std::vector<uint8_t> participates;
+  const Events& ev = p.events;
+  for (uint32_t li : dev.lines) {
+    const Line& line = p.lines[li];
+    const uint32_t b = line.first_event, n = line.event_count;
+    if (dev.hlo_ops_only) {
+      participates.assign(n, 0);
+      for (uint32_t k = 0; k < n; ++k) participates[k] = dev.counts(ev, b + k);
+    }
+    // Op times (and self times) on the device's own clock where events carry it, as `ops`.
+    compute_op_self_times(ev, line, self, dev.hlo_ops_only ? &participates : nullptr);
+    const LineMemoryOps memory_op(p, li);
+    for (uint32_t k = 0; k < n; ++k) {
+      const uint32_t e = b + k;
+      if (!dev.counts(ev, e) || steady.set_apart(e)) continue;
+      const int64_t d = ev.op_duration_ps(line, e);
+      if (d < cx.options.filter.min_duration_ps) continue;
+      const uint32_t mi = ev.metadata[e];
+      if (filter.filters_names()) {
+        if (name_ok[mi] < 0) name_ok[mi] = filter.keeps_name(p.event_display_name(e)) ? 1 : 0;
+        if (!name_ok[mi]) continue;
+      }
+      const EventMetadata& md = p.event_metadata[mi];
+      const uint32_t op_name = ev.hlo_op[e] != 0      ? ev.hlo_op[e]
+                               : md.display_name != 0 ? md.display_name | 0x80000000u
+                                                      : md.name | 0x80000000u;
+      auto [it, inserted] = groups.try_emplace(pack(ev.module[e], op_name));
+      Group& g = it->second;
+      const uint32_t key = costs.key_of(e);
+      if (inserted) {
+        g.key_cost = key;
+        g.first_event = e;
+        g.memory = !memory_op.never() && memory_op(e) != MemoryOp::kNone;
+      }
+      const OpCost c = costs.event_cost(dev.plane, e, key);
+      ++g.count;
+      g.total += d;
+      g.self += self[k];
+      if (self[k] + kNestingTolerancePs < d) g.children = true;
+      if (!c.known()) continue;
+      if (g.known == 0) {
+        g.source = c.source;
+      } else if (g.source != c.source) {
+        g.mixed_sources = true;
+      }
+      ++g.known;
+      g.known_total += d;
+      g.known_self += self[k];
+      g.flops = cost_add(g.flops, c.flops);
+      g.bytes = cost_add(g.bytes, c.bytes_accessed);
+      g.transcendentals = cost_add(g.transcendentals, c.transcendentals);
+      if (c.has_model_flops) {
+        g.model_flops = cost_add(g.model_flops, c.model_flops);
+        ++g.with_model_flops;
+      }
+    }
+  }
+  return groups;
+}
+
+// An op's row: where it belongs, its cost where every execution has one, and its roofline
+// figures against the device's peaks.
+RooflineOp op_row(const Profile& p, uint64_t gkey, const Group& g, CostTable& costs, uint32_t plane,
+                  const DevicePeaks& peaks, int64_t latency_floor_ps) {
+  const KeyCost& kc = costs[g.key_cost];
+  const uint32_t module_index = p.events.module[g.first_event];
+  const ModuleKey& mk = p.modules[module_index];
+  RooflineOp op;
+  const auto name_id = static_cast<StringId>(gkey & 0x7fffffffu);
+  op.name = std::string(p.str(name_id));
+  op.module = std::string(p.str(mk.name));
+  op.program_id = mk.program_id;
+  if (module_index == 0 && kc.module) {
+    // A kernel the HLO names (by its kernel name) belongs to that program.
+    op.module = std::string(kc.module->name);
+    op.program_id = kc.module->program_id == HloIndex::kUnknownProgramId
+                        ? kNoProgram
+                        : static_cast<ProgramId>(kc.module->program_id);
+  }
+  op.category = category_name(g.memory ? OpCategory::kMemcpy : kc.category);
+  if (kc.instr) op.opcode = std::string(kc.instr->opcode);
+  op.count = g.count;
+  op.self_ps = g.self;
+  op.has_children = g.children;
+  op.figures.time_ps = g.total;
+  const OpCost& first = kc.cost;
+  op.compute = first.compute;
+  if (g.known == g.count) {
+    op.source = g.mixed_sources ? CostSource::kProfile : g.source;
+    op.detail = costs.event_cost(plane, g.first_event, g.key_cost).detail;
+    set_costs(op.figures, g);
+  } else {
+    op.source = CostSource::kUnknown;
+    op.detail = g.known > 0 ? fmt::format("{} of {} executions have a cost", g.known, g.count)
+                            : first.detail;
+  }
+  op.peak_flops_per_s = peaks.flops_for(op.compute, op.peak_type);
+  const bool collective = kc.category == OpCategory::kCollective;
+  finish(op.figures, op.peak_flops_per_s, peaks.bytes_per_s, g.count, latency_floor_ps, collective,
+         is_async_half(op.opcode));
+  return op;
+}
+
+// The ops of a program, or of a device, summed for its figures.
+struct ProgramAcc {
+  Group leaf;  // costs of the ops (not their containers) with known costs
+  int64_t predicted_ps = 0;
+  int64_t predicted_time_ps = 0;  // measured time of the ops with a prediction
+  std::vector<std::pair<Bound, int64_t>> bound_time;
+};
+
+// Adds an op whose executions all have a cost.
+void add_known_op(ProgramAcc& acc, const Group& g, const RooflineOp& op) {
+  // Nested ops count in their children; asynchronous halves in the ops they overlap.
+  if (!g.children && op.figures.bound != Bound::kAsync) {
+    acc.leaf.flops = cost_add(acc.leaf.flops, g.flops);
+    acc.leaf.bytes = cost_add(acc.leaf.bytes, g.bytes);
+    acc.leaf.transcendentals = cost_add(acc.leaf.transcendentals, g.transcendentals);
+    acc.leaf.model_flops = cost_add(acc.leaf.model_flops, g.model_flops);
+    acc.leaf.with_model_flops += g.with_model_flops;
+    acc.leaf.count += g.count;
+    if (op.figures.predicted_ps) {
+      acc.predicted_ps += *op.figures.predicted_ps;
+      acc.predicted_time_ps += g.self;
+    }
+  }
+  acc.leaf.known_self += g.self;
+  acc.bound_time.emplace_back(op.figures.bound, g.self);
+}
+
+// A program's (or the device's) figures from its ops; `known_ps` is the time of those with costs.
+void close_figures(RooflineFigures& f, const ProgramAcc& acc, int64_t& known_ps) {
+  known_ps = acc.leaf.known_self;
+  if (acc.leaf.count == 0 && acc.leaf.known_self == 0) return;
+  f.flops = acc.leaf.flops;
+  f.bytes_accessed = acc.leaf.bytes;
+  f.transcendentals = acc.leaf.transcendentals;
+  if (acc.leaf.with_model_flops == acc.leaf.count && acc.leaf.count > 0)
+    f.model_flops = acc.leaf.model_flops;
+  // Rates over the time of the ops whose costs are known, so that unknown ops do not dilute
+  // them; the share of time that is known is the coverage.
+  if (known_ps > 0) {
+    const double secs = static_cast<double>(known_ps) * 1e-12;
+    f.flop_rate = static_cast<double>(acc.leaf.flops) / secs;
+    f.bandwidth = static_cast<double>(acc.leaf.bytes) / secs;
+    if (acc.leaf.bytes > 0)
+      f.intensity = static_cast<double>(acc.leaf.flops) / static_cast<double>(acc.leaf.bytes);
+  }
+  // Predicted against measured over the ops the roofline predicts (not collectives, not ops
+  // without peaks).
+  if (acc.predicted_time_ps > 0) {
+    f.predicted_ps = acc.predicted_ps;
+    f.efficiency =
+        static_cast<double>(acc.predicted_ps) / static_cast<double>(acc.predicted_time_ps);
+    f.model_error = *f.efficiency - 1;
+  }
+  // The bound that holds most of the known time.
+  std::vector<int64_t> by_bound(kBounds, 0);
+  for (auto [b, t] : acc.bound_time) by_bound[static_cast<int>(b)] += t;
+  auto top = std::max_element(by_bound.begin(), by_bound.end());
+  if (*top > 0) f.bound = static_cast<Bound>(top - by_bound.begin());
+}
+
+// The device's op rows, its coverage, and its programs' and its own total figures.
+void add_op_rows(const Profile& p, uint32_t plane, OpGroups& groups, CostTable& costs,
+                 int64_t latency_floor_ps, RooflineDevice& out) {
+  std::map<std::pair<std::string, ProgramId>, size_t> program_of;  // -> programs slot
+  std::vector<ProgramAcc> program_acc;
+  ProgramAcc device_acc;
+  for (auto& [gkey, g] : groups) {
+    RooflineOp op = op_row(p, gkey, g, costs, plane, out.peaks, latency_floor_ps);
+    const bool known = g.known == g.count;
+    out.coverage.total_ps += g.self;
+    if (known) {
+      out.coverage.known_ps += g.self;
+      out.coverage.by_source_ps[static_cast<int>(op.source)] += g.self;
+    } else {
+      ++out.coverage.unknown_ops;
+      out.coverage.by_source_ps[static_cast<int>(CostSource::kUnknown)] += g.self;
+    }
+
+    auto [pit, pnew] = program_of.try_emplace({op.module, op.program_id}, program_acc.size());
+    if (pnew) {
+      program_acc.emplace_back();
+      RooflineProgram& prog = out.programs.emplace_back();
+      prog.module = op.module;
+      prog.program_id = op.program_id;
+    }
+    RooflineProgram& prog = out.programs[pit->second];
+    ++prog.ops;
+    prog.figures.time_ps += g.self;
+    if (known) {
+      add_known_op(program_acc[pit->second], g, op);
+      add_known_op(device_acc, g, op);
+    }
+    out.ops.push_back(std::move(op));
+  }
+  out.total.time_ps = out.coverage.total_ps;
+  for (size_t i = 0; i < out.programs.size(); ++i)
+    close_figures(out.programs[i].figures, program_acc[i], out.programs[i].known_ps);
+  int64_t device_known = 0;
+  close_figures(out.total, device_acc, device_known);
+}
+
+// Ops and programs by time (then name), the largest `top` ops kept (0: all).
+void order_rows(RooflineDevice& out, size_t top) {
+  std::sort(out.ops.begin(), out.ops.end(), [](const RooflineOp& a, const RooflineOp& b) {
+    if (a.figures.time_ps != b.figures.time_ps) return a.figures.time_ps > b.figures.time_ps;
+    if (a.name != b.name) return a.name < b.name;
+    return a.program_id < b.program_id;
+  });
+  std::sort(out.programs.begin(), out.programs.end(),
+            [](const RooflineProgram& a, const RooflineProgram& b) {
+              if (a.figures.time_ps != b.figures.time_ps)
+                return a.figures.time_ps > b.figures.time_ps;
+              if (a.module != b.module) return a.module < b.module;
+              return a.program_id < b.program_id;
+            });
+  if (top > 0 && out.ops.size() > top) out.ops.resize(top);
+}
+
 }  // namespace
 
 RooflineResult compute_roofline(const Profile& p, const RooflineOptions& options) {
@@ -285,7 +529,8 @@ RooflineResult compute_roofline(const Profile& p, const RooflineOptions& options
 
   OpInstructions resolve(p);
   CostTable costs(p, resolve);
-  std::vector<int8_t> name_ok(p.event_metadata.size(), -1);
+  GatherContext cx{p,      options, filter,
+                   steady, costs,   std::vector<int8_t>(p.event_metadata.size(), -1)};
   std::map<std::string, std::vector<std::string>> notes;  // peak note -> devices
 
   for (const DeviceLines& dev : devices) {
@@ -295,205 +540,10 @@ RooflineResult compute_roofline(const Profile& p, const RooflineOptions& options
     out.device = dev.name;
     out.host = p.hosts[plane.host].name;
     out.peaks = device_peaks(p, dev.plane, options.peaks);
-
-    std::unordered_map<uint64_t, Group> groups;
-    std::vector<int64_t> self;
-    std::vector<uint8_t> participates;
-    const Events& ev = p.events;
-    for (uint32_t li : dev.lines) {
-      const Line& line = p.lines[li];
-      const uint32_t b = line.first_event, n = line.event_count;
-      if (dev.hlo_ops_only) {
-        participates.assign(n, 0);
-        for (uint32_t k = 0; k < n; ++k) participates[k] = dev.counts(ev, b + k);
-      }
-      // Op times (and self times) on the device's own clock where events carry it, as `ops`.
-      compute_op_self_times(ev, line, self, dev.hlo_ops_only ? &participates : nullptr);
-      const LineMemoryOps memory_op(p, li);
-      for (uint32_t k = 0; k < n; ++k) {
-        const uint32_t e = b + k;
-        if (!dev.counts(ev, e) || steady.set_apart(e)) continue;
-        const int64_t d = ev.op_duration_ps(line, e);
-        if (d < options.filter.min_duration_ps) continue;
-        const uint32_t mi = ev.metadata[e];
-        if (filter.filters_names()) {
-          if (name_ok[mi] < 0) name_ok[mi] = filter.keeps_name(p.event_display_name(e)) ? 1 : 0;
-          if (!name_ok[mi]) continue;
-        }
-        const EventMetadata& md = p.event_metadata[mi];
-        const uint32_t op_name = ev.hlo_op[e] != 0      ? ev.hlo_op[e]
-                                 : md.display_name != 0 ? md.display_name | 0x80000000u
-                                                        : md.name | 0x80000000u;
-        auto [it, inserted] = groups.try_emplace(pack(ev.module[e], op_name));
-        Group& g = it->second;
-        const uint32_t key = costs.key_of(e);
-        if (inserted) {
-          g.key_cost = key;
-          g.first_event = e;
-          g.memory = !memory_op.never() && memory_op(e) != MemoryOp::kNone;
-        }
-        const OpCost c = costs.event_cost(dev.plane, e, key);
-        ++g.count;
-        g.total += d;
-        g.self += self[k];
-        if (self[k] + kNestingTolerancePs < d) g.children = true;
-        if (!c.known()) continue;
-        if (g.known == 0) {
-          g.source = c.source;
-        } else if (g.source != c.source) {
-          g.mixed_sources = true;
-        }
-        ++g.known;
-        g.known_total += d;
-        g.known_self += self[k];
-        g.flops = cost_add(g.flops, c.flops);
-        g.bytes = cost_add(g.bytes, c.bytes_accessed);
-        g.transcendentals = cost_add(g.transcendentals, c.transcendentals);
-        if (c.has_model_flops) {
-          g.model_flops = cost_add(g.model_flops, c.model_flops);
-          ++g.with_model_flops;
-        }
-      }
-    }
+    OpGroups groups = gather_op_groups(cx, dev);
     if (groups.empty()) continue;
-
-    std::map<std::pair<std::string, ProgramId>, size_t> program_of;  // -> programs slot
-    struct ProgramAcc {
-      Group leaf;  // costs of the ops (not their containers) with known costs
-      int64_t predicted_ps = 0;
-      int64_t predicted_time_ps = 0;  // measured time of the ops with a prediction
-      std::vector<std::pair<Bound, int64_t>> bound_time;
-    };
-    std::vector<ProgramAcc> program_acc;
-    ProgramAcc device_acc;
-    for (auto& [gkey, g] : groups) {
-      const KeyCost& kc = costs[g.key_cost];
-      const uint32_t module_index = ev.module[g.first_event];
-      const ModuleKey& mk = p.modules[module_index];
-      RooflineOp op;
-      const auto name_id = static_cast<StringId>(gkey & 0x7fffffffu);
-      op.name = std::string(p.str(name_id));
-      op.module = std::string(p.str(mk.name));
-      op.program_id = mk.program_id;
-      if (module_index == 0 && kc.module) {
-        // A kernel the HLO names (by its kernel name) belongs to that program.
-        op.module = std::string(kc.module->name);
-        op.program_id = kc.module->program_id == HloIndex::kUnknownProgramId
-                            ? kNoProgram
-                            : static_cast<ProgramId>(kc.module->program_id);
-      }
-      op.category = category_name(g.memory ? OpCategory::kMemcpy : kc.category);
-      if (kc.instr) op.opcode = std::string(kc.instr->opcode);
-      op.count = g.count;
-      op.self_ps = g.self;
-      op.has_children = g.children;
-      op.figures.time_ps = g.total;
-      const bool known = g.known == g.count;
-      const OpCost& first = kc.cost;
-      op.compute = first.compute;
-      if (known) {
-        op.source = g.mixed_sources ? CostSource::kProfile : g.source;
-        op.detail = costs.event_cost(dev.plane, g.first_event, g.key_cost).detail;
-        set_costs(op.figures, g);
-      } else {
-        op.source = CostSource::kUnknown;
-        op.detail = g.known > 0 ? fmt::format("{} of {} executions have a cost", g.known, g.count)
-                                : first.detail;
-      }
-      op.peak_flops_per_s = out.peaks.flops_for(op.compute, op.peak_type);
-      const bool collective = kc.category == OpCategory::kCollective;
-      finish(op.figures, op.peak_flops_per_s, out.peaks.bytes_per_s, g.count,
-             options.latency_floor_ps, collective, is_async_half(op.opcode));
-
-      out.coverage.total_ps += g.self;
-      if (known) {
-        out.coverage.known_ps += g.self;
-        out.coverage.by_source_ps[static_cast<int>(op.source)] += g.self;
-      } else {
-        ++out.coverage.unknown_ops;
-        out.coverage.by_source_ps[static_cast<int>(CostSource::kUnknown)] += g.self;
-      }
-
-      auto [pit, pnew] = program_of.try_emplace({op.module, op.program_id}, program_acc.size());
-      if (pnew) {
-        program_acc.emplace_back();
-        RooflineProgram& prog = out.programs.emplace_back();
-        prog.module = op.module;
-        prog.program_id = op.program_id;
-      }
-      RooflineProgram& prog = out.programs[pit->second];
-      ++prog.ops;
-      prog.figures.time_ps += g.self;
-      for (ProgramAcc* acc : {&program_acc[pit->second], &device_acc}) {
-        if (!known) continue;
-        // Nested ops count in their children; asynchronous halves in the ops they overlap.
-        if (!g.children && op.figures.bound != Bound::kAsync) {
-          acc->leaf.flops = cost_add(acc->leaf.flops, g.flops);
-          acc->leaf.bytes = cost_add(acc->leaf.bytes, g.bytes);
-          acc->leaf.transcendentals = cost_add(acc->leaf.transcendentals, g.transcendentals);
-          acc->leaf.model_flops = cost_add(acc->leaf.model_flops, g.model_flops);
-          acc->leaf.with_model_flops += g.with_model_flops;
-          acc->leaf.count += g.count;
-          if (op.figures.predicted_ps) {
-            acc->predicted_ps += *op.figures.predicted_ps;
-            acc->predicted_time_ps += g.self;
-          }
-        }
-        acc->leaf.known_self += g.self;
-        acc->bound_time.emplace_back(op.figures.bound, g.self);
-      }
-      out.ops.push_back(std::move(op));
-    }
-    out.total.time_ps = out.coverage.total_ps;
-    auto close = [&](RooflineFigures& f, const ProgramAcc& acc, int64_t& known_ps) {
-      known_ps = acc.leaf.known_self;
-      if (acc.leaf.count == 0 && acc.leaf.known_self == 0) return;
-      f.flops = acc.leaf.flops;
-      f.bytes_accessed = acc.leaf.bytes;
-      f.transcendentals = acc.leaf.transcendentals;
-      if (acc.leaf.with_model_flops == acc.leaf.count && acc.leaf.count > 0)
-        f.model_flops = acc.leaf.model_flops;
-      // Rates over the time of the ops whose costs are known, so that unknown ops do not dilute
-      // them; the share of time that is known is the coverage.
-      if (known_ps > 0) {
-        const double secs = static_cast<double>(known_ps) * 1e-12;
-        f.flop_rate = static_cast<double>(acc.leaf.flops) / secs;
-        f.bandwidth = static_cast<double>(acc.leaf.bytes) / secs;
-        if (acc.leaf.bytes > 0)
-          f.intensity = static_cast<double>(acc.leaf.flops) / static_cast<double>(acc.leaf.bytes);
-      }
-      // Predicted against measured over the ops the roofline predicts (not collectives, not ops
-      // without peaks).
-      if (acc.predicted_time_ps > 0) {
-        f.predicted_ps = acc.predicted_ps;
-        f.efficiency =
-            static_cast<double>(acc.predicted_ps) / static_cast<double>(acc.predicted_time_ps);
-        f.model_error = *f.efficiency - 1;
-      }
-      // The bound that holds most of the known time.
-      std::vector<int64_t> by_bound(kBounds, 0);
-      for (auto [b, t] : acc.bound_time) by_bound[static_cast<int>(b)] += t;
-      auto top = std::max_element(by_bound.begin(), by_bound.end());
-      if (*top > 0) f.bound = static_cast<Bound>(top - by_bound.begin());
-    };
-    for (size_t i = 0; i < out.programs.size(); ++i)
-      close(out.programs[i].figures, program_acc[i], out.programs[i].known_ps);
-    int64_t device_known = 0;
-    close(out.total, device_acc, device_known);
-
-    std::sort(out.ops.begin(), out.ops.end(), [](const RooflineOp& a, const RooflineOp& b) {
-      if (a.figures.time_ps != b.figures.time_ps) return a.figures.time_ps > b.figures.time_ps;
-      if (a.name != b.name) return a.name < b.name;
-      return a.program_id < b.program_id;
-    });
-    std::sort(out.programs.begin(), out.programs.end(),
-              [](const RooflineProgram& a, const RooflineProgram& b) {
-                if (a.figures.time_ps != b.figures.time_ps)
-                  return a.figures.time_ps > b.figures.time_ps;
-                if (a.module != b.module) return a.module < b.module;
-                return a.program_id < b.program_id;
-              });
-    if (options.top > 0 && out.ops.size() > options.top) out.ops.resize(options.top);
+    add_op_rows(p, dev.plane, groups, costs, options.latency_floor_ps, out);
+    order_rows(out, options.top);
     for (const std::string& note : out.peaks.notes) notes[note].push_back(out.device);
     result.devices.push_back(std::move(out));
   }
