@@ -12,10 +12,10 @@
 #include "jaxprof/analysis/ops/category.h"
 #include "jaxprof/analysis/ops/device_events.h"
 #include "jaxprof/analysis/ops/event_category.h"
-#include "jaxprof/analysis/partial/extract_partials.h"
-#include "jaxprof/analysis/timeline/intervals.h"
 #include "jaxprof/analysis/ops/memory_op.h"
+#include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/analysis/partial/partial_build.h"
+#include "jaxprof/analysis/timeline/intervals.h"
 
 namespace jaxprof {
 
@@ -345,34 +345,31 @@ struct OpAcc {
     // With members: (device, begin, end, duration).
     std::vector<std::tuple<uint32_t, int64_t, int64_t, int64_t>> members;
   };
-  std::map<std::tuple<int64_t, uint64_t, int64_t>, Instance> instances;  // (run, index, group)
+  using InstanceKey = std::tuple<int64_t, uint64_t, int64_t>;  // (run, index, group)
+  std::map<InstanceKey, Instance> instances;
 };
 
-}  // namespace
-
-CollectivesResult collectives_from_partials(const PartialSet& set,
-                                            const CollectivesOptions& options) {
-  set.require(kPartCollectives, "collectives");
-  set.require_steady(options.steady, "collectives");
-  EventFilter filter(options.filter);
-  CollectivesResult result;
-  std::vector<uint32_t> device_host;
-  std::vector<std::string> device_name;
-  std::map<std::tuple<std::string, ProgramId, std::string>, uint32_t> op_index;
+// The collective ops of the set, one per (module, program, op that names it), in the order the
+// devices first list them; and where the ops of the device at hand are among them.
+class OpTable {
+ public:
   std::vector<OpAcc> ops;
-  // A device's ops as indices into `ops`, and its replica group in each op's HLO (where a device
-  // lists two ops that are one op of the set, the later one's).
+  // The device's ops as indices into `ops`, and its replica group in each op's HLO (where a
+  // device lists two ops that are one op of the set, the later one's).
   std::vector<uint32_t> global;
   std::map<uint32_t, int64_t> group_of;
-  auto index_ops = [&](const HostPartial& h, const PartialDevice& dev, bool first_pass) {
+
+  // Maps the device's ops into `ops`: the first pass over the hosts adds them, the second finds
+  // them all there.
+  void index_device(const HostPartial& h, const PartialDevice& dev, bool first_pass) {
     global.assign(dev.collective_ops.size(), 0);
     group_of.clear();
     for (size_t k = 0; k < dev.collective_ops.size(); ++k) {
       const PartialCollectiveOp& op = dev.collective_ops[k];
       auto [it, added] =
-          op_index.try_emplace({std::string(h.module_name(op.module)),
-                                h.modules[op.module].program_id, std::string(h.str(op.name))},
-                               static_cast<uint32_t>(ops.size()));
+          index_.try_emplace({std::string(h.module_name(op.module)),
+                              h.modules[op.module].program_id, std::string(h.str(op.name))},
+                             static_cast<uint32_t>(ops.size()));
       if (added) {
         if (!first_pass) throw std::logic_error("collectives: hosts changed between passes");
         OpAcc& a = ops.emplace_back();
@@ -389,30 +386,46 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
       global[k] = it->second;
       group_of[it->second] = op.device_group;
     }
-  };
-  // The hosts are read twice, one at a time: first what decides how executions on different
-  // devices are matched (run_ids, replica groups), then the executions themselves, each folded
-  // into its instance as it comes, so that no list of every device's executions is kept.
+  }
+
+ private:
+  std::map<std::tuple<std::string, ProgramId, std::string>, uint32_t> index_;
+};
+
+// The devices the filter keeps, numbered in the order the set lists them.
+struct KeptDevices {
+  std::vector<uint32_t> host;  // the host's index in the set
+  std::vector<std::string> name;
+};
+
+// The hosts are read twice, one at a time: first what decides how executions on different
+// devices are matched (run_ids, replica groups), then the executions themselves, each folded
+// into its instance as it comes, so that no list of every device's executions is kept.
+//
+// The first pass: which ops each device runs and under which run_ids; a row per device.
+void survey_devices(const PartialSet& set, const EventFilter& filter, OpTable& table,
+                    KeptDevices& kept, CollectivesResult& result) {
+  std::vector<OpAcc>& ops = table.ops;
   set.for_each_device(
       [&](const PartialSet::DeviceRef& ref, const HostPartial& h, const PartialDevice& dev) {
         if (!filter.keeps_device(dev.name)) return;
-        device_host.push_back(ref.host);
-        device_name.push_back(dev.name);
+        kept.host.push_back(ref.host);
+        kept.name.push_back(dev.name);
         CollectiveDevice& out = result.devices.emplace_back();
         out.device = dev.name;
         out.host = h.host;
-        index_ops(h, dev, true);
+        table.index_device(h, dev, true);
         std::map<uint32_t, std::vector<int64_t>> runs;  // op -> this device's run_ids
         for (const PartialCollectiveExecution& x : dev.collective_executions) {
-          OpAcc& a = ops[global[x.op]];
-          std::vector<int64_t>& r = runs[global[x.op]];
+          OpAcc& a = ops[table.global[x.op]];
+          std::vector<int64_t>& r = runs[table.global[x.op]];
           a.run_ids &= x.run_id.has_value();
           r.push_back(x.run_id.value_or(0));
         }
         for (auto& [oi, r] : runs) {
           OpAcc& a = ops[oi];
           ++a.devices;
-          a.groups_known &= group_of[oi] >= 0;
+          a.groups_known &= table.group_of[oi] >= 0;
           std::sort(r.begin(), r.end());
           r.erase(std::unique(r.begin(), r.end()), r.end());
           if (!a.have_runs) {
@@ -423,8 +436,10 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
           }
         }
       });
-  // Replica groups name devices by global id; on one host that is the device's number.
-  const bool single_host = set.size() <= 1;
+}
+
+// Each op's row of the result as far as the first pass tells it; the second fills its figures.
+void start_op_rows(std::vector<OpAcc>& ops) {
   for (OpAcc& a : ops) {
     std::vector<int64_t>().swap(a.runs);
     CollectiveOp& out = a.out;
@@ -446,12 +461,20 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
     out.min_ps = std::numeric_limits<int64_t>::max();
     out.max_ps = 0;
   }
+}
 
+// The second pass: each execution counts in its op's and its device's figures and joins its
+// instance.
+void fold_executions(const PartialSet& set, const EventFilter& filter, bool members, OpTable& table,
+                     CollectivesResult& result) {
+  std::vector<OpAcc>& ops = table.ops;
+  // Replica groups name devices by global id; on one host that is the device's number.
+  const bool single_host = set.size() <= 1;
   uint32_t di = 0;
   set.for_each_device(
       [&](const PartialSet::DeviceRef& ref, const HostPartial& h, const PartialDevice& dev) {
         if (!filter.keeps_device(dev.name)) return;
-        index_ops(h, dev, false);
+        table.index_device(h, dev, false);
         const int64_t shift = set.shift_ps(ref.host);
         // The device's executions of each op by start, numbered per run_id where the op's devices
         // agree on them: the n-th execution on every device is one instance.
@@ -465,13 +488,13 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
         CollectiveDevice& cd = result.devices[di];
         for (uint32_t k : order) {
           const PartialCollectiveExecution& x = dev.collective_executions[k];
-          const uint32_t oi = global[x.op];
+          const uint32_t oi = table.global[x.op];
           OpAcc& a = ops[oi];
           CollectiveOp& out = a.out;
           const int64_t run = a.run_ids ? x.run_id.value_or(0) : 0;
           const auto index = static_cast<uint32_t>(counter[{oi, run}]++);
           const bool split = single_host && a.groups > 1 && a.groups_known;
-          const int64_t group = split ? group_of[oi] : 0;
+          const int64_t group = split ? table.group_of[oi] : 0;
           const int64_t begin = x.begin_ps + shift, end = x.end_ps + shift, d = x.duration_ps;
           ++out.count;
           out.total_ps += d;
@@ -491,12 +514,42 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
             in.latest_start = begin;
             in.late_device = di;
           }
-          if (options.members) in.members.emplace_back(di, begin, end, d);
+          if (members) in.members.emplace_back(di, begin, end, d);
         }
         ++di;
       });
+}
 
-  std::vector<uint64_t> device_late(result.devices.size(), 0);
+// One instance of an op as a row of the result, its members as the executions ran.
+void add_instance_row(const CollectiveOp& op, bool has_run_id, const OpAcc::InstanceKey& key,
+                      OpAcc::Instance& in, int64_t wait, const KeptDevices& kept,
+                      CollectivesResult& result) {
+  CollectiveInstance& inst = result.instances.emplace_back();
+  inst.module = op.module;
+  inst.name = op.name;
+  inst.run_id = std::get<0>(key);
+  inst.has_run_id = has_run_id;
+  inst.index = std::get<1>(key);
+  inst.devices = in.devices;
+  inst.first_start_ps = in.first;
+  inst.last_end_ps = in.last;
+  inst.fastest_ps = in.fastest;
+  inst.wait_ps = wait;
+  if (in.devices > 1) inst.late_device = kept.name[in.late_device];
+  // As the executions ran: by start, then device.
+  std::sort(in.members.begin(), in.members.end(), [](const auto& x, const auto& y) {
+    return std::get<1>(x) != std::get<1>(y) ? std::get<1>(x) < std::get<1>(y)
+                                            : std::get<0>(x) < std::get<0>(y);
+  });
+  for (const auto& [dev, begin, end, duration] : in.members)
+    inst.members.push_back({kept.host[dev], begin, end, duration});
+}
+
+// Each op's mean and bandwidth, and over its instances the wait for the last device to arrive
+// and the device most often last; the ops move into the result. `device_late` counts, per kept
+// device, the instances it was last to.
+void close_ops(std::vector<OpAcc>& ops, bool instances, const KeptDevices& kept,
+               std::vector<uint64_t>& device_late, CollectivesResult& result) {
   for (OpAcc& a : ops) {
     CollectiveOp& out = a.out;
     if (out.count == 0) out.min_ps = 0;
@@ -519,48 +572,36 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
       }
       out.wait_total_ps += wait;
       out.wait_max_ps = std::max(out.wait_max_ps, wait);
-      if (options.instances) {
-        CollectiveInstance& inst = result.instances.emplace_back();
-        inst.module = out.module;
-        inst.name = out.name;
-        inst.run_id = std::get<0>(key);
-        inst.has_run_id = a.run_ids;
-        inst.index = std::get<1>(key);
-        inst.devices = in.devices;
-        inst.first_start_ps = in.first;
-        inst.last_end_ps = in.last;
-        inst.fastest_ps = in.fastest;
-        inst.wait_ps = wait;
-        if (in.devices > 1) inst.late_device = device_name[in.late_device];
-        // As the executions ran: by start, then device.
-        std::sort(in.members.begin(), in.members.end(), [](const auto& x, const auto& y) {
-          return std::get<1>(x) != std::get<1>(y) ? std::get<1>(x) < std::get<1>(y)
-                                                  : std::get<0>(x) < std::get<0>(y);
-        });
-        for (const auto& [dev, begin, end, duration] : in.members)
-          inst.members.push_back({device_host[dev], begin, end, duration});
-      }
+      if (instances) add_instance_row(out, a.run_ids, key, in, wait, kept, result);
     }
     decltype(a.instances)().swap(a.instances);
     for (auto& [d, n] : late) {
       if (n > out.late_count) {
         out.late_count = n;
-        out.late_device = device_name[d];
+        out.late_device = kept.name[d];
       }
     }
     result.multi_device_instances += out.multi_device_instances;
     result.ops.push_back(std::move(out));
   }
+}
+
+// Each device's count of instances it was last to, the device most often last; the devices
+// that ran no collective leave the result.
+void close_devices(const std::vector<uint64_t>& device_late, const KeptDevices& kept,
+                   CollectivesResult& result) {
   for (uint32_t d = 0; d < result.devices.size(); ++d) {
     result.devices[d].late_count = device_late[d];
     if (device_late[d] > result.most_late_count) {
       result.most_late_count = device_late[d];
-      result.most_late_device = device_name[d];
+      result.most_late_device = kept.name[d];
     }
   }
   std::erase_if(result.devices, [](const CollectiveDevice& d) { return d.executions == 0; });
+}
 
-  // Per (collective, N, size).
+// The ops summed per (collective, N, size), with their bandwidth.
+void add_sizes(CollectivesResult& result) {
   std::map<std::tuple<std::string, int64_t, uint64_t>, CollectiveSize> sizes;
   for (const CollectiveOp& op : result.ops) {
     CollectiveSize& s = sizes[{op.opcode, op.group_size, op.message_bytes}];
@@ -583,6 +624,11 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
     s.busbw_gbps = s.algbw_gbps * s.traits.bus_factor;
     result.sizes.push_back(s);
   }
+}
+
+// Ops and sizes by time, the largest ops kept, instances as they started; a warning per kept op
+// without a message size.
+void order_rows(const CollectivesOptions& options, CollectivesResult& result) {
   auto by_time = [](const auto& a, const auto& b) { return a.total_ps > b.total_ps; };
   std::stable_sort(result.ops.begin(), result.ops.end(), by_time);
   std::stable_sort(result.sizes.begin(), result.sizes.end(), by_time);
@@ -597,6 +643,26 @@ CollectivesResult collectives_from_partials(const PartialSet& set,
       result.warnings.push_back("no HLO for " + op.module + "/" + op.name +
                                 ": message size and bandwidth unknown");
     }
+}
+
+}  // namespace
+
+CollectivesResult collectives_from_partials(const PartialSet& set,
+                                            const CollectivesOptions& options) {
+  set.require(kPartCollectives, "collectives");
+  set.require_steady(options.steady, "collectives");
+  EventFilter filter(options.filter);
+  CollectivesResult result;
+  OpTable table;
+  KeptDevices kept;
+  survey_devices(set, filter, table, kept, result);
+  start_op_rows(table.ops);
+  fold_executions(set, filter, options.members, table, result);
+  std::vector<uint64_t> device_late(result.devices.size(), 0);
+  close_ops(table.ops, options.instances, kept, device_late, result);
+  close_devices(device_late, kept, result);
+  add_sizes(result);
+  order_rows(options, result);
   return result;
 }
 
