@@ -6,12 +6,12 @@
 // The decoder loops are the hot path: helpers called only from here are defined `inline` (see
 // xspace_importer.h).
 #include <algorithm>
-#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "jaxprof/common/error.h"
+#include "jaxprof/formats/line_order.h"
 #include "jaxprof/formats/xplane/xspace_importer.h"
 #include "jaxprof/formats/xplane/xspace_parallel.h"
 #include "jaxprof/model/time_range.h"
@@ -267,42 +267,9 @@ inline void XSpaceImporter::sort_lines(const std::vector<uint32_t>& lines) {
   Events& ev = p_->events;
   for (uint32_t li : lines) {
     const Line& line = p_->lines[li];
-    uint32_t b = line.first_event, n = line.event_count;
-    bool sorted = true;
-    for (uint32_t i = b + 1; i < b + n && sorted; ++i) {
-      sorted = ev.start_ps[i - 1] < ev.start_ps[i] ||
-               (ev.start_ps[i - 1] == ev.start_ps[i] && ev.duration_ps[i - 1] >= ev.duration_ps[i]);
-    }
-    if (sorted) continue;
-    std::vector<uint32_t> order(n);
-    std::iota(order.begin(), order.end(), b);
-    std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
-      if (ev.start_ps[x] != ev.start_ps[y]) return ev.start_ps[x] < ev.start_ps[y];
-      return ev.duration_ps[x] > ev.duration_ps[y];
-    });
-    auto permute = [&](auto& column) {
-      using T = typename std::decay_t<decltype(column)>::value_type;  // Column<T>
-      std::vector<T> tmp(n);
-      for (uint32_t i = 0; i < n; ++i) tmp[i] = column[order[i]];
-      std::copy(tmp.begin(), tmp.end(), column.begin() + b);
-    };
-    permute(ev.start_ps);
-    permute(ev.duration_ps);
-    permute(ev.metadata);
-    permute(ev.raw);
-    permute(ev.hlo_op);
-    permute(ev.module);
-    // The columns of device stats the line has (set on the line once sorted).
     const PlaneLookup& lookup = lookups_[line.plane - first_plane_];
-    if (lookup.kernel_ids) {
-      permute(ev.correlation_id);
-      permute(ev.group_id);
-    }
-    if (line_device_clock(li)) {
-      permute(ev.device_start_ps);
-      permute(ev.device_duration_ps);
-    }
-    if (lookup.memory_ops) permute(ev.memory_op);
+    sort_line_events(ev, line.first_event, line.event_count,
+                     {lookup.kernel_ids, line_device_clock(li), lookup.memory_ops});
   }
 }
 
