@@ -1,4 +1,3 @@
-#include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/pipeline/load_partials.h"
 
 #include <fmt/format.h>
@@ -8,13 +7,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <thread>
 
-#include "jaxprof/common/parallel_parts.h"
+#include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/common/error.h"
+#include "jaxprof/common/parallel_parts.h"
 #include "jaxprof/formats/nsys_jax/nsys_jax.h"
 #include "jaxprof/formats/partial/partial_file.h"
 #include "jaxprof/formats/partial/partial_spill.h"
@@ -90,6 +92,217 @@ std::exception_ptr for_each_host(size_t n, size_t workers, Fn&& fn) {
   return nullptr;
 }
 
+// The paths given, by kind.
+struct Inputs {
+  std::vector<std::string> partial_files, profiles, hlo_files;
+};
+
+Inputs sort_inputs(const std::vector<std::string>& paths) {
+  Inputs in;
+  for (const std::string& p : paths) {
+    std::string name = fs::path(p).filename().string();
+    std::error_code ec;
+    if (fs::is_directory(p, ec) && !partials_in(p).empty()) {
+      for (std::string& f : partials_in(p)) in.partial_files.push_back(std::move(f));
+    } else if (is_partial_file_name(name)) {
+      in.partial_files.push_back(p);
+    } else if (is_hlo_file_name(name)) {
+      in.hlo_files.push_back(p);
+    } else {
+      in.profiles.push_back(p);
+    }
+  }
+  if (in.profiles.empty() && in.partial_files.empty())
+    throw InputError(paths.front(),
+                     "only HLO files given; pass a profile (*.xplane.pb or a log directory) too");
+  return in;
+}
+
+// The profiles' host files: XSpace files host by host; anything else (nsys-jax archives, whose
+// processes' clocks are aligned together; Chrome traces) as one profile, for which this returns
+// true. `beside`: HLO files found next to the profiles.
+bool find_host_files(const std::vector<std::string>& profiles, const PartialLoadOptions& options,
+                     std::vector<HostFile>& files, std::vector<std::string>& beside,
+                     LoadedPartials& out) {
+  bool whole = false;
+  for (const std::string& p : profiles) whole |= is_zip_file(p);
+  if (profiles.empty() || whole) return whole;
+  DiscoverOptions discover{options.session, options.hosts};
+  if (profiles.size() == 1) {
+    ProfileFiles found = discover_profile(profiles.front(), discover);
+    files = found.hosts;
+    beside = found.hlo_files;
+    out.files = std::move(found);
+  } else {
+    out.files.path = profiles.front();
+    for (const std::string& p : profiles) {
+      std::error_code ec;
+      if (fs::is_directory(p, ec))
+        throw InputError(p, "give either one log directory or several *.xplane.pb files");
+      ProfileFiles one = discover_profile(p, DiscoverOptions{});
+      files.insert(files.end(), one.hosts.begin(), one.hosts.end());
+    }
+    out.files.hosts = files;
+  }
+  for (const HostFile& f : files)
+    whole |= !is_xspace_file_name(fs::path(f.path).filename().string());
+  return whole;
+}
+
+// Counts the hosts (or files) done and the bytes read, and tells options.progress; any thread.
+class Progress {
+ public:
+  Progress(const PartialLoadOptions& options, std::chrono::steady_clock::time_point start,
+           size_t total, LoadedPartials& out)
+      : options_(options), start_(start), total_(total), out_(out) {}
+
+  void report(uint64_t bytes) {
+    std::lock_guard<std::mutex> lock(lock_);
+    ++done_;
+    out_.bytes_read += bytes;
+    if (options_.progress)
+      options_.progress(
+          {done_, total_, out_.bytes_read,
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count()});
+  }
+
+ private:
+  const PartialLoadOptions& options_;
+  const std::chrono::steady_clock::time_point start_;
+  const size_t total_;
+  LoadedPartials& out_;
+  std::mutex lock_;
+  size_t done_ = 0;
+};
+
+// A profile read whole (nsys-jax archives, Chrome traces), its hosts' partials into `spill`.
+void load_whole_profile(const Inputs& in, const PartialLoadOptions& options, PartialSpill& spill,
+                        Progress& progress, LoadedPartials& out) {
+  LoadedProfile loaded;
+  LoadOptions lo;
+  lo.session = options.session;
+  lo.hosts = options.hosts;
+  lo.import = options.import;
+  load_profile(
+      in.profiles.size() == 1 ? std::vector<std::string>{in.profiles.front()} : in.profiles, lo,
+      loaded);
+  for (const std::string& f : in.hlo_files) load_hlo_file(loaded.profile, f);
+  std::vector<HostPartial> got = extract_partials(loaded.profile, options.extract);
+  out.whole_profile = true;
+  out.files = loaded.files;
+  out.hosts_read += got.size();
+  uint64_t bytes = 0;
+  for (const Host& h : loaded.profile.hosts) bytes += size_of(h.path);
+  progress.report(bytes);
+  for (HostPartial& h : got) spill.put(spill.add_slot(), h);
+}
+
+// The profiles' hosts, each read alone (several at once) and its partial put in `spill` in file
+// order; `hlo`: the HLO files to read with each.
+void load_host_files(const std::vector<HostFile>& files, const std::vector<std::string>& hlo,
+                     const PartialLoadOptions& options, PartialSpill& spill, Progress& progress,
+                     LoadedPartials& out) {
+  // Hosts on several threads, their decoders sharing the rest: a few large hosts get threads
+  // each, many small ones a thread each.
+  const unsigned threads = options.import.threads
+                               ? options.import.threads
+                               : std::max(1u, std::thread::hardware_concurrency());
+  const size_t workers = std::min<size_t>(threads, files.size());
+  ImportOptions import = options.import;
+  import.threads = static_cast<unsigned>(std::max<size_t>(1, threads / workers));
+  const AnalysisThreads before = analysis_threads.load();
+  analysis_threads.store({.threads = import.threads, .split_small_work = before.split_small_work});
+  // Slot i is file i's: the set's sums and messages see the hosts in file order.
+  const size_t first = spill.slots();
+  for (size_t i = 0; i < files.size(); ++i) spill.add_slot();
+  std::vector<std::string> failed(files.size());
+  std::exception_ptr error = for_each_host(files.size(), workers, [&](size_t i) {
+    try {
+      spill.put(first + i, host_partial(files[i], hlo, options, import));
+    } catch (const InputError& e) {
+      if (!options.keep_going) throw;
+      failed[i] = e.what();
+    }
+#ifdef __GLIBC__
+    malloc_trim(0);  // the profile's freed blocks go back to the system before the next host
+#endif
+    progress.report(size_of(files[i].path));
+  });
+  analysis_threads.store(before);
+  if (error) std::rethrow_exception(error);
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (spill.filled(first + i))
+      ++out.hosts_read;
+    else
+      out.skipped.push_back({files[i].host, files[i].path, failed[i]});
+  }
+}
+
+// The partial files' hosts (those of options.hosts, if named) into `spill`, host by host: a file
+// of a thousand hosts is never decoded whole. A file's hosts count once the whole file has read
+// well.
+void load_partial_files(const std::vector<std::string>& partial_files,
+                        const PartialLoadOptions& options, PartialSpill& spill, Progress& progress,
+                        LoadedPartials& out) {
+  for (const std::string& f : partial_files) {
+    std::vector<size_t> slots_of_file;
+    std::vector<HostFile> named;
+    try {
+      read_partial_path_each(f, [&](HostPartial&& h) {
+        if (!options.hosts.empty() &&
+            std::find(options.hosts.begin(), options.hosts.end(), h.host) == options.hosts.end())
+          return;
+        const size_t slot = spill.add_slot();
+        spill.put(slot, h);
+        slots_of_file.push_back(slot);
+        named.push_back({h.host, f});
+      });
+    } catch (const InputError& e) {
+      if (!options.keep_going) throw;
+      for (size_t slot : slots_of_file) spill.drop(slot);
+      out.skipped.push_back({fs::path(f).filename().string(), f, e.what()});
+      progress.report(0);
+      continue;
+    }
+    progress.report(size_of(f));
+    out.hosts_read += named.size();
+    for (HostFile& n : named) out.files.hosts.push_back(std::move(n));
+  }
+}
+
+// Checks what the hosts read say of themselves (`heads`, in the order they were read): that they
+// are one capture's (a warning, kept with the first host), that every host asked for among
+// partial files was there, and that some host was read.
+void check_hosts(const std::vector<HostPartial>& heads, const std::vector<size_t>& slots,
+                 const std::vector<std::string>& partial_files, const PartialLoadOptions& options,
+                 PartialSpill& spill, const LoadedPartials& out) {
+  if (!out.whole_profile && heads.size() > 1) {
+    std::vector<CaptureFacts> facts;
+    for (const HostPartial& h : heads) facts.push_back(capture_facts(h));
+    std::vector<std::string> warnings;
+    check_one_capture(out.files, facts, warnings);
+    // A partial file written from such files keeps the warning with a host: say it once.
+    auto prefix = [](const std::string& w) { return std::string_view(w).substr(0, w.find(": ")); };
+    for (std::string& w : warnings) {
+      bool held = std::any_of(heads.begin(), heads.end(), [&](const HostPartial& h) {
+        return std::any_of(h.warnings.begin(), h.warnings.end(),
+                           [&](const std::string& x) { return prefix(x) == prefix(w); });
+      });
+      if (!held) spill.add_warning(slots.front(), std::move(w));
+    }
+  }
+  if (!partial_files.empty() && !options.hosts.empty()) {
+    for (const std::string& want : options.hosts) {
+      bool found = std::any_of(heads.begin(), heads.end(),
+                               [&](const HostPartial& h) { return h.host == want; });
+      if (!found) throw InputError(partial_files.front(), "no host '" + want + "' in the partials");
+    }
+  }
+  if (heads.empty() && !out.skipped.empty())
+    throw InputError(out.skipped.front().path,
+                     "no host could be read; the first: " + out.skipped.front().reason);
+}
+
 }  // namespace
 
 bool names_partials(const std::vector<std::string>& paths) {
@@ -103,152 +316,25 @@ void load_partials(const std::vector<std::string>& paths, const PartialLoadOptio
                    LoadedPartials& out) {
   if (paths.empty()) throw InputError("", "no profile path given");
   const auto start = std::chrono::steady_clock::now();
-  std::vector<std::string> partial_files, profiles, hlo_files;
-  for (const std::string& p : paths) {
-    std::string name = fs::path(p).filename().string();
-    std::error_code ec;
-    if (fs::is_directory(p, ec) && !partials_in(p).empty()) {
-      for (std::string& f : partials_in(p)) partial_files.push_back(std::move(f));
-    } else if (is_partial_file_name(name)) {
-      partial_files.push_back(p);
-    } else if (is_hlo_file_name(name)) {
-      hlo_files.push_back(p);
-    } else {
-      profiles.push_back(p);
-    }
-  }
-  if (profiles.empty() && partial_files.empty())
-    throw InputError(paths.front(),
-                     "only HLO files given; pass a profile (*.xplane.pb or a log directory) too");
+  const Inputs in = sort_inputs(paths);
 
   // Every host's partial goes to a temporary file as soon as it is made, and the set decodes one
   // at a time from there: what stays in memory per host is its head (PartialSet::heads), so
   // that summarising a thousand hosts takes the memory of ten (docs/multihost.md).
   auto spill = std::make_shared<PartialSpill>();
-  // Profiles: XSpace files host by host; anything else (nsys-jax archives, whose processes'
-  // clocks are aligned together; Chrome traces) as one profile.
   std::vector<HostFile> files;
   std::vector<std::string> beside;  // HLO files found next to the profiles
-  bool whole = false;
-  for (const std::string& p : profiles) whole |= is_zip_file(p);
-  if (!profiles.empty() && !whole) {
-    DiscoverOptions discover{options.session, options.hosts};
-    if (profiles.size() == 1) {
-      ProfileFiles found = discover_profile(profiles.front(), discover);
-      files = found.hosts;
-      beside = found.hlo_files;
-      out.files = std::move(found);
-    } else {
-      out.files.path = profiles.front();
-      for (const std::string& p : profiles) {
-        std::error_code ec;
-        if (fs::is_directory(p, ec))
-          throw InputError(p, "give either one log directory or several *.xplane.pb files");
-        ProfileFiles one = discover_profile(p, DiscoverOptions{});
-        files.insert(files.end(), one.hosts.begin(), one.hosts.end());
-      }
-      out.files.hosts = files;
-    }
-    for (const HostFile& f : files)
-      whole |= !is_xspace_file_name(fs::path(f.path).filename().string());
-  }
-  const size_t total = (whole ? 1 : files.size()) + partial_files.size();
-  std::mutex progress_lock;
-  size_t done = 0;
-  auto report = [&](uint64_t bytes) {
-    std::lock_guard<std::mutex> lock(progress_lock);
-    ++done;
-    out.bytes_read += bytes;
-    if (options.progress)
-      options.progress(
-          {done, total, out.bytes_read,
-           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
-  };
-
+  const bool whole = find_host_files(in.profiles, options, files, beside, out);
+  Progress progress(options, start, (whole ? 1 : files.size()) + in.partial_files.size(), out);
   if (whole) {
-    LoadedProfile loaded;
-    LoadOptions lo;
-    lo.session = options.session;
-    lo.hosts = options.hosts;
-    lo.import = options.import;
-    load_profile(profiles.size() == 1 ? std::vector<std::string>{profiles.front()} : profiles, lo,
-                 loaded);
-    for (const std::string& f : hlo_files) load_hlo_file(loaded.profile, f);
-    std::vector<HostPartial> got = extract_partials(loaded.profile, options.extract);
-    out.whole_profile = true;
-    out.files = loaded.files;
-    out.hosts_read += got.size();
-    uint64_t bytes = 0;
-    for (const Host& h : loaded.profile.hosts) bytes += size_of(h.path);
-    report(bytes);
-    for (HostPartial& h : got) spill->put(spill->add_slot(), h);
+    load_whole_profile(in, options, *spill, progress, out);
   } else if (!files.empty()) {
     std::vector<std::string> hlo = beside;
-    hlo.insert(hlo.end(), hlo_files.begin(), hlo_files.end());
-    // Hosts on several threads, their decoders sharing the rest: a few large hosts get threads
-    // each, many small ones a thread each.
-    const unsigned threads = options.import.threads
-                                 ? options.import.threads
-                                 : std::max(1u, std::thread::hardware_concurrency());
-    const size_t workers = std::min<size_t>(threads, files.size());
-    ImportOptions import = options.import;
-    import.threads = static_cast<unsigned>(std::max<size_t>(1, threads / workers));
-    const AnalysisThreads before = analysis_threads.load();
-    analysis_threads.store(
-        {.threads = import.threads, .split_small_work = before.split_small_work});
-    // Slot i is file i's: the set's sums and messages see the hosts in file order.
-    const size_t first = spill->slots();
-    for (size_t i = 0; i < files.size(); ++i) spill->add_slot();
-    std::vector<std::string> failed(files.size());
-    std::exception_ptr error = for_each_host(files.size(), workers, [&](size_t i) {
-      try {
-        spill->put(first + i, host_partial(files[i], hlo, options, import));
-      } catch (const InputError& e) {
-        if (!options.keep_going) throw;
-        failed[i] = e.what();
-      }
-#ifdef __GLIBC__
-      malloc_trim(0);  // the profile's freed blocks go back to the system before the next host
-#endif
-      report(size_of(files[i].path));
-    });
-    analysis_threads.store(before);
-    if (error) std::rethrow_exception(error);
-    for (size_t i = 0; i < files.size(); ++i) {
-      if (spill->filled(first + i))
-        ++out.hosts_read;
-      else
-        out.skipped.push_back({files[i].host, files[i].path, failed[i]});
-    }
+    hlo.insert(hlo.end(), in.hlo_files.begin(), in.hlo_files.end());
+    load_host_files(files, hlo, options, *spill, progress, out);
   }
-
-  for (const std::string& f : partial_files) {
-    // Host by host: a file of a thousand hosts is never decoded whole. Its hosts count once the
-    // whole file has read well.
-    std::vector<size_t> slots_of_file;
-    std::vector<HostFile> named;
-    try {
-      read_partial_path_each(f, [&](HostPartial&& h) {
-        if (!options.hosts.empty() &&
-            std::find(options.hosts.begin(), options.hosts.end(), h.host) == options.hosts.end())
-          return;
-        const size_t slot = spill->add_slot();
-        spill->put(slot, h);
-        slots_of_file.push_back(slot);
-        named.push_back({h.host, f});
-      });
-    } catch (const InputError& e) {
-      if (!options.keep_going) throw;
-      for (size_t slot : slots_of_file) spill->drop(slot);
-      out.skipped.push_back({fs::path(f).filename().string(), f, e.what()});
-      report(0);
-      continue;
-    }
-    report(size_of(f));
-    out.hosts_read += named.size();
-    for (HostFile& n : named) out.files.hosts.push_back(std::move(n));
-  }
-  if (out.files.path.empty() && !partial_files.empty()) {
+  load_partial_files(in.partial_files, options, *spill, progress, out);
+  if (out.files.path.empty() && !in.partial_files.empty()) {
     // Partials only: a directory of them is one capture's hosts, as a run directory is.
     std::error_code ec;
     out.files.path = paths.front();
@@ -258,34 +344,10 @@ void load_partials(const std::vector<std::string>& paths, const PartialLoadOptio
     }
   }
   const std::vector<size_t> slots = spill->filled_slots();
-  // The heads, in the order the hosts were read: what the checks below need of them.
+  // The heads, in the order the hosts were read: what the checks need of them.
   std::vector<HostPartial> heads;
   for (size_t slot : slots) heads.push_back(spill->head(slot));
-  if (!out.whole_profile && heads.size() > 1) {
-    std::vector<CaptureFacts> facts;
-    for (const HostPartial& h : heads) facts.push_back(capture_facts(h));
-    std::vector<std::string> warnings;
-    check_one_capture(out.files, facts, warnings);
-    // A partial file written from such files keeps the warning with a host: say it once.
-    auto prefix = [](const std::string& w) { return std::string_view(w).substr(0, w.find(": ")); };
-    for (std::string& w : warnings) {
-      bool held = std::any_of(heads.begin(), heads.end(), [&](const HostPartial& h) {
-        return std::any_of(h.warnings.begin(), h.warnings.end(),
-                           [&](const std::string& x) { return prefix(x) == prefix(w); });
-      });
-      if (!held) spill->add_warning(slots.front(), std::move(w));
-    }
-  }
-  if (!partial_files.empty() && !options.hosts.empty()) {
-    for (const std::string& want : options.hosts) {
-      bool found = std::any_of(heads.begin(), heads.end(),
-                               [&](const HostPartial& h) { return h.host == want; });
-      if (!found) throw InputError(partial_files.front(), "no host '" + want + "' in the partials");
-    }
-  }
-  if (heads.empty() && !out.skipped.empty())
-    throw InputError(out.skipped.front().path,
-                     "no host could be read; the first: " + out.skipped.front().reason);
+  check_hosts(heads, slots, in.partial_files, options, *spill, out);
   heads.clear();
   out.set.add_stored(spill, slots);
 }
