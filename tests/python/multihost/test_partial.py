@@ -297,8 +297,11 @@ def test_partials_carry_clocks_programs_and_copies(jaxprof_bin, tmp_path, two_pr
     assert t["memcpy_ns"] == 17_000
 
 
-def test_a_capture_of_hours(jaxprof_bin, tmp_path):
-    """Times hours from the host's zero are valid in a partial (a 3-hour capture, 1.1e16 ps)."""
+@pytest.mark.parametrize("hours", [3, 35])
+def test_a_capture_of_hours(jaxprof_bin, tmp_path, hours):
+    """Times hours from the host's zero are valid in a partial: a 3-hour capture (1.1e16 ps), and
+    one of 35 hours (1.3e17 ps, past the 2^56 ps partial files once refused while profiles took
+    it: every command reads hosts through partials, so such a capture failed to load at all)."""
     from xspace_builder import SpaceBuilder
 
     sb = SpaceBuilder()
@@ -308,14 +311,14 @@ def test_a_capture_of_hours(jaxprof_bin, tmp_path):
     ml = tpu.line(2, "XLA Modules", 1_000)
     xl = tpu.line(3, "XLA Ops", 1_000)
     hour = 3600 * 10**12
-    for start in (0, 3 * hour):
+    for start in (0, hours * hour):
         tpu.event(ml, module, start, 200_000)
         tpu.event(xl, fus, start + 1_000, 10_000)
     run = tmp_path / "long" / "plugins" / "profile" / "run"
     run.mkdir(parents=True)
     sb.write(run / "h.xplane.pb")
     got = cli_json(jaxprof_bin, ["summary", str(run)])
-    assert got["device"]["span_ns"] > 3 * 3600 * 1e9
+    assert got["device"]["span_ns"] > hours * 3600 * 1e9
     parts = tmp_path / "h.partial"
     cli(jaxprof_bin, ["partial", str(run), "-o", str(parts)])
     assert cli_json(jaxprof_bin, ["summary", str(parts)]) == got

@@ -1,4 +1,3 @@
-#include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/analysis/stats/diff.h"
 
 #include <fmt/format.h>
@@ -9,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/analysis/stats/effect.h"
 #include "jaxprof/model/partial/partial.h"
 #include "jaxprof/analysis/stats/significance.h"

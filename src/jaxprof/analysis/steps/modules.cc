@@ -1,9 +1,9 @@
-#include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/analysis/steps/modules.h"
 
 #include <algorithm>
 #include <map>
 
+#include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/model/partial/partial.h"
 
 namespace jaxprof {

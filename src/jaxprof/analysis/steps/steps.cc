@@ -1,4 +1,3 @@
-#include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/analysis/steps/steps.h"
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 #include <unordered_map>
 
 #include "jaxprof/analysis/compile/compile.h"
+#include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/analysis/timeline/intervals.h"
 #include "jaxprof/analysis/partial/partial_build.h"
 

@@ -1,4 +1,3 @@
-#include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/analysis/summary/summary.h"
 
 #include <fmt/format.h>
@@ -9,6 +8,7 @@
 
 #include "jaxprof/analysis/collectives/collectives.h"
 #include "jaxprof/analysis/compile/compile.h"
+#include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/analysis/steps/modules.h"
 #include "jaxprof/analysis/ops/ops.h"
 #include "jaxprof/model/partial/partial.h"

@@ -1,4 +1,3 @@
-#include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/analysis/timeline/timeline.h"
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 
 #include "jaxprof/analysis/ops/device_events.h"
 #include "jaxprof/analysis/ops/event_category.h"
+#include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/analysis/timeline/intervals.h"
 #include "jaxprof/analysis/ops/memory_op.h"
 #include "jaxprof/analysis/steps/module_executions.h"

@@ -127,7 +127,17 @@ HostPartial PartialSpill::load(size_t id) const {
       done += static_cast<uint64_t>(n);
     }
   }
-  std::vector<HostPartial> one = read_partial_file(bytes, path_.empty() ? "<partials>" : path_);
+  std::vector<HostPartial> one;
+  try {
+    one = read_partial_file(bytes, path_.empty() ? "<partials>" : path_);
+  } catch (const InputError& err) {
+    // The spill holds what the reader took from the user's input: name that input, not a
+    // temporary file the user never made.
+    const std::string& input = e.head.partial_file.empty() ? e.head.path : e.head.partial_file;
+    throw InputError(input, "its summary could not be read back from the temporary file " +
+                                (path_.empty() ? std::string("in memory") : path_) + ": " +
+                                err.reason());
+  }
   HostPartial h = std::move(one.front());
   h.path = e.head.path;
   h.partial_file = e.head.partial_file;

@@ -1,17 +1,18 @@
 // What a host's records may hold, checked once the host is read: every index points inside its
-// table, and every time, duration and count is within what a capture can hold: times within
-// 2^56 ps (20 hours from the host's zero; scaled benchmark profiles span several hours), totals
-// within 2^61 ps, so that sums stay within int64. The first fault found is the one reported, so
+// table, and every time, duration and count is within what a capture can hold: times within the
+// model's own range (kMaxTimePs, model/time_range.h: whatever a profile holds, its partial
+// holds), totals within 2^61 ps, so that sums stay within int64. The first fault found is the one reported, so
 // the order of the checks is part of the format's messages.
 #include <fmt/format.h>
 
 #include "jaxprof/formats/partial/partial_io.h"
+#include "jaxprof/model/time_range.h"
 
 namespace jaxprof::partial_io {
 
 namespace {
 
-constexpr int64_t kTime = int64_t{1} << 56;
+constexpr int64_t kTime = kMaxTimePs;
 constexpr int64_t kTotal = int64_t{1} << 61;
 
 void check_time(const Decoder& in, int64_t t) {

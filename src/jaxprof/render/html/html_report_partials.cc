@@ -1,7 +1,7 @@
-#include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/render/html/html_report_partials.h"
 
 #include "jaxprof/analysis/flame/flame_partial.h"
+#include "jaxprof/analysis/partial/extract_partials.h"
 
 namespace jaxprof {
 

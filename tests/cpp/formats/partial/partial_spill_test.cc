@@ -1,7 +1,6 @@
 // Hosts kept in a temporary file and decoded one at a time: every analysis gives what it gives
 // from the same hosts held in memory, the analyses of `summary` never decode every host at once,
 // and a set read from host files is made this way.
-#include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/formats/partial/partial_spill.h"
 
 #include <gtest/gtest.h>
@@ -14,6 +13,7 @@
 #include "jaxprof/analysis/collectives/collectives.h"
 #include "jaxprof/analysis/compile/compile.h"
 #include "jaxprof/analysis/hosts/hosts.h"
+#include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/analysis/steps/modules.h"
 #include "jaxprof/analysis/ops/ops.h"
 #include "jaxprof/analysis/summary/summary.h"

@@ -1,6 +1,5 @@
 // Partial summaries: exact moments, files that read back byte for byte, merges in any order and
 // grouping, and damaged files refused with a message rather than a crash.
-#include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/model/partial/partial.h"
 
 #include <gtest/gtest.h>
@@ -8,10 +7,12 @@
 #include <cmath>
 #include <random>
 
+#include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/analysis/summary/summary.h"
 #include "jaxprof/common/error.h"
 #include "jaxprof/formats/load.h"
 #include "jaxprof/formats/partial/partial_file.h"
+#include "jaxprof/model/time_range.h"
 #include "test_paths.h"
 
 namespace jaxprof {
@@ -94,6 +95,17 @@ TEST(PartialFile, LongCapturesAndHostsDaysApartReadBack) {
   far.add(read_partial_file(write_partial_file({&hosts.front()}), "a.partial"));
   EXPECT_THROW(far.add(read_partial_file(write_partial_file({&later.front()}), "c.partial")),
                InputError);
+}
+
+TEST(PartialFile, TimesAsLongAsTheModelHoldsReadBack) {
+  // A partial holds whatever its profile held: times up to the model's limit (kMaxTimePs, about
+  // 26 days), not less; past it the file is refused as corrupt.
+  std::vector<HostPartial> hosts = partials_of(test_data("jax_cpu_8dev"), "a");
+  ASSERT_FALSE(hosts.front().devices.front().executions.empty());
+  hosts.front().devices.front().executions.back().end_ps = kMaxTimePs;
+  EXPECT_NO_THROW(read_partial_file(write_partial_file({&hosts.front()}), "a.partial"));
+  hosts.front().devices.front().executions.back().end_ps = kMaxTimePs + 1;
+  EXPECT_THROW(read_partial_file(write_partial_file({&hosts.front()}), "a.partial"), InputError);
 }
 
 TEST(PartialSet, MergesInAnyOrderAndGrouping) {
