@@ -62,6 +62,7 @@
 #include "jaxprof/render/text/steady_state_render.h"
 #include "jaxprof/render/text/summary_render.h"
 #include "jaxprof/render/text/timeline_render.h"
+#include "_core_tables.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -738,6 +739,10 @@ NB_MODULE(_core, m) {
   using namespace jaxprof;
   m.doc() = "jaxprof C++ core (use the jaxprof package, not this module)";
   nb::register_exception_translator(translate);
+  bind_tables(m, [](nb::handle h) {
+    auto& s = nb::cast<PyProfile&>(h);
+    return ProfileAccess{&s.profile(), &s.mu};
+  });
   // Tables printed from Python say how to see all rows in Python terms (top=0, .rows).
   set_table_layout({.wide = false, .line_width = 0, .python = true});
 

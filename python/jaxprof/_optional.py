@@ -6,7 +6,7 @@ import importlib
 from typing import Any
 
 # The extra of pyproject.toml that brings each optional module.
-_EXTRA = {"pandas": "dataframe", "pyarrow": "dataframe", "jax": "capture"}
+_EXTRA = {"pandas": "dataframe", "pyarrow": "dataframe", "jax": "capture", "duckdb": "sql"}
 
 
 def require(module: str, what: str) -> Any:

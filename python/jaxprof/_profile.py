@@ -9,7 +9,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 import numpy as np
 
-from . import _core
+from . import _core, _tables
 from ._optional import require
 from ._results import (FlameResult, InfoResult, MemoryResult, OpsResult, Result, ResultJSON,
                        RooflineResult, SummaryResult)
@@ -414,6 +414,30 @@ class Profile:
         n, obs = _count("top", top), _count("observations", observations)
         data = json.loads(self._core.summary(n, obs, False))
         return SummaryResult(data, self._core.summary(n, obs, True))
+
+    def tables(self) -> List[str]:
+        """The names of the profile's tables (docs/tables.md): ``device_ops``,
+        ``module_executions``, ``steps``, ``host_ranges``, ``collectives``, ``compiles``,
+        ``compile_passes``."""
+        return _tables.table_names()
+
+    def table(self, name: str, *, device: Optional[str] = None,
+              steps: Optional[Union[int, Iterable[int]]] = None,
+              include_warmup: bool = False) -> Any:
+        """One table of the profile as a ``pyarrow.Table`` (``.to_pandas()``; polars and DuckDB
+        read it through Arrow), built in C++ and wrapped without a copy; strings are dictionary
+        columns. ``device`` keeps the devices whose name contains it (``re:`` for a regex),
+        ``steps`` the rows of those step numbers; rows set apart as warm-up or autotuning (the
+        ``warmup``/``autotuning`` columns, ``role``) are left out unless ``include_warmup``, as in
+        every analysis. Needs pyarrow (``pip install 'jaxprof[sql]'``)."""
+        t = _tables.build_table(self._core, name)
+        return _tables.filter_table(t, device, steps, include_warmup)
+
+    def sql(self, query: str) -> Any:
+        """Runs ``query`` with DuckDB over the profile's tables, whole (warm-up rows included,
+        with their flags), each built only when the query names it; returns a
+        ``pyarrow.Table``. Needs duckdb and pyarrow (``pip install 'jaxprof[sql]'``)."""
+        return _tables.sql(lambda name: _tables.build_table(self._core, name), query)
 
     def export_perfetto(self, path: PathLike) -> Dict[str, Any]:
         """Writes the device timeline as a Perfetto/Chrome trace (``jaxprof export

@@ -1,0 +1,135 @@
+#include "jaxprof/analysis/tables/table.h"
+
+#include <stdexcept>
+
+namespace jaxprof {
+
+const char* table_type_name(TableType t) {
+  switch (t) {
+    case TableType::kInt64:
+      return "int64";
+    case TableType::kUInt64:
+      return "uint64";
+    case TableType::kDouble:
+      return "double";
+    case TableType::kBool:
+      return "bool";
+    case TableType::kString:
+      return "string";
+  }
+  return "?";
+}
+
+size_t TableColumn::size() const {
+  switch (type) {
+    case TableType::kInt64:
+      return i64.size();
+    case TableType::kUInt64:
+      return u64.size();
+    case TableType::kDouble:
+      return f64.size();
+    case TableType::kBool:
+      return b.size();
+    case TableType::kString:
+      return codes.size();
+  }
+  return 0;
+}
+
+void TableColumn::reserve(size_t n) {
+  switch (type) {
+    case TableType::kInt64:
+      i64.reserve(n);
+      break;
+    case TableType::kUInt64:
+      u64.reserve(n);
+      break;
+    case TableType::kDouble:
+      f64.reserve(n);
+      break;
+    case TableType::kBool:
+      b.reserve(n);
+      break;
+    case TableType::kString:
+      codes.reserve(n);
+      break;
+  }
+}
+
+void TableColumn::push_null() {
+  switch (type) {
+    case TableType::kInt64:
+      i64.push_back(0);
+      break;
+    case TableType::kUInt64:
+      u64.push_back(0);
+      break;
+    case TableType::kDouble:
+      f64.push_back(0);
+      break;
+    case TableType::kBool:
+      b.push_back(0);
+      break;
+    case TableType::kString:
+      codes.push_back(0);
+      break;
+  }
+  clear_last_valid();
+}
+
+void TableColumn::clear_last_valid() {
+  const size_t n = size(), row = n - 1;
+  // The bitmap covers every row so far; rows before the first null are all present.
+  if (validity.empty()) validity.assign((n + 7) / 8, 0xff);
+  while (validity.size() < (n + 7) / 8) validity.push_back(0xff);
+  validity[row >> 3] = static_cast<uint8_t>(validity[row >> 3] & ~(1u << (row & 7)));
+  ++null_count;
+}
+
+int32_t StringCodes::code(std::string_view s) {
+  auto [it, added] =
+      index_.try_emplace(std::string(s), static_cast<int32_t>(column_.dictionary.size()));
+  if (added) column_.dictionary.emplace_back(s);
+  return it->second;
+}
+
+void StringCodes::push(std::string_view s, bool present) {
+  if (!present) {
+    column_.push_null();
+    return;
+  }
+  column_.push_code(code(s));
+  if (!column_.validity.empty()) {
+    // Present rows after a null: the bitmap grows with the column.
+    const size_t n = column_.codes.size();
+    while (column_.validity.size() < (n + 7) / 8) column_.validity.push_back(0xff);
+  }
+}
+
+TableColumn& Table::add(std::string name, TableType type, std::string unit, std::string meaning) {
+  TableColumn& c = columns.emplace_back();
+  c.name = std::move(name);
+  c.type = type;
+  c.unit = std::move(unit);
+  c.meaning = std::move(meaning);
+  return c;
+}
+
+TableColumn& Table::column(std::string_view name) {
+  for (TableColumn& c : columns)
+    if (c.name == name) return c;
+  throw std::logic_error("no column " + std::string(name) + " in table " + this->name);
+}
+
+void Table::finish() {
+  for (TableColumn& c : columns) {
+    if (c.size() != rows)
+      throw std::logic_error("table " + name + ": column " + c.name + " has " +
+                             std::to_string(c.size()) + " values for " + std::to_string(rows) +
+                             " rows");
+    // A bitmap that stopped growing at the last null covers every row.
+    if (!c.validity.empty()) c.validity.resize((rows + 7) / 8, 0xff);
+  }
+}
+
+}  // namespace jaxprof

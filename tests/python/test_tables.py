@@ -1,0 +1,177 @@
+"""The tables (Profile.table, Profile.sql) against the commands: every figure a command reports is
+recomputed from the tables, to the picosecond, on the bundled capture and every shared fixture."""
+from __future__ import annotations
+
+import json
+import subprocess
+from collections import defaultdict
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+duckdb = pytest.importorskip("duckdb")
+jaxprof = pytest.importorskip("jaxprof")
+
+ROOT = Path(__file__).resolve().parents[2]
+BUNDLED = ROOT / "tests" / "data" / "jax_cpu_8dev"
+FIXTURES = ["xplane/mi300x_jax_gemm.xplane.pb", "xplane/mi300x_jax_elementwise.xplane.pb",
+            "xplane/mi300x_jax_conv.xplane.pb", "xplane/tpu_4chip_inference.xplane.pb",
+            "xplane/tf_v100_8gpu_training.xplane.pb", "nsys-jax/pax_fsdp4_4proc_proc0.zip",
+            "nsys-jax/pax_fsdp4_4proc_proc1.zip"]
+
+
+def profile_paths(shared: Path | None):
+    yield BUNDLED
+    if shared is not None:
+        for f in FIXTURES:
+            if (shared / f).is_file():
+                yield shared / f
+
+
+@pytest.fixture(scope="module", params=["bundled"] + FIXTURES)
+def path(request, shared_fixtures_or_none):
+    if request.param == "bundled":
+        return BUNDLED
+    if shared_fixtures_or_none is None or not (shared_fixtures_or_none / request.param).is_file():
+        pytest.skip("shared fixture not found")
+    return shared_fixtures_or_none / request.param
+
+
+@pytest.fixture(scope="module")
+def shared_fixtures_or_none():
+    from ops_check import SHARED_FIXTURES
+    return SHARED_FIXTURES if SHARED_FIXTURES.is_dir() else None
+
+
+def cli_json(binary: Path, *args) -> dict:
+    out = subprocess.run([str(binary), *map(str, args), "--format", "json"], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out, parse_float=Decimal)
+
+
+def ps(ns) -> int:
+    """A JSON time (nanoseconds, exact to the picosecond) as integer picoseconds."""
+    v = Decimal(ns) * 1000
+    assert v == v.to_integral_value(), ns
+    return int(v)
+
+
+def test_device_ops_sum_to_ops(path, jaxprof_bin):
+    p = jaxprof.load(path)
+    t = p.table("device_ops")
+    ops = cli_json(jaxprof_bin, "ops", path)
+    want = {}
+    for d in ops["devices"]:
+        for g in d["groups"]:
+            want[(d["device"], g.get("module", ""), g["name"])] = (
+                ps(g["total_ns"]), ps(g["self_ns"]), int(g["count"]))
+    got = defaultdict(lambda: [0, 0, 0])
+    cols = t.select(["device", "module", "hlo_op", "name", "duration_ps", "self_ps"]).to_pydict()
+    for dev, mod, hlo, name, dur, self_ in zip(*cols.values()):
+        acc = got[(dev, mod or "", hlo if hlo is not None else name)]
+        acc[0] += dur
+        acc[1] += self_
+        acc[2] += 1
+    assert {k: tuple(v) for k, v in got.items()} == want
+    # The same through SQL, on the whole table (warm-up rows are in it, flagged).
+    by_sql = p.sql("SELECT device, coalesce(module, '') AS module, coalesce(hlo_op, name) AS op, "
+                   "sum(duration_ps)::BIGINT AS total, sum(self_ps)::BIGINT AS self "
+                   "FROM device_ops WHERE NOT warmup AND NOT autotuning GROUP BY ALL").to_pylist()
+    assert {(r["device"], r["module"], r["op"]): (r["total"], r["self"]) for r in by_sql} == \
+        {k: v[:2] for k, v in want.items()}
+
+
+def test_executions_and_steps_match_modules(path, jaxprof_bin):
+    p = jaxprof.load(path)
+    modules = cli_json(jaxprof_bin, "modules", path)
+    ex = p.table("module_executions", include_warmup=True).to_pylist()
+    steady = defaultdict(int)
+    counts = defaultdict(lambda: [0, 0])
+    for r in ex:
+        key = (r["module"] or "", r["program_id"])
+        counts[key][0] += 1
+        if r["role"] == "steady":
+            steady[key] += r["duration_ps"]
+        elif r["role"] == "warmup":
+            counts[key][1] += 1
+    for m in modules["modules"]:
+        key = (m["name"], m.get("program_id"))
+        assert counts[key][0] == m["executions"], key
+        assert counts[key][1] == m["warmup_executions"], key
+        if counts[key][0] > counts[key][1]:
+            assert steady[key] == ps(m["total_ns"]), key
+    # device_ops rows name their execution, and each execution holds as many rows as op events.
+    ops = p.table("device_ops", include_warmup=True)
+    per = defaultdict(int)
+    for x in ops["execution"].to_pylist():
+        if x is not None:
+            per[x] += 1
+    assert all(per[r["execution"]] == r["op_events"] for r in ex)
+
+    steps = p.table("steps", include_warmup=True).to_pylist()
+    want = modules["steps"]["steps"]
+    assert len(steps) == len(want)
+    for s, w in zip(steps, want):
+        assert s["step"] == w["number"]
+        assert (s["start_ps"], s["end_ps"]) == (ps(w["start_ns"]), ps(w["end_ns"]))
+        assert s["device_ps"] == ps(w["device_ns"])
+        assert s["executions"] == w["executions"]
+        assert (s["warmup"], s["compiling"]) == (w["warmup"], w["compiling"])
+
+
+def test_collective_waits_match_instances(path, jaxprof_bin):
+    p = jaxprof.load(path)
+    data = cli_json(jaxprof_bin, "collectives", path, "--instances")
+    rows = p.table("collectives").to_pylist()
+    by_instance = {}
+    for r in rows:
+        by_instance.setdefault(r["instance"], r)
+        assert r["device"] is not None
+    assert len(by_instance) == len(data["instances"])
+    assert sum(r["wait_ps"] for r in by_instance.values()) == \
+        sum(ps(i["wait_ns"]) for i in data["instances"])
+    got = sorted((r["module"] or "", r["name"], r["index"], r["wait_ps"], r["devices"])
+                 for r in by_instance.values())
+    want = sorted((i["module"], i["name"], i["index"], ps(i["wait_ns"]), i["devices"])
+                  for i in data["instances"])
+    assert got == want
+    assert len(rows) == sum(i["devices"] for i in data["instances"])
+
+
+def test_compiles_match_compile(path, jaxprof_bin):
+    p = jaxprof.load(path)
+    data = cli_json(jaxprof_bin, "compile", path)
+    rows = p.table("compiles").to_pylist()
+    assert [(r["start_ps"], r["wall_ps"], r["module"] or "") for r in rows] == \
+        [(ps(c["start_ns"]), ps(c["wall_ns"]), c["module"]) for c in data["events"]]
+    assert sum(r["wall_ps"] for r in rows) == ps(data["wall_ns"])
+    phases = [c for c in p.table("compiles").column_names if c.endswith("_ps") and c not in
+              ("start_ps", "wall_ps", "worker_busy_ps")]
+    assert all(sum(r[c] for c in phases) == r["wall_ps"] for r in rows)
+
+
+def test_bundled_filters_and_sql():
+    p = jaxprof.load(BUNDLED)
+    assert p.tables()[0] == "device_ops"
+    whole = p.table("device_ops", include_warmup=True)
+    steady = p.table("device_ops")
+    assert steady.num_rows < whole.num_rows  # the warm-up executions are set apart
+    cpu0 = p.table("device_ops", device="CPU:0")
+    assert set(cpu0["device"].to_pylist()) == {"/device:CPU:0"}
+    assert p.table("device_ops", device="re:CPU:[01]$").num_rows == 2 * cpu0.num_rows
+    one = p.table("device_ops", steps=1, include_warmup=True)
+    assert one.num_rows > 0 and set(one["step"].to_pylist()) == {1}
+    # Strings are dictionary columns; nulls where nothing is known.
+    assert pa.types.is_dictionary(whole.schema.field("hlo_op").type)
+    assert whole.schema.field("duration_ps").metadata[b"unit"] == b"ps"
+    n = p.sql("SELECT count(*) AS n FROM device_ops").to_pylist()[0]["n"]
+    assert n == whole.num_rows
+    with pytest.raises(duckdb.Error):
+        p.sql("SELECT nope FROM device_ops")
+    with pytest.raises(jaxprof.InvalidOptionError):
+        p.table("nope")
+    hr = p.table("host_ranges")
+    parents = hr.filter(pa.compute.is_valid(hr["parent"]))
+    assert parents.num_rows > 0
