@@ -26,12 +26,13 @@ if [ "${JAXPROF_WITH_PYTHON_DEPS:-0}" = 1 ]; then
   # Test-only Python packages: pytest runs the suite, protobuf is the independent reference
   # decoder, jax captures fresh profiles; nanobind and scikit-build-core build the Python package
   # (installed beforehand so `pip install --no-build-isolation .` needs no network), pandas and
-  # pyarrow are its optional DataFrame outputs; xprof is the reference for the memory peaks.
+  # pyarrow are its optional DataFrame outputs; duckdb runs Profile.sql and `jaxprof sql`; xprof is
+  # the reference for the memory peaks.
   python3 - <<'PY' || python3 -m pip install -q --disable-pip-version-check pytest protobuf jax numpy \
-      "nanobind>=2.2" "scikit-build-core>=0.10" pandas pyarrow xprof
+      "nanobind>=2.2" "scikit-build-core>=0.10" pandas pyarrow duckdb xprof
 import importlib.util, sys
 sys.exit(0 if all(importlib.util.find_spec(m) for m in ("pytest", "google.protobuf", "jax", "numpy",
-    "nanobind", "scikit_build_core", "pandas", "pyarrow", "xprof")) else 1)
+    "nanobind", "scikit_build_core", "pandas", "pyarrow", "duckdb", "xprof")) else 1)
 PY
   # jaxprof.distributed: Dask, fsspec and s3fs; moto's S3-compatible server for its tests.
   python3 - <<'PY' || python3 -m pip install -q --disable-pip-version-check "dask[distributed]" \

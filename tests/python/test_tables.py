@@ -175,3 +175,53 @@ def test_bundled_filters_and_sql():
     hr = p.table("host_ranges")
     parents = hr.filter(pa.compute.is_valid(hr["parent"]))
     assert parents.num_rows > 0
+
+
+def _cli(binary: Path, *args, check=True):
+    import os
+    import sys
+
+    env = dict(os.environ, JAXPROF_PYTHON=sys.executable)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(Path(jaxprof.__file__).parent.parent)] + env.get("PYTHONPATH", "").split(os.pathsep))
+    return subprocess.run([str(binary), *map(str, args)], capture_output=True, text=True,
+                          env=env, check=check)
+
+
+def test_cli_sql_and_tables(jaxprof_bin, tmp_path):
+    q = ("SELECT device, count(*) AS n, sum(duration_ps) AS total_ps FROM device_ops "
+         "WHERE NOT warmup GROUP BY device ORDER BY device")
+    rows = json.loads(_cli(jaxprof_bin, "sql", BUNDLED, q, "--format", "json").stdout)
+    ops = cli_json(jaxprof_bin, "ops", BUNDLED)
+    assert [r["device"] for r in rows] == [d["device"] for d in ops["devices"]]
+    for r, d in zip(rows, ops["devices"]):
+        assert type(r["total_ps"]) is int and type(r["n"]) is int  # integers stay integers
+        assert r["total_ps"] == sum(ps(g["total_ns"]) for g in d["groups"])
+        assert r["n"] == d["events"]
+    csv = _cli(jaxprof_bin, "sql", BUNDLED, q, "--format", "csv").stdout.splitlines()
+    assert csv[0] == '"device","n","total_ps"' and len(csv) == len(rows) + 1
+    out = tmp_path / "r.parquet"
+    _cli(jaxprof_bin, "sql", BUNDLED, q, "--format", "parquet", "-o", out)
+    import pyarrow.parquet as pq
+    assert pq.read_table(out).num_rows == len(rows)
+    table = _cli(jaxprof_bin, "sql", BUNDLED, q).stdout
+    assert table.splitlines()[0].split() == ["device", "n", "total_ps"]
+
+    bad = _cli(jaxprof_bin, "sql", BUNDLED, "SELECT nope FROM device_ops", check=False)
+    assert bad.returncode == 2 and "nope" in bad.stderr and bad.stdout == ""
+
+    listing = json.loads(_cli(jaxprof_bin, "tables", BUNDLED, "--format", "json").stdout)
+    assert [t["name"] for t in listing] == jaxprof.load(BUNDLED).tables()
+    ops_table = listing[0]
+    assert ops_table["rows"] == jaxprof.load(BUNDLED).table("device_ops",
+                                                            include_warmup=True).num_rows
+    assert {"name": "duration_ps", "type": "int64"}.items() <= ops_table["columns"][12].items()
+
+
+def test_cli_names_what_to_install(jaxprof_bin):
+    import os
+
+    env = dict(os.environ, JAXPROF_PYTHON="/nonexistent/python3")
+    r = subprocess.run([str(jaxprof_bin), "tables", str(BUNDLED)], capture_output=True,
+                       text=True, env=env)
+    assert r.returncode == 2 and "jaxprof[sql]" in r.stderr
