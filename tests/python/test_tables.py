@@ -225,3 +225,31 @@ def test_cli_names_what_to_install(jaxprof_bin):
     r = subprocess.run([str(jaxprof_bin), "tables", str(BUNDLED)], capture_output=True,
                        text=True, env=env)
     assert r.returncode == 2 and "jaxprof[sql]" in r.stderr
+
+
+BUSY_SQL = """
+WITH ops AS (
+  SELECT device, timeline_start_ps AS s, timeline_start_ps + timeline_duration_ps AS e
+  FROM device_ops WHERE NOT warmup AND NOT autotuning),
+runs AS (
+  SELECT device, s, e, max(e) OVER (PARTITION BY device ORDER BY s, e
+                                    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
+  FROM ops)
+SELECT device, sum(e - s)::BIGINT AS busy_ps FROM (
+  SELECT device, min(s) AS s, max(e) AS e FROM (
+    SELECT device, s, e, sum(CASE WHEN before IS NULL OR s > before THEN 1 ELSE 0 END)
+                           OVER (PARTITION BY device ORDER BY s, e) AS run FROM runs)
+  GROUP BY device, run)
+GROUP BY device
+"""
+
+
+def test_busy_union_matches_timeline(path, jaxprof_bin):
+    """The busy time of the recipes (docs/tables.md), a union of intervals in SQL, is the
+    timeline's."""
+    p = jaxprof.load(path)
+    got = {r["device"]: r["busy_ps"] for r in p.sql(BUSY_SQL).to_pylist()}
+    timeline = cli_json(jaxprof_bin, "timeline", path)
+    want = {d["device"]: ps(d["busy_ns"]) for d in timeline["devices"]
+            if d["events"]}
+    assert got == want
