@@ -21,8 +21,10 @@ constexpr const char* kBootstrap =
     "    from jaxprof.sql import main\n"
     "except ImportError as e:\n"
     "    sys.stderr.write('jaxprof: ' + sys.argv[1] + ' runs in Python and needs the jaxprof '\n"
-    "        'package with pyarrow and duckdb: pip install \"jaxprof[sql]\" (from a source tree: '\n"
-    "        'PYTHONPATH=python with the built _core module in python/jaxprof) (' + str(e) + ')\\n')\n"
+    "        'package with pyarrow and duckdb: pip install \"jaxprof[sql]\" (from a source tree: "
+    "'\n"
+    "        'PYTHONPATH=python with the built _core module in python/jaxprof) (' + str(e) + "
+    "')\\n')\n"
     "    sys.exit(2)\n"
     "sys.exit(main(sys.argv[1:]))\n";
 

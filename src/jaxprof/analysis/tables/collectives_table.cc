@@ -68,8 +68,8 @@ Table collectives_table(const Profile& p) {
   TableColumn& start = t.add("start_ps", TableType::kInt64, "ps", "its start on this device");
   TableColumn& end = t.add("end_ps", TableType::kInt64, "ps", "its end on this device");
   TableColumn& dur = t.add("duration_ps", TableType::kInt64, "ps", "duration (op clock)");
-  TableColumn& arrival = t.add("arrival_ps", TableType::kInt64, "ps",
-                               "start_ps less the instance's first start");
+  TableColumn& arrival =
+      t.add("arrival_ps", TableType::kInt64, "ps", "start_ps less the instance's first start");
   TableColumn& wait = t.add("wait_ps", TableType::kInt64, "ps",
                             "the instance's wait: last end - first start - fastest duration");
   TableColumn& late = t.add("late_device", TableType::kString, "", "the device that started last");

@@ -33,9 +33,9 @@ Table compiles_table(const Profile& p) {
     std::string n = compile_phase_name(static_cast<CompilePhase>(ph));
     for (char& ch : n)
       if (ch == '-' || ch == ' ') ch = '_';
-    phases.push_back(&t.add(n + "_ps", TableType::kInt64, "ps",
-                            "wall time in phase " + std::string(compile_phase_name(
-                                                        static_cast<CompilePhase>(ph)))));
+    phases.push_back(&t.add(
+        n + "_ps", TableType::kInt64, "ps",
+        "wall time in phase " + std::string(compile_phase_name(static_cast<CompilePhase>(ph)))));
   }
   StringCodes hosts(host), threads(thread), modules(module), functions(function);
   int64_t number = 0;

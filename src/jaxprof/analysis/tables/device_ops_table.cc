@@ -47,16 +47,19 @@ void declare(Columns& c) {
   t.name = "device_ops";
   c.host = &t.add("host", TableType::kString, "", "the host (file) the device belongs to");
   c.device = &t.add("device", TableType::kString, "", "the device, as `ops` names it");
-  c.line = &t.add("line", TableType::kString, "", "the line (stream, XLA Ops, thread) of the event");
+  c.line =
+      &t.add("line", TableType::kString, "", "the line (stream, XLA Ops, thread) of the event");
   c.name = &t.add("name", TableType::kString, "", "the event's display name (kernel or op name)");
   c.hlo_op = &t.add("hlo_op", TableType::kString, "", "the HLO op it ran; null when none");
-  c.opcode = &t.add("opcode", TableType::kString, "", "the HLO opcode, when the HLO index knows it");
+  c.opcode =
+      &t.add("opcode", TableType::kString, "", "the HLO opcode, when the HLO index knows it");
   c.category = &t.add("category", TableType::kString, "", "the op category (docs/categories.md)");
   c.module = &t.add("module", TableType::kString, "", "the XLA module; null when none");
   c.program = &t.add("program_id", TableType::kUInt64, "", "the module's program id; null if none");
   c.exec = &t.add("execution", TableType::kInt64, "",
                   "its module execution (module_executions.execution); null when none");
-  c.step = &t.add("step", TableType::kInt64, "", "the step holding its start (steps.step); null");
+  c.step = &t.add("step", TableType::kInt64, "",
+                  "the step holding its start (steps.step); null if none");
   c.start = &t.add("start_ps", TableType::kInt64, "ps",
                    "start on the op's clock (the device's own where the event carries it)");
   c.dur = &t.add("duration_ps", TableType::kInt64, "ps", "duration on the op's clock, as `ops`");
@@ -68,13 +71,15 @@ void declare(Columns& c) {
       &t.add("autotuning", TableType::kBool, "", "in an autotuning execution `ops` sets apart");
   c.source = &t.add("source", TableType::kString, "", "the Python source line (file:line)");
   c.op_path = &t.add("op_path", TableType::kString, "", "the JAX op path (jit(f)/dot_general)");
-  c.flops = &t.add("flops", TableType::kUInt64, "flops", "per execution, from the cost model");
-  c.bytes = &t.add("bytes_accessed", TableType::kUInt64, "bytes", "per execution, cost model");
+  c.flops = &t.add("flops", TableType::kUInt64, "flops",
+                   "of its HLO op, the roofline's cost model; null if unknown");
+  c.bytes = &t.add("bytes_accessed", TableType::kUInt64, "bytes",
+                   "read and written by its HLO op, as flops; null if unknown");
 }
 
 OpCodes describe(const Profile& p, uint32_t plane, uint32_t e, bool memory, StringCodes& names,
-                 StringCodes& opcodes, StringCodes& categories,
-                 StringCodes& sources, StringCodes& paths) {
+                 StringCodes& opcodes, StringCodes& categories, StringCodes& sources,
+                 StringCodes& paths) {
   OpCodes k;
   OpDescription d = describe_op_event(p, plane, e, memory);
   k.name = names.code(p.event_display_name(e));
@@ -137,7 +142,8 @@ Table device_ops_table(const Profile& p) {
     const uint32_t host = p.planes[dev.plane].host;
     const int32_t host_code = hosts.code(p.hosts[host].name);
     const int32_t device_code = device_names.code(dev.name);
-    const std::vector<ExecutionRole>* roles = di < steady.roles.size() ? &steady.roles[di] : nullptr;
+    const std::vector<ExecutionRole>* roles =
+        di < steady.roles.size() ? &steady.roles[di] : nullptr;
     const uint32_t first_exec = di < rows.first.size() ? rows.first[di] : 0;
     for (uint32_t li : dev.lines) {
       const Line& line = p.lines[li];

@@ -13,8 +13,8 @@
 namespace jaxprof {
 
 struct ExecutionRows {
-  std::vector<int32_t> of_event;   // per Profile event: its execution's number, -1 for none
-  std::vector<uint32_t> first;     // per device: the number of its first execution
+  std::vector<int32_t> of_event;  // per Profile event: its execution's number, -1 for none
+  std::vector<uint32_t> first;    // per device: the number of its first execution
 };
 // Computed once per profile (Profile::memo).
 const ExecutionRows& execution_rows(const Profile& profile);

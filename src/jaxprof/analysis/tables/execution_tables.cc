@@ -12,19 +12,22 @@ Table module_executions_table(const Profile& p) {
   const StepLookup steps(table_steps(p));
   Table t;
   t.name = "module_executions";
-  TableColumn& exec = t.add("execution", TableType::kInt64, "", "its number (device_ops.execution)");
+  TableColumn& exec =
+      t.add("execution", TableType::kInt64, "", "its number (device_ops.execution)");
   TableColumn& host = t.add("host", TableType::kString, "", "the host of the device");
   TableColumn& device = t.add("device", TableType::kString, "", "the device");
   TableColumn& module = t.add("module", TableType::kString, "", "the XLA module");
-  TableColumn& program = t.add("program_id", TableType::kUInt64, "", "its program id; null if none");
+  TableColumn& program =
+      t.add("program_id", TableType::kUInt64, "", "its program id; null if none");
   TableColumn& run = t.add("run_id", TableType::kInt64, "", "the run id, when the profile has one");
   TableColumn& start = t.add("start_ps", TableType::kInt64, "ps", "start on the timeline");
   TableColumn& end = t.add("end_ps", TableType::kInt64, "ps", "end on the timeline (exclusive)");
   TableColumn& dur = t.add("duration_ps", TableType::kInt64, "ps", "end_ps - start_ps");
   TableColumn& ops = t.add("op_events", TableType::kInt64, "", "device op events in it");
-  TableColumn& role = t.add("role", TableType::kString, "",
-                            "steady, warmup or autotuning (docs/steady-state.md)");
-  TableColumn& step = t.add("step", TableType::kInt64, "", "the step holding its start; null");
+  TableColumn& role =
+      t.add("role", TableType::kString, "", "steady, warmup or autotuning (docs/steady-state.md)");
+  TableColumn& step =
+      t.add("step", TableType::kInt64, "", "the step holding its start (steps.step); null if none");
   TableColumn& source = t.add("source", TableType::kString, "",
                               "how executions were found on the device (docs/modules.md)");
   StringCodes hosts(host), device_names(device), modules(module), roles(role), sources(source);

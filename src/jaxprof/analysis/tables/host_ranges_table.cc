@@ -54,8 +54,7 @@ Table host_ranges_table(const Profile& p) {
         const uint32_t e = line.first_event + k;
         const int64_t s = ev.start_ps[e], d = ev.duration_ps[e];
         // Lines are sorted by start, longest first: the ranges still open enclose this one.
-        while (!open.empty() && open.back().first <= s)
-          open.pop_back();
+        while (!open.empty() && open.back().first <= s) open.pop_back();
         const int64_t row = static_cast<int64_t>(t.rows);
         id.push(row);
         host.push_code(host_code);

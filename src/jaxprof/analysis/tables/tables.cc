@@ -31,7 +31,8 @@ Table build_table(const Profile& p, std::string_view name) {
   if (name == "compiles") return compiles_table(p);
   if (name == "compile_passes") return compile_passes_table(p);
   std::string known;
-  for (const TableInfo& t : table_list()) known += (known.empty() ? "" : ", ") + std::string(t.name);
+  for (const TableInfo& t : table_list())
+    known += (known.empty() ? "" : ", ") + std::string(t.name);
   throw InputError("", "no table '" + std::string(name) + "' (tables: " + known + ")");
 }
 
