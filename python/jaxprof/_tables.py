@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, List, Optional, Union
 
+import numpy as np
+
 from . import _core
 from ._optional import require
 from .errors import InvalidOptionError
@@ -29,11 +31,10 @@ def _column(pa: Any, rows: int, c: dict) -> Any:
     values = c["values"]
     kind = c["type"]
     if kind == "bool":
-        # Arrow's booleans are bits: the one column type that is packed here (numpy, no Python).
-        arr = pa.array(values.view("bool"))
-        if bitmap is None:
-            return arr
-        return pa.Array.from_buffers(pa.bool_(), rows, [bitmap, arr.buffers()[1]],
+        # Arrow's booleans are bits: the one column packed here, by NumPy (pa.array would import
+        # pandas on the way, half a second).
+        bits = np.packbits(values, bitorder="little")
+        return pa.Array.from_buffers(pa.bool_(), rows, [bitmap, pa.py_buffer(bits)],
                                      null_count=c["null_count"])
     if kind == "string":
         offsets, data = c["dictionary_offsets"], c["dictionary_bytes"]
@@ -75,9 +76,11 @@ def filter_table(table: Any, device: Optional[str] = None,
     """Rows of the devices (``device``: as --device), of the steps (a number or several) and,
     unless ``include_warmup``, not set apart as warm-up or autotuning; filters apply to the tables
     that have the column they read."""
+    names = set(table.column_names)
+    if device is None and steps is None and (include_warmup or not names & {"warmup", "role"}):
+        return table  # nothing to filter: pyarrow.compute is not even imported
     import pyarrow.compute as pc
 
-    names = set(table.column_names)
     mask = None
 
     def both(m: Any) -> None:

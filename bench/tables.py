@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Profile.table("device_ops") and `jaxprof sql` against `jaxprof ops` (docs/tables.md).
+
+For each profile: `jaxprof ops --format json` end to end (best of RUNS, and its peak RSS); loading
+the profile and building the device_ops Arrow table in Python (best of RUNS, timed inside the
+process after the imports of pyarrow and jaxprof, which take about 0.5 s once per process, and the process's peak RSS less its RSS before loading); and a GROUP BY
+over every device op through `jaxprof sql` end to end (JSON out), with the ratios.
+
+    PYTHONPATH=python bench/tables.py PROFILE... [--jaxprof build/jaxprof] [--runs 5]
+
+The largest shared fixture is tf_v100_8gpu_training.xplane.pb; the 80 MB profile comes from
+../shared/tools/scale_xplane.py IN OUT --target-mb 80.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+GROUP_BY = ("SELECT device, module, hlo_op, count(*) AS n, sum(duration_ps) AS total_ps, "
+            "sum(self_ps) AS self_ps FROM device_ops GROUP BY ALL")
+
+TABLE_RUN = r"""
+import resource, sys, time
+import pyarrow, pyarrow.compute, jaxprof  # imports once per process, not timed
+def rss_kb():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * (resource.getpagesize() // 1024)
+before = rss_kb()
+t0 = time.perf_counter()
+t = jaxprof.load(sys.argv[1]).table("device_ops", include_warmup=True)
+dt = time.perf_counter() - t0
+print(dt, t.num_rows, before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def timed(cmd, env=None):
+    """Wall seconds and peak RSS (KB) of one run, via GNU time."""
+    t0 = time.perf_counter()
+    r = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], capture_output=True, text=True,
+                       env=env, check=True)
+    return time.perf_counter() - t0, int(r.stderr.strip().splitlines()[-1])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("profiles", nargs="+")
+    ap.add_argument("--jaxprof", default=str(ROOT / "build" / "jaxprof"))
+    ap.add_argument("--runs", type=int, default=5)
+    a = ap.parse_args()
+    env = dict(os.environ, JAXPROF_PYTHON=sys.executable)
+    print("| profile | size | device ops | `ops` wall / peak | table() time / peak over "
+          "load | table / ops | `sql` GROUP BY wall | sql / ops |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for path in a.profiles:
+        mb = os.path.getsize(path) / 1e6
+        ops = [timed([a.jaxprof, "ops", path, "--format", "json"]) for _ in range(a.runs)]
+        ops_s, ops_kb = min(o[0] for o in ops), max(o[1] for o in ops)
+        runs = []
+        for _ in range(a.runs):
+            out = subprocess.run([sys.executable, "-c", TABLE_RUN, path], capture_output=True,
+                                 text=True, check=True, env=env).stdout.split()
+            runs.append((float(out[0]), int(out[1]), int(out[2]), int(out[3])))
+        table_s = min(r[0] for r in runs)
+        rows = runs[0][1]
+        table_kb = max(r[3] - r[2] for r in runs)
+        sql = [timed([a.jaxprof, "sql", path, GROUP_BY, "--format", "json"], env)
+               for _ in range(a.runs)]
+        sql_s = min(s[0] for s in sql)
+        print(f"| {Path(path).name} | {mb:.1f} MB | {rows:,} | {ops_s * 1e3:.0f} ms / "
+              f"{ops_kb / 1e3:.0f} MB | {table_s * 1e3:.0f} ms / {table_kb / 1e3:.0f} MB | "
+              f"{table_s / ops_s:.1f}x time, {table_kb / ops_kb:.1f}x peak | "
+              f"{sql_s * 1e3:.0f} ms | {sql_s / ops_s:.1f}x |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
