@@ -14,7 +14,7 @@ pa = pytest.importorskip("pyarrow")
 duckdb = pytest.importorskip("duckdb")
 jaxprof = pytest.importorskip("jaxprof")
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 BUNDLED = ROOT / "tests" / "data" / "jax_cpu_8dev"
 FIXTURES = ["xplane/mi300x_jax_gemm.xplane.pb", "xplane/mi300x_jax_elementwise.xplane.pb",
             "xplane/mi300x_jax_conv.xplane.pb", "xplane/tpu_4chip_inference.xplane.pb",

@@ -14,7 +14,7 @@ pytest.importorskip("duckdb")
 pytest.importorskip("pyarrow")
 import jaxprof  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PAGE = ROOT / "docs" / "tables.md"
 RECIPES = re.findall(r"```sql\n(.*?)```\n\n```text\n(.*?)```", PAGE.read_text(), re.S)
 
