@@ -62,6 +62,7 @@
 #include "jaxprof/render/text/steady_state_render.h"
 #include "jaxprof/render/text/summary_render.h"
 #include "jaxprof/render/text/timeline_render.h"
+#include "_core_nsys_jax.h"
 #include "_core_tables.h"
 
 namespace nb = nanobind;
@@ -740,6 +741,10 @@ NB_MODULE(_core, m) {
   m.doc() = "jaxprof C++ core (use the jaxprof package, not this module)";
   nb::register_exception_translator(translate);
   bind_tables(m, [](nb::handle h) {
+    auto& s = nb::cast<PyProfile&>(h);
+    return ProfileAccess{&s.profile(), &s.mu};
+  });
+  bind_nsys_jax(m, [](nb::handle h) {
     auto& s = nb::cast<PyProfile&>(h);
     return ProfileAccess{&s.profile(), &s.mu};
   });
