@@ -6,6 +6,8 @@
   layer's library sees only the folders it may include); this says why in one line where a
   compiler says "no such file";
 - every folder of src/jaxprof is a layer of the table;
+- no two headers define a class of the same name in the same namespace (the linker would keep
+  one class's inline members for both: a crash, not an error);
 - no source file (src/, tools/, python/) is longer than 800 lines and no function longer than
   150: past that a file or function is cut along its seams, not grown. Functions are found as
   the code is formatted (.clang-format): a definition starts at the left margin or one
@@ -74,6 +76,27 @@ def long_functions(path: Path) -> list[str]:
     return out
 
 
+CLASS = re.compile(r"^(?:struct|class) (\w+)(?: final)?\s*(?::[^;{]*)?\{", re.M)
+NAMESPACE = re.compile(r"^namespace ([\w:]+) \{", re.M)
+
+
+def class_clashes(headers: list[Path]) -> list[str]:
+    """Classes defined at namespace scope in two headers under one namespace."""
+    seen: dict[tuple[str, str], Path] = {}
+    out = []
+    for h in headers:
+        text = h.read_text(errors="replace")
+        spaces = [(m.start(), m.group(1)) for m in NAMESPACE.finditer(text)]
+        for m in CLASS.finditer(text):
+            ns = [name for at, name in spaces if at < m.start()]
+            key = (ns[-1] if ns else "", m.group(1))
+            if key in seen and seen[key] != h:
+                out.append(f"{h.relative_to(ROOT)}: class {key[0]}::{key[1]} is also defined in "
+                           f"{seen[key].relative_to(ROOT)} (rename one, or give it a namespace)")
+            seen.setdefault(key, h)
+    return out
+
+
 def main() -> int:
     layers = read_layers()
     problems = []
@@ -101,6 +124,7 @@ def main() -> int:
                 may = ", ".join(sorted(layers[layer] - {layer})) or "nothing"
                 problems.append(f"{rel}:{line}: {layer} includes {to} "
                                 f"({layer} may use {may}; src/jaxprof/layers.txt)")
+    problems += class_clashes(sorted(p for top in ("src", "python") for p in (ROOT / top).rglob("*.h")))
     for top in ("src", "tools", "python"):
         for f in sorted((ROOT / top).rglob("*")):
             if f.suffix not in (".h", ".cc") or not f.is_file():

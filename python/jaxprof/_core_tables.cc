@@ -40,7 +40,7 @@ std::pair<nb::object, nb::object> dictionary_buffers(const std::vector<std::stri
   return {owned_array(std::move(offsets)), owned_array(std::move(bytes))};
 }
 
-nb::dict column_dict(TableColumn&& c) {
+nb::dict column_dict(RecordColumn&& c) {
   nb::dict d;
   d["name"] = c.name;
   d["type"] = table_type_name(c.type);
@@ -84,14 +84,14 @@ void bind_tables(nb::module_& m, ProfileAccessor access) {
       "table",
       [access](nb::handle profile, const std::string& name) {
         ProfileAccess a = access(profile);
-        Table t;
+        RecordTable t;
         {
           nb::gil_scoped_release release;
           std::lock_guard lock(*a.mu);
           t = build_table(*a.profile, name);
         }
         nb::list columns;
-        for (TableColumn& c : t.columns) columns.append(column_dict(std::move(c)));
+        for (RecordColumn& c : t.columns) columns.append(column_dict(std::move(c)));
         return nb::make_tuple(t.name, t.rows, columns);
       },
       "profile"_a, "name"_a,

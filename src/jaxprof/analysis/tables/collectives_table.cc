@@ -39,7 +39,7 @@ Arrivals collective_arrivals(const Profile& p, const std::vector<DeviceLines>& d
 
 }  // namespace
 
-Table collectives_table(const Profile& p) {
+RecordTable collectives_table(const Profile& p) {
   CollectivesOptions o;
   o.instances = true;
   o.members = true;
@@ -51,28 +51,28 @@ Table collectives_table(const Profile& p) {
   std::map<std::pair<std::string_view, std::string_view>, const CollectiveOp*> ops;
   for (const CollectiveOp& op : r.ops) ops.try_emplace({op.module, op.name}, &op);
 
-  Table t;
+  RecordTable t;
   t.name = "collectives";
-  TableColumn& instance = t.add("instance", TableType::kInt64, "", "the instance's number");
-  TableColumn& module = t.add("module", TableType::kString, "", "the XLA module");
-  TableColumn& name = t.add("name", TableType::kString, "", "the HLO op (the -start op if async)");
-  TableColumn& opcode = t.add("opcode", TableType::kString, "", "all-reduce, all-gather, ...");
-  TableColumn& group = t.add("group_size", TableType::kInt64, "", "devices in its replica group");
-  TableColumn& bytes = t.add("message_bytes", TableType::kUInt64, "bytes", "its operands' size");
-  TableColumn& run = t.add("run_id", TableType::kInt64, "", "the run id; null when none");
-  TableColumn& index = t.add("index", TableType::kInt64, "",
+  RecordColumn& instance = t.add("instance", TableType::kInt64, "", "the instance's number");
+  RecordColumn& module = t.add("module", TableType::kString, "", "the XLA module");
+  RecordColumn& name = t.add("name", TableType::kString, "", "the HLO op (the -start op if async)");
+  RecordColumn& opcode = t.add("opcode", TableType::kString, "", "all-reduce, all-gather, ...");
+  RecordColumn& group = t.add("group_size", TableType::kInt64, "", "devices in its replica group");
+  RecordColumn& bytes = t.add("message_bytes", TableType::kUInt64, "bytes", "its operands' size");
+  RecordColumn& run = t.add("run_id", TableType::kInt64, "", "the run id; null when none");
+  RecordColumn& index = t.add("index", TableType::kInt64, "",
                              "the execution's index on each device (within its run id)");
-  TableColumn& ndev = t.add("devices", TableType::kInt64, "", "devices that ran the instance");
-  TableColumn& host = t.add("host", TableType::kString, "", "the host of this row's device");
-  TableColumn& device = t.add("device", TableType::kString, "", "this row's device");
-  TableColumn& start = t.add("start_ps", TableType::kInt64, "ps", "its start on this device");
-  TableColumn& end = t.add("end_ps", TableType::kInt64, "ps", "its end on this device");
-  TableColumn& dur = t.add("duration_ps", TableType::kInt64, "ps", "duration (op clock)");
-  TableColumn& arrival =
+  RecordColumn& ndev = t.add("devices", TableType::kInt64, "", "devices that ran the instance");
+  RecordColumn& host = t.add("host", TableType::kString, "", "the host of this row's device");
+  RecordColumn& device = t.add("device", TableType::kString, "", "this row's device");
+  RecordColumn& start = t.add("start_ps", TableType::kInt64, "ps", "its start on this device");
+  RecordColumn& end = t.add("end_ps", TableType::kInt64, "ps", "its end on this device");
+  RecordColumn& dur = t.add("duration_ps", TableType::kInt64, "ps", "duration (op clock)");
+  RecordColumn& arrival =
       t.add("arrival_ps", TableType::kInt64, "ps", "start_ps less the instance's first start");
-  TableColumn& wait = t.add("wait_ps", TableType::kInt64, "ps",
+  RecordColumn& wait = t.add("wait_ps", TableType::kInt64, "ps",
                             "the instance's wait: last end - first start - fastest duration");
-  TableColumn& late = t.add("late_device", TableType::kString, "", "the device that started last");
+  RecordColumn& late = t.add("late_device", TableType::kString, "", "the device that started last");
   StringCodes modules(module), names_c(name), opcodes(opcode), hosts(host), devs(device),
       lates(late);
   int64_t number = 0;

@@ -8,6 +8,6 @@
 
 namespace jaxprof {
 
-Table collectives_table(const Profile& profile);
+RecordTable collectives_table(const Profile& profile);
 
 }  // namespace jaxprof

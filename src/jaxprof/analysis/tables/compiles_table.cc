@@ -13,22 +13,22 @@ const CompileResult& table_compiles(const Profile& p) {
 
 }  // namespace
 
-Table compiles_table(const Profile& p) {
+RecordTable compiles_table(const Profile& p) {
   const CompileResult& r = table_compiles(p);
-  Table t;
+  RecordTable t;
   t.name = "compiles";
-  TableColumn& id = t.add("compile", TableType::kInt64, "", "its number, by start");
-  TableColumn& host = t.add("host", TableType::kString, "", "the host");
-  TableColumn& thread = t.add("thread", TableType::kString, "", "the thread that launched it");
-  TableColumn& module = t.add("module", TableType::kString, "", "the XLA module, when known");
-  TableColumn& function = t.add("function", TableType::kString, "", "the jitted Python function");
-  TableColumn& program = t.add("program_id", TableType::kUInt64, "", "the program id, when known");
-  TableColumn& start = t.add("start_ps", TableType::kInt64, "ps", "start on the timeline");
-  TableColumn& wall = t.add("wall_ps", TableType::kInt64, "ps", "wall time");
-  TableColumn& events = t.add("events", TableType::kInt64, "", "compile events in it");
-  TableColumn& workers = t.add("worker_threads", TableType::kInt64, "", "other threads helping");
-  TableColumn& busy = t.add("worker_busy_ps", TableType::kInt64, "ps", "their busy time, summed");
-  std::vector<TableColumn*> phases;
+  RecordColumn& id = t.add("compile", TableType::kInt64, "", "its number, by start");
+  RecordColumn& host = t.add("host", TableType::kString, "", "the host");
+  RecordColumn& thread = t.add("thread", TableType::kString, "", "the thread that launched it");
+  RecordColumn& module = t.add("module", TableType::kString, "", "the XLA module, when known");
+  RecordColumn& function = t.add("function", TableType::kString, "", "the jitted Python function");
+  RecordColumn& program = t.add("program_id", TableType::kUInt64, "", "the program id, when known");
+  RecordColumn& start = t.add("start_ps", TableType::kInt64, "ps", "start on the timeline");
+  RecordColumn& wall = t.add("wall_ps", TableType::kInt64, "ps", "wall time");
+  RecordColumn& events = t.add("events", TableType::kInt64, "", "compile events in it");
+  RecordColumn& workers = t.add("worker_threads", TableType::kInt64, "", "other threads helping");
+  RecordColumn& busy = t.add("worker_busy_ps", TableType::kInt64, "ps", "their busy time, summed");
+  std::vector<RecordColumn*> phases;
   for (int ph = 0; ph < kCompilePhaseCount; ++ph) {
     std::string n = compile_phase_name(static_cast<CompilePhase>(ph));
     for (char& ch : n)
@@ -63,16 +63,16 @@ Table compiles_table(const Profile& p) {
   return t;
 }
 
-Table compile_passes_table(const Profile& p) {
+RecordTable compile_passes_table(const Profile& p) {
   const CompileResult& r = table_compiles(p);
-  Table t;
+  RecordTable t;
   t.name = "compile_passes";
-  TableColumn& id = t.add("compile", TableType::kInt64, "", "the compile (compiles.compile)");
-  TableColumn& name = t.add("name", TableType::kString, "", "the event name (pass, stage, step)");
-  TableColumn& phase = t.add("phase", TableType::kString, "", "its phase");
-  TableColumn& count = t.add("count", TableType::kInt64, "", "events of this name in the compile");
-  TableColumn& wall = t.add("wall_ps", TableType::kInt64, "ps", "wall time attributed to it");
-  TableColumn& thread = t.add("thread_ps", TableType::kInt64, "ps", "self time over all threads");
+  RecordColumn& id = t.add("compile", TableType::kInt64, "", "the compile (compiles.compile)");
+  RecordColumn& name = t.add("name", TableType::kString, "", "the event name (pass, stage, step)");
+  RecordColumn& phase = t.add("phase", TableType::kString, "", "its phase");
+  RecordColumn& count = t.add("count", TableType::kInt64, "", "events of this name in the compile");
+  RecordColumn& wall = t.add("wall_ps", TableType::kInt64, "ps", "wall time attributed to it");
+  RecordColumn& thread = t.add("thread_ps", TableType::kInt64, "ps", "self time over all threads");
   StringCodes names(name), phases(phase);
   int64_t number = 0;
   for (const CompileRecord& c : r.compiles) {

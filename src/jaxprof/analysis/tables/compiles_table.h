@@ -8,7 +8,7 @@
 
 namespace jaxprof {
 
-Table compiles_table(const Profile& profile);
-Table compile_passes_table(const Profile& profile);
+RecordTable compiles_table(const Profile& profile);
+RecordTable compile_passes_table(const Profile& profile);
 
 }  // namespace jaxprof

@@ -36,14 +36,14 @@ struct OpCodes {
 };
 
 struct Columns {
-  Table t;
-  TableColumn *host, *device, *line, *name, *hlo_op, *opcode, *category, *module, *program, *exec,
+  RecordTable t;
+  RecordColumn *host, *device, *line, *name, *hlo_op, *opcode, *category, *module, *program, *exec,
       *step, *start, *dur, *self, *tstart, *tdur, *warmup, *autotuning, *source, *op_path, *flops,
       *bytes;
 };
 
 void declare(Columns& c) {
-  Table& t = c.t;
+  RecordTable& t = c.t;
   t.name = "device_ops";
   c.host = &t.add("host", TableType::kString, "", "the host (file) the device belongs to");
   c.device = &t.add("device", TableType::kString, "", "the device, as `ops` names it");
@@ -101,7 +101,7 @@ OpCodes describe(const Profile& p, uint32_t plane, uint32_t e, bool memory, Stri
   return k;
 }
 
-void push_code(TableColumn& col, int32_t code) {
+void push_code(RecordColumn& col, int32_t code) {
   if (code < 0)
     col.push_null();
   else
@@ -110,7 +110,7 @@ void push_code(TableColumn& col, int32_t code) {
 
 }  // namespace
 
-Table device_ops_table(const Profile& p) {
+RecordTable device_ops_table(const Profile& p) {
   const std::vector<DeviceLines> devices = op_devices(p);
   std::vector<uint32_t> needed;
   uint64_t capacity = 0;
@@ -125,7 +125,7 @@ Table device_ops_table(const Profile& p) {
 
   Columns c;
   declare(c);
-  for (TableColumn& col : c.t.columns) col.reserve(capacity);
+  for (RecordColumn& col : c.t.columns) col.reserve(capacity);
   StringCodes hosts(*c.host), device_names(*c.device), lines(*c.line), names(*c.name),
       hlo_ops(*c.hlo_op), opcodes(*c.opcode), categories(*c.category), modules(*c.module),
       sources(*c.source), paths(*c.op_path);

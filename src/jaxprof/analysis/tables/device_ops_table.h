@@ -8,6 +8,6 @@
 
 namespace jaxprof {
 
-Table device_ops_table(const Profile& profile);
+RecordTable device_ops_table(const Profile& profile);
 
 }  // namespace jaxprof

@@ -6,29 +6,29 @@
 
 namespace jaxprof {
 
-Table module_executions_table(const Profile& p) {
+RecordTable module_executions_table(const Profile& p) {
   const std::vector<DeviceExecutions>& devices = module_executions(p);
   const SteadyState& steady = steady_state(p, SteadyStateOptions{});
   const StepLookup steps(table_steps(p));
-  Table t;
+  RecordTable t;
   t.name = "module_executions";
-  TableColumn& exec =
+  RecordColumn& exec =
       t.add("execution", TableType::kInt64, "", "its number (device_ops.execution)");
-  TableColumn& host = t.add("host", TableType::kString, "", "the host of the device");
-  TableColumn& device = t.add("device", TableType::kString, "", "the device");
-  TableColumn& module = t.add("module", TableType::kString, "", "the XLA module");
-  TableColumn& program =
+  RecordColumn& host = t.add("host", TableType::kString, "", "the host of the device");
+  RecordColumn& device = t.add("device", TableType::kString, "", "the device");
+  RecordColumn& module = t.add("module", TableType::kString, "", "the XLA module");
+  RecordColumn& program =
       t.add("program_id", TableType::kUInt64, "", "its program id; null if none");
-  TableColumn& run = t.add("run_id", TableType::kInt64, "", "the run id, when the profile has one");
-  TableColumn& start = t.add("start_ps", TableType::kInt64, "ps", "start on the timeline");
-  TableColumn& end = t.add("end_ps", TableType::kInt64, "ps", "end on the timeline (exclusive)");
-  TableColumn& dur = t.add("duration_ps", TableType::kInt64, "ps", "end_ps - start_ps");
-  TableColumn& ops = t.add("op_events", TableType::kInt64, "", "device op events in it");
-  TableColumn& role =
+  RecordColumn& run = t.add("run_id", TableType::kInt64, "", "the run id, when the profile has one");
+  RecordColumn& start = t.add("start_ps", TableType::kInt64, "ps", "start on the timeline");
+  RecordColumn& end = t.add("end_ps", TableType::kInt64, "ps", "end on the timeline (exclusive)");
+  RecordColumn& dur = t.add("duration_ps", TableType::kInt64, "ps", "end_ps - start_ps");
+  RecordColumn& ops = t.add("op_events", TableType::kInt64, "", "device op events in it");
+  RecordColumn& role =
       t.add("role", TableType::kString, "", "steady, warmup or autotuning (docs/steady-state.md)");
-  TableColumn& step =
+  RecordColumn& step =
       t.add("step", TableType::kInt64, "", "the step holding its start (steps.step); null if none");
-  TableColumn& source = t.add("source", TableType::kString, "",
+  RecordColumn& source = t.add("source", TableType::kString, "",
                               "how executions were found on the device (docs/modules.md)");
   StringCodes hosts(host), device_names(device), modules(module), roles(role), sources(source);
   int64_t next = 0;
@@ -69,27 +69,27 @@ Table module_executions_table(const Profile& p) {
   return t;
 }
 
-Table steps_table(const Profile& p) {
+RecordTable steps_table(const Profile& p) {
   const StepsResult& r = table_steps(p);
-  Table t;
+  RecordTable t;
   t.name = "steps";
-  TableColumn& step = t.add("step", TableType::kInt64, "", "the step number");
-  TableColumn& name = t.add("name", TableType::kString, "", "the step's name");
-  TableColumn& host = t.add("host", TableType::kString, "", "the host that marks it");
-  TableColumn& start = t.add("start_ps", TableType::kInt64, "ps", "start (all its windows)");
-  TableColumn& end = t.add("end_ps", TableType::kInt64, "ps", "end (all its windows)");
-  TableColumn& dur = t.add("duration_ps", TableType::kInt64, "ps", "end_ps - start_ps");
-  TableColumn& windows = t.add("windows", TableType::kInt64, "", "the spans it was merged from");
-  TableColumn& longest = t.add("longest_window_ps", TableType::kInt64, "ps", "the longest span");
-  TableColumn& execs =
+  RecordColumn& step = t.add("step", TableType::kInt64, "", "the step number");
+  RecordColumn& name = t.add("name", TableType::kString, "", "the step's name");
+  RecordColumn& host = t.add("host", TableType::kString, "", "the host that marks it");
+  RecordColumn& start = t.add("start_ps", TableType::kInt64, "ps", "start (all its windows)");
+  RecordColumn& end = t.add("end_ps", TableType::kInt64, "ps", "end (all its windows)");
+  RecordColumn& dur = t.add("duration_ps", TableType::kInt64, "ps", "end_ps - start_ps");
+  RecordColumn& windows = t.add("windows", TableType::kInt64, "", "the spans it was merged from");
+  RecordColumn& longest = t.add("longest_window_ps", TableType::kInt64, "ps", "the longest span");
+  RecordColumn& execs =
       t.add("executions", TableType::kInt64, "", "module executions starting in it");
-  TableColumn& device = t.add("device_ps", TableType::kInt64, "ps", "their summed durations");
-  TableColumn& device_end =
+  RecordColumn& device = t.add("device_ps", TableType::kInt64, "ps", "their summed durations");
+  RecordColumn& device_end =
       t.add("device_end_ps", TableType::kInt64, "ps", "their latest end; null when none");
-  TableColumn& compiling = t.add("compiling", TableType::kBool, "", "its host compiled during it");
-  TableColumn& warmup =
+  RecordColumn& compiling = t.add("compiling", TableType::kBool, "", "its host compiled during it");
+  RecordColumn& warmup =
       t.add("warmup", TableType::kBool, "", "compiling, or holds a warm-up execution");
-  TableColumn& source = t.add("source", TableType::kString, "",
+  RecordColumn& source = t.add("source", TableType::kString, "",
                               "what marks steps: host-annotation, steps-line or group-id");
   StringCodes names(name), hosts(host), sources(source);
   for (const Step& s : r.steps) {

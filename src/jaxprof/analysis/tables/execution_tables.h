@@ -7,7 +7,7 @@
 
 namespace jaxprof {
 
-Table module_executions_table(const Profile& profile);
-Table steps_table(const Profile& profile);
+RecordTable module_executions_table(const Profile& profile);
+RecordTable steps_table(const Profile& profile);
 
 }  // namespace jaxprof

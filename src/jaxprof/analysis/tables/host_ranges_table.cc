@@ -4,7 +4,7 @@
 
 namespace jaxprof {
 
-Table host_ranges_table(const Profile& p) {
+RecordTable host_ranges_table(const Profile& p) {
   std::vector<uint32_t> needed;
   uint64_t capacity = 0;
   for (const Plane& plane : p.planes)
@@ -15,20 +15,20 @@ Table host_ranges_table(const Profile& p) {
       }
   p.require_lines(needed);
 
-  Table t;
+  RecordTable t;
   t.name = "host_ranges";
-  TableColumn& id = t.add("id", TableType::kInt64, "", "its row number (what parent refers to)");
-  TableColumn& host = t.add("host", TableType::kString, "", "the host");
-  TableColumn& thread = t.add("thread", TableType::kString, "", "the host thread (line)");
-  TableColumn& name = t.add("name", TableType::kString, "", "the event's display name");
-  TableColumn& depth = t.add("depth", TableType::kInt64, "", "0 for a range in no other");
-  TableColumn& parent = t.add("parent", TableType::kInt64, "",
+  RecordColumn& id = t.add("id", TableType::kInt64, "", "its row number (what parent refers to)");
+  RecordColumn& host = t.add("host", TableType::kString, "", "the host");
+  RecordColumn& thread = t.add("thread", TableType::kString, "", "the host thread (line)");
+  RecordColumn& name = t.add("name", TableType::kString, "", "the event's display name");
+  RecordColumn& depth = t.add("depth", TableType::kInt64, "", "0 for a range in no other");
+  RecordColumn& parent = t.add("parent", TableType::kInt64, "",
                               "id of the range it starts in on its thread; null at depth 0");
-  TableColumn& start = t.add("start_ps", TableType::kInt64, "ps", "start on the timeline");
-  TableColumn& dur = t.add("duration_ps", TableType::kInt64, "ps", "duration");
-  TableColumn& corr = t.add("correlation_id", TableType::kInt64, "",
+  RecordColumn& start = t.add("start_ps", TableType::kInt64, "ps", "start on the timeline");
+  RecordColumn& dur = t.add("duration_ps", TableType::kInt64, "ps", "duration");
+  RecordColumn& corr = t.add("correlation_id", TableType::kInt64, "",
                             "its correlation_id stat (launches: the kernels'); null when none");
-  for (TableColumn& c : t.columns) c.reserve(capacity);
+  for (RecordColumn& c : t.columns) c.reserve(capacity);
   StringCodes hosts(host), threads(thread), names(name);
   const Events& ev = p.events;
   const StringId corr_name = p.strings.find("correlation_id");

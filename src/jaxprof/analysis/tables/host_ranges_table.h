@@ -8,6 +8,6 @@
 
 namespace jaxprof {
 
-Table host_ranges_table(const Profile& profile);
+RecordTable host_ranges_table(const Profile& profile);
 
 }  // namespace jaxprof

@@ -20,7 +20,7 @@ const char* table_type_name(TableType t) {
   return "?";
 }
 
-size_t TableColumn::size() const {
+size_t RecordColumn::size() const {
   switch (type) {
     case TableType::kInt64:
       return i64.size();
@@ -36,7 +36,7 @@ size_t TableColumn::size() const {
   return 0;
 }
 
-void TableColumn::reserve(size_t n) {
+void RecordColumn::reserve(size_t n) {
   switch (type) {
     case TableType::kInt64:
       i64.reserve(n);
@@ -56,7 +56,7 @@ void TableColumn::reserve(size_t n) {
   }
 }
 
-void TableColumn::push_null() {
+void RecordColumn::push_null() {
   switch (type) {
     case TableType::kInt64:
       i64.push_back(0);
@@ -77,7 +77,7 @@ void TableColumn::push_null() {
   clear_last_valid();
 }
 
-void TableColumn::clear_last_valid() {
+void RecordColumn::clear_last_valid() {
   const size_t n = size(), row = n - 1;
   // The bitmap covers every row so far; rows before the first null are all present.
   if (validity.empty()) validity.assign((n + 7) / 8, 0xff);
@@ -106,8 +106,8 @@ void StringCodes::push(std::string_view s, bool present) {
   }
 }
 
-TableColumn& Table::add(std::string name, TableType type, std::string unit, std::string meaning) {
-  TableColumn& c = columns.emplace_back();
+RecordColumn& RecordTable::add(std::string name, TableType type, std::string unit, std::string meaning) {
+  RecordColumn& c = columns.emplace_back();
   c.name = std::move(name);
   c.type = type;
   c.unit = std::move(unit);
@@ -115,14 +115,14 @@ TableColumn& Table::add(std::string name, TableType type, std::string unit, std:
   return c;
 }
 
-TableColumn& Table::column(std::string_view name) {
-  for (TableColumn& c : columns)
+RecordColumn& RecordTable::column(std::string_view name) {
+  for (RecordColumn& c : columns)
     if (c.name == name) return c;
   throw std::logic_error("no column " + std::string(name) + " in table " + this->name);
 }
 
-void Table::finish() {
-  for (TableColumn& c : columns) {
+void RecordTable::finish() {
+  for (RecordColumn& c : columns) {
     if (c.size() != rows)
       throw std::logic_error("table " + name + ": column " + c.name + " has " +
                              std::to_string(c.size()) + " values for " + std::to_string(rows) +

@@ -16,7 +16,7 @@ namespace jaxprof {
 enum class TableType : uint8_t { kInt64, kUInt64, kDouble, kBool, kString };
 const char* table_type_name(TableType t);  // int64, uint64, double, bool, string
 
-struct TableColumn {
+struct RecordColumn {
   std::string name;
   TableType type = TableType::kInt64;
   std::string unit;     // "ps", "bytes", "flops" or ""
@@ -52,24 +52,24 @@ struct TableColumn {
 // Interns the strings of one column into its dictionary: codes in first-seen order.
 class StringCodes {
  public:
-  explicit StringCodes(TableColumn& column) : column_(column) {}
+  explicit StringCodes(RecordColumn& column) : column_(column) {}
   int32_t code(std::string_view s);
   // The string as a row: pushed as a null when `present` is false.
   void push(std::string_view s, bool present = true);
 
  private:
-  TableColumn& column_;
+  RecordColumn& column_;
   std::unordered_map<std::string, int32_t> index_;
 };
 
-struct Table {
+struct RecordTable {
   std::string name;
   uint64_t rows = 0;
-  std::deque<TableColumn> columns;  // a deque: add() hands out references that must stay valid
+  std::deque<RecordColumn> columns;  // a deque: add() hands out references that must stay valid
 
   // Declares a column (in order); returns it for filling.
-  TableColumn& add(std::string name, TableType type, std::string unit, std::string meaning);
-  TableColumn& column(std::string_view name);
+  RecordColumn& add(std::string name, TableType type, std::string unit, std::string meaning);
+  RecordColumn& column(std::string_view name);
   // Checks every column holds `rows` values (a builder's slip would misalign Arrow's buffers).
   void finish();
 };

@@ -22,7 +22,7 @@ const std::vector<TableInfo>& table_list() {
   return tables;
 }
 
-Table build_table(const Profile& p, std::string_view name) {
+RecordTable build_table(const Profile& p, std::string_view name) {
   if (name == "device_ops") return device_ops_table(p);
   if (name == "module_executions") return module_executions_table(p);
   if (name == "steps") return steps_table(p);

@@ -21,6 +21,6 @@ struct TableInfo {
 const std::vector<TableInfo>& table_list();
 
 // Throws InputError for a name table_list() does not hold.
-Table build_table(const Profile& profile, std::string_view name);
+RecordTable build_table(const Profile& profile, std::string_view name);
 
 }  // namespace jaxprof
