@@ -20,6 +20,10 @@ class Writer {
   void sint64(uint32_t field, int64_t v) {
     varint(field, (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63));
   }
+  void fixed64(uint32_t field, uint64_t v) {
+    tag(field, 1);
+    for (int i = 0; i < 8; ++i) out_.push_back(static_cast<char>(v >> (8 * i)));
+  }
   void boolean(uint32_t field, bool v) { varint(field, v ? 1 : 0); }
   void bytes(uint32_t field, std::string_view s) {
     tag(field, 2);

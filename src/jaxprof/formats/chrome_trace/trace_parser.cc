@@ -140,7 +140,8 @@ void TraceParser::event(const Fields& f, size_t offset, size_t length) {
       tracker_->metadata(f);
       return;
     case 'C':
-      ++tracker_->ignored.counters;
+      // jaxprof's own exports mark their counter tracks derived: nothing to read back.
+      if (!tracker_->derived_thread(f.pid, f.tid)) ++tracker_->ignored.counters;
       return;
     case 0:
       ++tracker_->ignored.empty;  // e.g. the `{}` XLA writes after the last event

@@ -81,6 +81,15 @@ uint32_t TraceTracker::thread_of(std::string_view pid, std::string_view tid) {
   return index;
 }
 
+bool TraceTracker::derived_thread(std::string_view pid, std::string_view tid) const {
+  std::string key;
+  key.reserve(pid.size() + tid.size() + 1);
+  key.append(pid).push_back('\0');
+  key.append(tid);
+  auto it = thread_index_.find(key);
+  return it != thread_index_.end() && threads_[it->second].derived;
+}
+
 void TraceTracker::metadata(const Fields& f) {
   if (f.name == "process_name" && !f.arg_name.empty()) {
     Process& proc = processes_[process_of(f.pid)];

@@ -26,6 +26,9 @@ class TraceTracker {
   // The thread (pid, tid) names, created on first sight with its process.
   uint32_t thread_of(std::string_view pid, std::string_view tid);
 
+  // Whether (pid, tid) was named as a derived track (a jaxprof export's); creates nothing.
+  bool derived_thread(std::string_view pid, std::string_view tid) const;
+
   // A metadata (`M`) event: a process's or thread's name, or an HloProto a jaxprof export
   // carries.
   void metadata(const Fields& f);

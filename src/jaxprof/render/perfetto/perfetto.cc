@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "jaxprof/analysis/collectives/collectives.h"
@@ -21,7 +22,11 @@
 #include "jaxprof/common/error.h"
 #include "jaxprof/common/units.h"
 #include "jaxprof/io/base64.h"
+#include "jaxprof/analysis/memory/memory_timeline.h"
+#include "jaxprof/render/perfetto/json_trace_sink.h"
+#include "jaxprof/render/perfetto/launch_flows.h"
 #include "jaxprof/render/perfetto/perfetto_args.h"
+#include "jaxprof/render/perfetto/proto_trace_sink.h"
 #include "jaxprof/render/text/text.h"
 
 namespace jaxprof {
@@ -56,48 +61,10 @@ std::string json_string_html_safe(std::string_view s) {
 
 namespace {
 
-// Line tids start after the derived tracks of every device of the plane (two per device).
+// Line tids start after the derived tracks of every device of the plane (two per device);
+// counter tracks after the lines.
 constexpr int kFirstLineTid = 1000;
-
-// Buffers output and hands it to the sink in large pieces.
-class Out {
- public:
-  explicit Out(const std::function<void(std::string_view)>& sink) : sink_(sink) {}
-  ~Out() { flush(); }
-  void operator()(std::string_view s) {
-    buf_ += s;
-    if (buf_.size() >= (1u << 20)) flush();
-  }
-  void flush() {
-    if (!buf_.empty()) sink_(buf_);
-    buf_.clear();
-  }
-
- private:
-  const std::function<void(std::string_view)>& sink_;
-  std::string buf_;
-};
-
-std::string metadata_event(int pid, int tid, const char* what, std::string_view name) {
-  return fmt::format(
-      ",\n{{\"ph\": \"M\", \"pid\": {}, \"tid\": {}, \"name\": \"{}\", \"args\": {{\"name\": "
-      "{}}}}}",
-      pid, tid, what, json_string_html_safe(name));
-}
-
-std::string sort_event(int pid, int tid, const char* what, int index) {
-  return fmt::format(
-      ",\n{{\"ph\": \"M\", \"pid\": {}, \"tid\": {}, \"name\": \"{}\", "
-      "\"args\": {{\"sort_index\": {}}}}}",
-      pid, tid, what, index);
-}
-
-std::string complete_event(int pid, int tid, std::string_view name_json, int64_t start_ps,
-                           int64_t dur_ps, std::string_view args) {
-  return fmt::format(
-      ",\n{{\"ph\": \"X\", \"pid\": {}, \"tid\": {}, \"name\": {}, \"ts\": {}, \"dur\": {}{}}}",
-      pid, tid, name_json, ps_to_us_exact(start_ps), ps_to_us_exact(dur_ps), args);
-}
+constexpr int kFirstCounterTid = 900000;
 
 }  // namespace
 
@@ -119,14 +86,6 @@ std::string execution_label(const ModuleExecution& x) {
   return x.program_id == kNoProgram ? x.name : fmt::format("{}({})", x.name, x.program_id);
 }
 
-// The name of a derived track, marked so that a reader of the trace leaves it out.
-std::string derived_thread_name(int pid, int tid, std::string_view name) {
-  return fmt::format(
-      ",\n{{\"ph\": \"M\", \"pid\": {}, \"tid\": {}, \"name\": \"thread_name\", \"args\": "
-      "{{\"name\": {}, \"jaxprof_derived\": true}}}}",
-      pid, tid, json_string_html_safe(name));
-}
-
 // Collective message sizes and bandwidth factors per (module, op).
 using CollectiveOps = std::map<std::pair<std::string, std::string>, const CollectiveOp*>;
 
@@ -136,7 +95,7 @@ using CollectiveOps = std::map<std::pair<std::string, std::string>, const Collec
 class OpTexts {
  public:
   struct OpText {
-    std::string name_json;
+    std::string name, name_json;
     TraceArgs args;
     const CollectiveOp* collective = nullptr;
   };
@@ -180,6 +139,7 @@ const OpTexts::OpText& OpTexts::op_text(uint32_t e, bool memory) {
   const ModuleKey& mk = p_.modules[ev.module[e]];
   std::string module(p_.str(mk.name));
   std::string_view op = ev.hlo_op[e] ? p_.str(ev.hlo_op[e]) : p_.event_display_name(e);
+  t.name = std::string(op);
   t.name_json = json_string_html_safe(op);
   std::string opcode, op_name, source;
   OpCategory cat = OpCategory::kOther;
@@ -216,32 +176,18 @@ const OpTexts::OpText& OpTexts::op_text(uint32_t e, bool memory) {
   return texts_.emplace(key, std::move(t)).first->second;
 }
 
-// Whether event e overlaps one of the compile windows (merged, by begin). `w` follows the
-// events, which come in order of start: the first window that may end after the next one starts.
-bool in_compile_window(const Events& ev, uint32_t e, const std::vector<Interval>& windows,
-                       size_t& w) {
-  while (w < windows.size() && windows[w].end <= ev.start_ps[e]) ++w;
-  bool in_window = false;
-  // Events start in order; one that began before a window may still reach into it.
-  for (size_t v = w > 0 ? w - 1 : 0; v < windows.size() && !in_window; ++v) {
-    if (windows[v].begin > ev.end_ps(e)) break;
-    in_window = ev.start_ps[e] < windows[v].end && ev.end_ps(e) > windows[v].begin;
-  }
-  return in_window;
-}
-
 // Writes the trace: the analyses it needs are run first, then each plane is a process with its
-// derived tracks (category and modules per device) and its lines.
+// derived tracks (category and modules per device), every line with every event, and on a host's
+// CPU plane its allocators' memory in use.
 class PerfettoWriter {
  public:
-  PerfettoWriter(const Profile& p, const std::function<void(std::string_view)>& sink,
-                 PerfettoSummary& s);
+  PerfettoWriter(const Profile& p, TraceSink& sink, PerfettoSummary& s);
   void write();
 
  private:
   void collect_collectives();
-  void collect_compile_windows();
   void collect_planes();
+  void collect_memory();
 
   void header();
   void process(const ExportedPlane& xp, int pid);
@@ -250,10 +196,11 @@ class PerfettoWriter {
   void category_track(int pid, int tid, const DeviceLines& dev, bool own,
                       const DeviceSegments& seg);
   void modules_track(int pid, int tid, size_t di, bool own);
-  void line_track(const ExportedPlane& xp, int pid, size_t k, bool module_line,
-                  const std::vector<Interval>& windows);
-  void op_event(uint32_t plane, uint32_t e, int pid, int tid, bool memory);
+  void line_track(const ExportedPlane& xp, int pid, size_t k, bool module_line);
+  void memory_tracks(uint32_t host, int pid);
+  void op_event(uint32_t plane, uint32_t e, int pid, int tid, bool memory, uint64_t flow_in);
   void plain_event(uint32_t plane, uint32_t e, int pid, int tid);
+  void add_notes();
 
   const Profile& p_;
   PerfettoSummary& s_;
@@ -265,14 +212,16 @@ class PerfettoWriter {
   std::map<std::string, const DeviceSegments*> segments_of_;
   CollectivesResult coll_;
   CollectiveOps collective_;
-  std::vector<std::vector<Interval>> compiling_;  // per host: its compile windows, merged
   std::vector<ExportedPlane> planes_;
-  Out out_;
+  MemoryTimeline memory_;
+  std::optional<LaunchFlows> flows_;
+  TraceSink& out_;
   OpTexts texts_;
+  StringId correlation_name_ = UINT32_MAX;  // the stat's name, interned (UINT32_MAX: none)
+  uint64_t byte_stats_ = 0;  // byte-valued stats left out
 };
 
-PerfettoWriter::PerfettoWriter(const Profile& p, const std::function<void(std::string_view)>& sink,
-                               PerfettoSummary& s)
+PerfettoWriter::PerfettoWriter(const Profile& p, TraceSink& sink, PerfettoSummary& s)
     : p_(p),
       s_(s),
       devices_(op_devices(p)),
@@ -283,8 +232,10 @@ PerfettoWriter::PerfettoWriter(const Profile& p, const std::function<void(std::s
       texts_(p, collective_) {
   for (const DeviceSegments& d : segments_) segments_of_[d.device] = &d;
   collect_collectives();
-  collect_compile_windows();
   collect_planes();
+  flows_.emplace(p_, devices_);
+  collect_memory();
+  correlation_name_ = p_.strings.find("correlation_id");
 }
 
 // Collective message sizes and bandwidth factors per (module, op). Every op event is exported,
@@ -300,39 +251,40 @@ void PerfettoWriter::collect_collectives() {
                              "bandwidth args");
 }
 
-// Host threads: the events of compile windows (compile and the steady state read them), and
-// the name of every host thread with events, so that the trace read back has host threads
-// where the profile has them (whether it does decides the warm-up rule, module_executions.h).
-void PerfettoWriter::collect_compile_windows() {
-  CompileResult compiles = compute_compile(p_, {.top_steps = 1, .totals_only = true});
-  compiling_.resize(p_.hosts.size());
-  for (const CompileRecord& c : compiles.compiles)
-    for (size_t h = 0; h < p_.hosts.size(); ++h)
-      if (p_.hosts[h].name == c.host) compiling_[h].push_back({c.start_ps, c.start_ps + c.wall_ps});
-  for (auto& v : compiling_) merge_intervals(v);
-  std::vector<uint32_t> host_lines;
-  for (const Plane& plane : p_.planes)
-    if (plane.kind == PlaneKind::kHostCpu && !compiling_[plane.host].empty())
-      host_lines.insert(host_lines.end(), plane.lines.begin(), plane.lines.end());
-  p_.require_lines(host_lines);
-}
-
-// Planes in profile order: device planes, and host planes with threads.
+// Planes in profile order: device planes, and host planes with threads; every line of them is
+// decoded, as every event is written.
 void PerfettoWriter::collect_planes() {
   std::map<uint32_t, size_t> plane_slot;
+  std::vector<uint32_t> lines;
   for (uint32_t pi = 0; pi < p_.planes.size(); ++pi) {
     const Plane& plane = p_.planes[pi];
-    bool host = plane.kind == PlaneKind::kHostCpu &&
-                std::any_of(plane.lines.begin(), plane.lines.end(),
-                            [&](uint32_t li) { return p_.lines[li].event_count > 0; });
+    bool has_events = std::any_of(plane.lines.begin(), plane.lines.end(),
+                                  [&](uint32_t li) { return p_.lines[li].event_count > 0; });
+    bool host = plane.kind == PlaneKind::kHostCpu && has_events;
     bool device = false;
     for (const DeviceLines& d : devices_) device |= d.plane == pi;
-    if (!host && !device) continue;
+    if (!host && !device) {
+      if (has_events) {
+        uint64_t n = 0;
+        for (uint32_t li : plane.lines) n += p_.lines[li].event_count;
+        s_.notes.push_back(fmt::format("plane {}: {} events not exported (neither a device nor "
+                                       "a host's CPU plane)",
+                                       p_.str(plane.name), n));
+      }
+      continue;
+    }
     plane_slot[pi] = planes_.size();
     planes_.push_back({pi, {}});
+    lines.insert(lines.end(), plane.lines.begin(), plane.lines.end());
   }
   for (size_t di = 0; di < devices_.size(); ++di)
     planes_[plane_slot[devices_[di].plane]].devices.push_back(di);
+  p_.require_lines(lines);
+}
+
+// Every allocator's bytes in use after each of its events, unsampled.
+void PerfettoWriter::collect_memory() {
+  memory_ = compute_memory_timeline(p_, {.top = 1, .max_points = 0, .allocator = {}});
 }
 
 void PerfettoWriter::write() {
@@ -342,36 +294,23 @@ void PerfettoWriter::write() {
     ++pid;
     process(xp, pid);
     bool module_line = device_tracks(xp, pid);
-    // The plane's lines: the devices' op events, and on host threads the compile windows'.
     const Plane& plane = p_.planes[xp.plane];
-    const std::vector<Interval>& windows =
-        plane.kind == PlaneKind::kHostCpu ? compiling_[plane.host] : std::vector<Interval>{};
-    for (size_t k = 0; k < plane.lines.size(); ++k) line_track(xp, pid, k, module_line, windows);
+    for (size_t k = 0; k < plane.lines.size(); ++k) line_track(xp, pid, k, module_line);
+    if (plane.kind == PlaneKind::kHostCpu) memory_tracks(plane.host, pid);
   }
-  out_("\n]}\n");
-  out_.flush();
+  add_notes();
+  out_.end(s_.notes);
 }
 
 // The trace's header, and the HLO the analyses read, so that the trace read back tells the same
 // story.
 void PerfettoWriter::header() {
-  out_(fmt::format(
-      "{{\"displayTimeUnit\": \"ns\", \"otherData\": {{\"producer\": \"jaxprof\", "
-      "\"base_ns\": {}, \"time_unit\": \"ts and dur are microseconds since base_ns, exact "
-      "from integer picoseconds\"}}, \"traceEvents\": [\n"
-      "{{\"ph\": \"M\", \"pid\": 0, \"tid\": 0, \"name\": \"process_name\", \"args\": "
-      "{{\"name\": \"jaxprof\"}}}}",
-      p_.base_ns));
+  out_.begin(p_.base_ns);
   for (const auto& m : p_.hlo.modules()) {
     if (m->serialized.empty()) continue;
-    out_(fmt::format(
-        ",\n{{\"ph\": \"M\", \"pid\": 0, \"tid\": 0, \"name\": \"jaxprof_hlo_proto\", \"args\": "
-        "{{\"program_id\": {}, \"module\": {}, \"bare_module\": {}, \"proto\": \"",
-        m->program_id == HloIndex::kUnknownProgramId ? std::string("null")
-                                                     : std::to_string(m->program_id),
-        json_string_html_safe(m->name), m->bare_module ? "true" : "false"));
-    out_(base64_encode(m->serialized));
-    out_("\"}}");
+    out_.hlo_proto(m->program_id == HloIndex::kUnknownProgramId ? std::string("null")
+                                                                : std::to_string(m->program_id),
+                   m->name, m->bare_module, base64_encode(m->serialized));
     ++s_.hlo_modules;
   }
 }
@@ -379,16 +318,7 @@ void PerfettoWriter::header() {
 // A plane is a process, named by the plane and labelled with its host.
 void PerfettoWriter::process(const ExportedPlane& xp, int pid) {
   const Plane& plane = p_.planes[xp.plane];
-  const std::string& host = p_.hosts[plane.host].name;
-  out_(fmt::format(
-      ",\n{{\"ph\": \"M\", \"pid\": {}, \"tid\": 0, \"name\": \"process_name\", \"args\": "
-      "{{\"name\": {}, \"host\": {}}}}}",
-      pid, json_string_html_safe(p_.str(plane.name)), json_string_html_safe(host)));
-  out_(fmt::format(
-      ",\n{{\"ph\": \"M\", \"pid\": {}, \"tid\": 0, \"name\": \"process_labels\", \"args\": "
-      "{{\"labels\": {}}}}}",
-      pid, json_string_html_safe(host)));
-  out_(sort_event(pid, 0, "process_sort_index", pid));
+  out_.process(pid, p_.str(plane.name), p_.hosts[plane.host].name);
 }
 
 // Derived tracks (marked so that a reader of the trace leaves them out), and the module
@@ -417,11 +347,10 @@ bool PerfettoWriter::device_tracks(const ExportedPlane& xp, int pid) {
 // The device's time by category: compute, exposed communication, exposed memcpy, idle, set apart.
 void PerfettoWriter::category_track(int pid, int tid, const DeviceLines& dev, bool own,
                                     const DeviceSegments& seg) {
-  out_(derived_thread_name(pid, tid, own ? "category" : "category " + dev.name));
-  out_(sort_event(pid, tid, "thread_sort_index", tid));
+  out_.thread(pid, tid, own ? "category" : "category " + dev.name, /*derived=*/true);
   for (const Segment& g : seg.segments) {
-    out_(complete_event(pid, tid, fmt::format("\"{}\"", segment_kind_name(g.kind)),
-                        g.interval.begin, g.interval.length(), ""));
+    out_.slice(pid, tid, segment_kind_name(g.kind), {}, g.interval.begin, g.interval.length(),
+               nullptr, {});
     ++s_.segments;
   }
 }
@@ -431,10 +360,9 @@ void PerfettoWriter::category_track(int pid, int tid, const DeviceLines& dev, bo
 void PerfettoWriter::modules_track(int pid, int tid, size_t di, bool own) {
   const DeviceLines& dev = devices_[di];
   if (dev.hlo_ops_only)
-    out_(derived_thread_name(pid, tid, own ? "modules" : "modules " + dev.name));
+    out_.thread(pid, tid, own ? "modules" : "modules " + dev.name, /*derived=*/true);
   else
-    out_(metadata_event(pid, tid, "thread_name", "XLA Modules"));
-  out_(sort_event(pid, tid, "thread_sort_index", tid));
+    out_.thread(pid, tid, "XLA Modules", /*derived=*/false);
   const DeviceExecutions& dx = executions_[di];
   for (size_t k = 0; k < dx.executions.size(); ++k) {
     const ModuleExecution& x = dx.executions[k];
@@ -445,18 +373,15 @@ void PerfettoWriter::modules_track(int pid, int tid, size_t di, bool own) {
     args.set("role", fmt::format("\"{}\"", execution_role_name(steady_.roles[di][k])));
     if (x.run_id) args.set("run_id", std::to_string(*x.run_id));
     args.set("ops", std::to_string(x.events.size()));
-    out_(complete_event(pid, tid, json_string_html_safe(execution_label(x)), x.start_ps,
-                        x.duration_ps(), args.render()));
+    out_.slice(pid, tid, execution_label(x), {}, x.start_ps, x.duration_ps(), &args, {});
     ++s_.executions;
   }
 }
 
-// The plane's k-th line: the op events of the devices on it, and on a host thread the events in
-// compile windows. A host thread without such events is named all the same.
-void PerfettoWriter::line_track(const ExportedPlane& xp, int pid, size_t k, bool module_line,
-                                const std::vector<Interval>& windows) {
+// The plane's k-th line, every event of it: the op events of the devices on it with their op's
+// args, the others with their stats.
+void PerfettoWriter::line_track(const ExportedPlane& xp, int pid, size_t k, bool module_line) {
   const Plane& plane = p_.planes[xp.plane];
-  const Events& ev = p_.events;
   uint32_t li = plane.lines[k];
   const Line& line = p_.lines[li];
   if (line.event_count == 0) return;
@@ -466,43 +391,54 @@ void PerfettoWriter::line_track(const ExportedPlane& xp, int pid, size_t k, bool
         devices_[di].lines.end())
       on_line.push_back(&devices_[di]);
   // The device's own module line is written from its executions (modules_track).
-  if (module_line && p_.str(line.name) == "XLA Modules") return;
-  int line_tid = kFirstLineTid + static_cast<int>(k);
-  bool named = false;
-  auto name_line = [&] {
-    out_(metadata_event(pid, line_tid, "thread_name", p_.str(line.name)));
-    out_(sort_event(pid, line_tid, "thread_sort_index", line_tid));
-    named = true;
-  };
-  if (on_line.empty() && windows.empty()) {
-    if (plane.kind == PlaneKind::kHostCpu) name_line();  // a host thread, without its events
+  if (module_line && p_.str(line.name) == "XLA Modules") {
+    s_.module_line_events += line.event_count;
     return;
   }
+  int tid = kFirstLineTid + static_cast<int>(k);
+  out_.thread(pid, tid, p_.str(line.name), /*derived=*/false);
   const LineMemoryOps memory_op(p_, li);
-  size_t w = 0;
+  const Events& ev = p_.events;
   for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
     const DeviceLines* op_of = nullptr;
     for (const DeviceLines* d : on_line)
       if (d->counts(ev, e)) op_of = d;
-    bool in_window = !op_of && !windows.empty() && in_compile_window(ev, e, windows, w);
-    if (!op_of && !in_window) continue;
-    if (!named) name_line();
     if (!op_of) {
-      plain_event(xp.plane, e, pid, line_tid);
-      ++s_.host_events;
+      plain_event(xp.plane, e, pid, tid);
+      ++(plane.kind == PlaneKind::kHostCpu ? s_.host_events : s_.other_device_events);
       continue;
     }
-    op_event(xp.plane, e, pid, line_tid, !memory_op.never() && memory_op(e) != MemoryOp::kNone);
+    uint64_t flow_in = line.kernel_ids ? flows_->into_kernel(plane.host, e) : 0;
+    op_event(xp.plane, e, pid, tid, !memory_op.never() && memory_op(e) != MemoryOp::kNone,
+             flow_in);
+  }
+}
+
+// The host's allocators: bytes in use after every allocation and free, one counter track each.
+void PerfettoWriter::memory_tracks(uint32_t host, int pid) {
+  int tid = kFirstCounterTid;
+  for (const AllocatorMemory& a : memory_.allocators) {
+    if (a.host != p_.hosts[host].name || a.timeline.empty()) continue;
+    std::string name = "memory in use: " + a.allocator;
+    if (!a.device.empty() && a.allocator.find(a.device) == std::string::npos)
+      name += " (" + a.device + ")";
+    out_.counter_track(pid, tid, name);
+    for (const MemoryPoint& m : a.timeline) out_.counter(pid, tid, m.time_ps, m.in_use);
+    s_.counter_points += a.timeline.size();
+    ++s_.counter_tracks;
+    ++tid;
   }
 }
 
 // An op event: its op's name and args, its own stats, and a collective's bandwidth.
-void PerfettoWriter::op_event(uint32_t plane, uint32_t e, int pid, int tid, bool memory) {
+void PerfettoWriter::op_event(uint32_t plane, uint32_t e, int pid, int tid, bool memory,
+                              uint64_t flow_in) {
   const Events& ev = p_.events;
   const OpTexts::OpText& t = texts_.op_text(e, memory);
   int64_t d = ev.duration_ps[e];
   TraceArgs args = t.args;
-  for (const Stat& st : p_.event_stats(plane, e)) args.set_stat(p_.str(st.name), st.value);
+  for (const Stat& st : p_.event_stats(plane, e))
+    byte_stats_ += !args.set_stat(p_.str(st.name), st.value);
   if (t.collective && d > 0) {
     // GB/s = bytes / (ps * 1e-12) / 1e9 = bytes * 1000 / ps.
     double algbw = t.collective->traits.size_correction *
@@ -512,38 +448,80 @@ void PerfettoWriter::op_event(uint32_t plane, uint32_t e, int pid, int tid, bool
     args.set("busbw_gbps", number(algbw * t.collective->traits.bus_factor));
     ++s_.collective_events;
   }
-  out_(complete_event(pid, tid, t.name_json, ev.start_ps[e], d, args.render()));
+  out_.slice(pid, tid, t.name, t.name_json, ev.start_ps[e], d, &args, {0, flow_in});
+  s_.flows += flow_in != 0;
   ++s_.op_events;
 }
 
-// Any other event: its display name, its metadata name when that differs, and its stats.
+// Any other event: its display name, its metadata name when that differs, and its stats; a
+// launch starts the arrow to its kernel.
 void PerfettoWriter::plain_event(uint32_t plane, uint32_t e, int pid, int tid) {
   const Events& ev = p_.events;
   TraceArgs args;
   texts_.base_args(e, args);
   if (p_.event_name(e) != p_.event_display_name(e))
     args.set("long_name", json_string_html_safe(p_.event_name(e)));
-  for (const Stat& st : p_.event_stats(plane, e)) args.set_stat(p_.str(st.name), st.value);
-  out_(complete_event(pid, tid, json_string_html_safe(p_.event_display_name(e)), ev.start_ps[e],
-                      ev.duration_ps[e], args.render()));
+  uint64_t flow_out = 0;
+  for (const Stat& st : p_.event_stats(plane, e)) {
+    byte_stats_ += !args.set_stat(p_.str(st.name), st.value);
+    if (st.name == correlation_name_)
+      if (auto c = st.value.as_int()) flow_out = flows_->out_of_launch(p_.planes[plane].host, *c);
+  }
+  out_.slice(pid, tid, p_.event_display_name(e), {}, ev.start_ps[e], ev.duration_ps[e], &args,
+             {flow_out, 0});
+}
+
+// What the trace leaves out, said once each with how much.
+void PerfettoWriter::add_notes() {
+  if (byte_stats_)
+    s_.notes.push_back(fmt::format("{} byte-valued stats (opaque payloads) left out", byte_stats_));
+  if (s_.module_line_events)
+    s_.notes.push_back(fmt::format(
+        "{} events of XLA Modules lines written from the module executions they give",
+        s_.module_line_events));
+  uint64_t plane_stats = 0;
+  for (const Plane& plane : p_.planes) plane_stats += plane.stats.size();
+  if (plane_stats)
+    s_.notes.push_back(fmt::format("{} plane stats (device capabilities, ...) left out",
+                                   plane_stats));
+  if (memory_.events && s_.counter_tracks == 0)
+    s_.notes.push_back("allocator events without bytes in use: no memory counter tracks");
 }
 
 }  // namespace
 
-PerfettoSummary write_perfetto(const Profile& p,
-                               const std::function<void(std::string_view)>& sink) {
+PerfettoSummary write_perfetto(const Profile& p, TraceSink& sink) {
   PerfettoSummary s;
   PerfettoWriter(p, sink, s).write();
   return s;
 }
 
-PerfettoSummary write_perfetto_file(const Profile& profile, const std::string& path) {
+PerfettoSummary write_perfetto(const Profile& p,
+                               const std::function<void(std::string_view)>& sink) {
+  JsonTraceSink json(sink);
+  return write_perfetto(p, json);
+}
+
+TraceFormat trace_format_of(const std::string& path, TraceFormat asked) {
+  if (asked != TraceFormat::kAuto) return asked;
+  auto ends = [&](std::string_view tail) { return path.ends_with(tail); };
+  return ends(".json") || ends(".json.gz") ? TraceFormat::kJson : TraceFormat::kProto;
+}
+
+PerfettoSummary write_perfetto_file(const Profile& profile, const std::string& path,
+                                    TraceFormat format) {
+  const bool proto = trace_format_of(path, format) == TraceFormat::kProto;
+  auto write = [&](const std::function<void(std::string_view)>& piece) {
+    if (!proto) return write_perfetto(profile, piece);
+    ProtoTraceSink sink(piece);
+    return write_perfetto(profile, sink);
+  };
   bool gz = path.size() >= 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
   if (gz) {
     gzFile f = gzopen(path.c_str(), "wb6");
     if (!f) throw InputError(path, std::string("cannot write: ") + std::strerror(errno));
     bool ok = true;
-    PerfettoSummary s = write_perfetto(profile, [&](std::string_view piece) {
+    PerfettoSummary s = write([&](std::string_view piece) {
       if (ok && gzwrite(f, piece.data(), static_cast<unsigned>(piece.size())) !=
                     static_cast<int>(piece.size()))
         ok = false;
@@ -554,7 +532,7 @@ PerfettoSummary write_perfetto_file(const Profile& profile, const std::string& p
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) throw InputError(path, std::string("cannot write: ") + std::strerror(errno));
   bool ok = true;
-  PerfettoSummary s = write_perfetto(profile, [&](std::string_view piece) {
+  PerfettoSummary s = write([&](std::string_view piece) {
     if (ok && std::fwrite(piece.data(), 1, piece.size(), f) != piece.size()) ok = false;
   });
   if (std::fclose(f) != 0 || !ok) throw InputError(path, "write failed");

@@ -1,10 +1,12 @@
-// The device timeline as a Chrome/Perfetto trace (JSON, opens in ui.perfetto.dev and
-// chrome://tracing), with tracks the raw profile lacks: per device a "category" track (compute,
+// The whole capture as a timeline for Perfetto (its protobuf format, or Chrome trace JSON that
+// also opens in chrome://tracing): every line of every device and host plane with every event
+// and its stats, flows from host launches to their kernels, memory in use per allocator, and
+// tracks the raw profile lacks: per device a "category" track (compute,
 // exposed communication, exposed memcpy, idle, set apart) and its module executions, and op
 // events named by their HLO op with the JAX op path, source line, category and collective
 // bandwidth as args. It also carries what jaxprof's own analyses need to read it back and tell
 // the same story (docs/export.md): planes and lines by their names, every op event's stats, the
-// host threads' compile events, and the HloProtos. Derived tracks are marked so that a reader
+// host threads' events, and the HloProtos. Derived tracks are marked so that a reader
 // leaves them out.
 #pragma once
 
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "jaxprof/model/profile.h"
+#include "jaxprof/render/perfetto/trace_sink.h"
 
 namespace jaxprof {
 
@@ -24,7 +27,11 @@ struct PerfettoSummary {
   uint64_t segments = 0;
   uint64_t executions = 0;
   uint64_t collective_events = 0;  // op events given bandwidth args
-  uint64_t host_events = 0;        // host-thread events of compile windows
+  uint64_t host_events = 0;        // host-thread events
+  uint64_t other_device_events = 0;  // device-line events that are not ops (TPU Steps, ...)
+  uint64_t module_line_events = 0;   // XLA Modules events, written from the executions
+  uint64_t flows = 0;                // arrows from a host launch to its kernel
+  uint64_t counter_tracks = 0, counter_points = 0;  // memory in use per allocator
   uint64_t hlo_modules = 0;        // HloProtos carried along
   std::vector<std::string> notes;  // what the export left out, and why
 };
@@ -35,12 +42,21 @@ std::string ps_to_us_exact(int64_t ps);
 // A JSON string literal that is also safe inside HTML: < > & become \u003c \u003e \u0026.
 std::string json_string_html_safe(std::string_view s);
 
-// Streams the trace to `sink` in pieces (the text can be far larger than the profile).
+// Writes the trace to a sink (JSON or Perfetto protobuf, trace_sink.h).
+PerfettoSummary write_perfetto(const Profile& profile, TraceSink& sink);
+
+// Streams the JSON trace to `sink` in pieces (the text can be far larger than the profile).
 PerfettoSummary write_perfetto(const Profile& profile,
                                const std::function<void(std::string_view)>& sink);
 
-// Writes the trace to `path`, gzip-compressed when it ends in ".gz". Throws InputError when the
-// file cannot be written.
-PerfettoSummary write_perfetto_file(const Profile& profile, const std::string& path);
+enum class TraceFormat { kAuto, kJson, kProto };
+
+// kAuto: JSON for names ending ".json" or ".json.gz", else Perfetto's protobuf.
+TraceFormat trace_format_of(const std::string& path, TraceFormat asked);
+
+// Writes the trace to `path` (gzip-compressed when it ends in ".gz"), streamed: the output is
+// never whole in memory. Throws InputError when the file cannot be written.
+PerfettoSummary write_perfetto_file(const Profile& profile, const std::string& path,
+                                    TraceFormat format = TraceFormat::kAuto);
 
 }  // namespace jaxprof

@@ -17,32 +17,33 @@ void TraceArgs::set(std::string_view key, std::string json_value) {
   members_.emplace_back(std::string(key), std::move(json_value));
 }
 
-void TraceArgs::set_stat(std::string_view key, const StatValue& value) {
+bool TraceArgs::set_stat(std::string_view key, const StatValue& value) {
   switch (value.kind) {
     case StatKind::kInt64:
       set(key, std::to_string(value.i));
-      return;
+      return true;
     case StatKind::kUint64:
       set(key, std::to_string(value.u));
-      return;
+      return true;
     case StatKind::kDouble: {
       if (!std::isfinite(value.d)) {
         set(key, json_string_html_safe(fmt::format("{}", value.d)));
-        return;
+        return true;
       }
       std::string text = fmt::format("{}", value.d);
       if (text.find_first_of(".eE") == std::string::npos) text += ".0";
       set(key, std::move(text));
-      return;
+      return true;
     }
     case StatKind::kString:
     case StatKind::kRef:
       set(key, json_string_html_safe(value.str));
-      return;
+      return true;
     case StatKind::kBytes:
     case StatKind::kNone:
-      return;
+      return false;
   }
+  return false;
 }
 
 bool TraceArgs::has(std::string_view key) const {

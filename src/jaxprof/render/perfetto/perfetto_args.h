@@ -17,10 +17,13 @@ class TraceArgs {
   void set(std::string_view key, std::string json_value);
   // A stat as its JSON value: numbers as numbers (doubles keep a decimal point), text as strings.
   // Bytes (opaque payloads) are left out.
-  void set_stat(std::string_view key, const StatValue& value);
+  // Returns false for a value left out.
+  bool set_stat(std::string_view key, const StatValue& value);
   bool has(std::string_view key) const;
   // ", \"args\": {...}" (empty when there are no members).
   std::string render() const;
+  // (key, value as JSON text), in order.
+  const std::vector<std::pair<std::string, std::string>>& members() const { return members_; }
 
  private:
   std::vector<std::pair<std::string, std::string>> members_;

@@ -1,0 +1,78 @@
+// The exported timeline in Perfetto's own protobuf format (a `Trace` of `TracePacket`s carrying
+// `TrackDescriptor`s and `TrackEvent`s, perfetto/protos/perfetto/trace/), which Perfetto's UI
+// opens at a fraction of the JSON's size and memory: names and arg keys are interned, packets
+// stream out one at a time on one packet sequence. Perfetto's clock is in nanoseconds: times are
+// the profile's picoseconds rounded down to them. A slice that overlaps another on its track
+// without nesting inside it (Perfetto nests slices by time) goes to a sibling track,
+// "<track> (overlapping)".
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "jaxprof/render/perfetto/trace_sink.h"
+#include "jaxprof/wire/writer.h"
+
+namespace jaxprof {
+
+class ProtoTraceSink : public TraceSink {
+ public:
+  explicit ProtoTraceSink(const std::function<void(std::string_view)>& sink) : sink_(sink) {}
+  ~ProtoTraceSink() override { flush(); }
+
+  void begin(int64_t base_ns) override;
+  void hlo_proto(std::string_view, std::string_view, bool, std::string_view) override {}
+  void process(int pid, std::string_view name, std::string_view host) override;
+  void thread(int pid, int tid, std::string_view name, bool derived) override;
+  void counter_track(int pid, int tid, std::string_view name) override;
+  void slice(int pid, int tid, std::string_view name, std::string_view name_json,
+             int64_t start_ps, int64_t duration_ps, const TraceArgs* args,
+             SliceFlow flow) override;
+  void counter(int pid, int tid, int64_t time_ps, int64_t value) override;
+  void end(const std::vector<std::string>& notes) override;
+
+  // A track's uuid: processes ((pid+1) << 32), their tracks below, a lane of overlapping
+  // slices above the tid.
+  static uint64_t track_uuid(int pid, int tid, size_t lane = 0);
+
+ private:
+  struct Track {
+    std::string name;
+    // Per lane: the ends of the slices open at the last start, innermost last.
+    std::vector<std::vector<int64_t>> open;
+    size_t described = 1;  // lanes with a descriptor (lane 0 is the track itself)
+  };
+  // Packet fields shared by every packet (the sequence), then the body.
+  void packet(wire::Writer& body);
+  void descriptor(uint64_t uuid, uint64_t parent, std::string_view name, int pid,
+                  bool counter, std::string_view process_name = {});
+  uint64_t ns(int64_t ps) const;
+  // The interned id of a name in one of the interned tables, adding it to `interned` (the
+  // packet's InternedData) when new.
+  uint64_t intern(std::unordered_map<std::string, uint64_t>& table, uint32_t field,
+                  std::string_view name, wire::Writer& interned);
+  size_t lane_of(Track& t, int64_t start_ps, int64_t end_ps);
+  void annotations(const TraceArgs& args, wire::Writer& event, wire::Writer& interned);
+  void flush() {
+    if (!buf_.empty()) sink_(buf_);
+    buf_.clear();
+  }
+
+  const std::function<void(std::string_view)>& sink_;
+  std::string buf_;
+  int64_t base_ns_ = 0;
+  bool cleared_ = false;  // the first packet clears the sequence's incremental state
+  std::unordered_map<std::string, uint64_t> event_names_, annotation_names_;
+  std::map<std::pair<int, int>, Track> tracks_;
+};
+
+// The value of a JSON text as a DebugAnnotation's value field (bool, int, uint, double, string,
+// or legacy JSON for objects and arrays); false for null (no value).
+bool json_to_annotation(std::string_view json, wire::Writer& annotation);
+
+}  // namespace jaxprof

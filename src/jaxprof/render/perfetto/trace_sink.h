@@ -1,0 +1,45 @@
+// Where an exported timeline goes. The writer (perfetto.cc) says what is on the timeline:
+// processes, their tracks, slices with args, counters; a sink encodes it, as Chrome trace JSON
+// (json_trace_sink.h) or as Perfetto's own protobuf (proto_trace_sink.h). Tracks are named by
+// (pid, tid) pairs, as in Chrome traces; times are picoseconds from the profile's base.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "jaxprof/render/perfetto/perfetto_args.h"
+
+namespace jaxprof {
+
+// Flow arrows a slice starts or ends (0: none), e.g. from a host launch to its kernel.
+struct SliceFlow {
+  uint64_t out = 0;  // an arrow leaves this slice
+  uint64_t in = 0;   // an arrow arrives at this slice
+};
+
+class TraceSink {
+ public:
+  virtual ~TraceSink() = default;
+
+  // The trace's start: the profile's base instant (ns since the epoch).
+  virtual void begin(int64_t base_ns) = 0;
+  // An HloProto the trace carries so that jaxprof reads it back whole (JSON only).
+  virtual void hlo_proto(std::string_view program_id_json, std::string_view module,
+                         bool bare_module, std::string_view serialized) = 0;
+  virtual void process(int pid, std::string_view name, std::string_view host) = 0;
+  // A track of slices; `derived` marks tracks jaxprof made, which its reader leaves out.
+  virtual void thread(int pid, int tid, std::string_view name, bool derived) = 0;
+  // A counter track (memory in use), always derived.
+  virtual void counter_track(int pid, int tid, std::string_view name) = 0;
+  // `name_json`: the name as a JSON string literal when the caller has it at hand ("" = make it).
+  virtual void slice(int pid, int tid, std::string_view name, std::string_view name_json,
+                     int64_t start_ps, int64_t duration_ps, const TraceArgs* args,
+                     SliceFlow flow) = 0;
+  virtual void counter(int pid, int tid, int64_t time_ps, int64_t value) = 0;
+  // After the last event: the notes on what was left out, in the trace's own metadata.
+  virtual void end(const std::vector<std::string>& notes) = 0;
+};
+
+}  // namespace jaxprof
