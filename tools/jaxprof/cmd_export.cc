@@ -1,4 +1,5 @@
-// jaxprof export: the device timeline as a Chrome/Perfetto trace with derived tracks.
+// jaxprof export: the whole capture as a Perfetto trace (Perfetto's protobuf, or Chrome trace
+// JSON) with derived tracks.
 #include <fmt/format.h>
 
 #include "cli_common.h"
@@ -12,28 +13,46 @@ RegisterCommand export_command(90, [](CLI::App& app) -> std::function<int()> {
   struct Options {
     CommonOptions common;
     std::string perfetto;
+    std::string format = "auto";
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
-      "export", "Write the device timeline as a Perfetto/Chrome trace (JSON, .gz compresses)");
+      "export",
+      "Write the whole capture as a Perfetto trace (protobuf; *.json or *.json.gz: JSON)");
   cmd->footer(
-      "Per device: a 'category' track (compute, exposed communication, exposed memcpy, idle),\n"
-      "a 'modules' track, and the op lines with each op's HLO name, JAX op path, source line,\n"
-      "category and collective bandwidth in its args. Open the file in ui.perfetto.dev.\n"
-      "See docs/export.md.");
+      "Every line of every device and host plane with every event and its stats (your\n"
+      "TraceAnnotation / annotate / trace_function ranges, Python, launches, TPU Steps, NVTX),\n"
+      "arrows from each host launch to its kernels, memory in use per allocator, and per\n"
+      "device a 'category' track (compute, exposed communication, exposed memcpy, idle) and a\n"
+      "'modules' track; op events carry their HLO name, JAX op path, source line, category and\n"
+      "collective bandwidth. Open the file in ui.perfetto.dev. See docs/export.md.");
   add_common(cmd, o->common, /*formats=*/{});  // the file is the output
-  cmd->add_option("--perfetto", o->perfetto, "Output file (*.json or *.json.gz)")->required();
+  cmd->add_option("--perfetto", o->perfetto,
+                  "Output file: Perfetto's protobuf (*.pftrace, any name), or Chrome trace JSON "
+                  "(*.json, *.json.gz); .gz compresses")
+      ->required();
+  cmd->add_option("--format", o->format,
+                  "proto or json (default auto: json for *.json and *.json.gz, else proto)")
+      ->check(CLI::IsMember({"auto", "proto", "json"}))
+      ->capture_default_str();
   return [o]() {
     LoadedProfile loaded;
     load(o->common, loaded);
-    PerfettoSummary s = write_perfetto_file(loaded.profile, o->perfetto);
+    TraceFormat asked = o->format == "proto"  ? TraceFormat::kProto
+                        : o->format == "json" ? TraceFormat::kJson
+                                              : TraceFormat::kAuto;
+    bool proto = trace_format_of(o->perfetto, asked) == TraceFormat::kProto;
+    PerfettoSummary s = write_perfetto_file(loaded.profile, o->perfetto, asked);
     warn(loaded.profile.warnings);
     for (const std::string& n : s.notes) std::fprintf(stderr, "jaxprof: note: %s\n", n.c_str());
     announce_written(
         o->perfetto,
-        fmt::format("Perfetto/Chrome trace, {} devices, {} op events, {} category segments, {} "
-                    "module executions, {} collective events with bandwidth",
-                    s.devices, s.op_events, s.segments, s.executions, s.collective_events),
+        fmt::format("{}, {} devices, {} op events, {} host events, {} category segments, {} "
+                    "module executions, {} collective events with bandwidth, {} launch arrows, "
+                    "{} memory counter tracks",
+                    proto ? "Perfetto protobuf trace" : "Perfetto/Chrome trace (JSON)", s.devices,
+                    s.op_events, s.host_events, s.segments, s.executions, s.collective_events,
+                    s.flows, s.counter_tracks),
         "  open https://ui.perfetto.dev and use \"Open trace file\" (or `jaxprof view`)\n");
     return 0;
   };

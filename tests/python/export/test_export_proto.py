@@ -1,0 +1,131 @@
+"""`jaxprof export --perfetto FILE.pftrace` writes Perfetto's protobuf trace format. An independent
+reader (the protobuf package decoding perfetto_trace.proto, a subset of Perfetto's published
+protos with their field numbers) finds the same events on every track as jaxprof's JSON export,
+at the same times rounded down to Perfetto's nanoseconds (docs/export.md)."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections import defaultdict
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+import ops_check as oc
+
+CASES = [("data-jax_cpu_8dev", oc.DATA_DIR / "jax_cpu_8dev")]
+CASES += [(p.name.split(".", 1)[0], p) for p in oc.fixture_profiles()]
+CASES += [(p.stem, p) for p in sorted((oc.SHARED_FIXTURES / "nsys-jax").glob("*.zip"))]
+
+
+@pytest.fixture(scope="module")
+def trace_class(tmp_path_factory):
+    if shutil.which("protoc") is None:
+        pytest.skip("protoc not installed")
+    pytest.importorskip("google.protobuf")
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    proto = Path(__file__).with_name("perfetto_trace.proto")
+    desc = tmp_path_factory.mktemp("proto") / "perfetto.desc"
+    subprocess.run(["protoc", f"--proto_path={proto.parent}", f"--descriptor_set_out={desc}",
+                    proto.name], check=True)
+    pool = descriptor_pool.DescriptorPool()
+    for f in descriptor_pb2.FileDescriptorSet.FromString(desc.read_bytes()).file:
+        pool.Add(f)
+    d = pool.FindMessageTypeByName("perfetto.protos.Trace")
+    return (message_factory.GetMessageClass(d) if hasattr(message_factory, "GetMessageClass")
+            else message_factory.MessageFactory(pool).GetPrototype(d))
+
+
+def read_proto(cls, path):
+    """{(process, track): [(name, begin_ns, end_ns)]}, counters, flows, from the packets."""
+    trace = cls.FromString(path.read_bytes())
+    tracks, processes, names = {}, {}, {}
+    slices, counters, open_ = defaultdict(list), defaultdict(list), defaultdict(list)
+    flows_out, flows_in = set(), set()
+    assert {p.trusted_packet_sequence_id for p in trace.packet} == {1}
+    assert trace.packet[0].sequence_flags == 1  # the sequence starts with its state cleared
+    for p in trace.packet:
+        for n in p.interned_data.event_names:
+            assert n.iid not in names
+            names[n.iid] = n.name
+        if p.HasField("track_descriptor"):
+            t = p.track_descriptor
+            if t.HasField("process"):
+                processes[t.uuid] = t.process.process_name
+            else:
+                name = t.name.removesuffix(" (overlapping)")  # slices that overlap without nesting
+                tracks[t.uuid] = (processes[t.parent_uuid], name, t.HasField("counter"))
+        if not p.HasField("track_event"):
+            continue
+        e = p.track_event
+        if e.type == e.TYPE_SLICE_BEGIN:
+            open_[e.track_uuid].append((names[e.name_iid], p.timestamp))
+            flows_out.update(e.flow_ids)
+            flows_in.update(e.terminating_flow_ids)
+        elif e.type == e.TYPE_SLICE_END:
+            name, begin = open_[e.track_uuid].pop()
+            proc, track, _ = tracks[e.track_uuid]
+            slices[proc, track].append((name, begin, p.timestamp))
+        elif e.type == e.TYPE_COUNTER:
+            proc, track, counter = tracks[e.track_uuid]
+            assert counter
+            counters[proc, track].append((p.timestamp, e.counter_value))
+    return slices, counters, flows_out, flows_in
+
+
+def read_json(path):
+    trace = json.loads(path.read_bytes(), parse_float=Decimal)
+    base = trace["otherData"]["base_ns"]
+    events = trace["traceEvents"]
+    procs = {e["pid"]: e["args"]["name"] + " (" + e["args"]["host"] + ")" for e in events
+             if e["ph"] == "M" and e["name"] == "process_name" and e["pid"] > 0}
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+               if e["ph"] == "M" and e["name"] == "thread_name"}
+    slices, counters = defaultdict(list), defaultdict(list)
+
+    def ns(us):  # exact picoseconds, rounded down to nanoseconds
+        return base + int(us * 10**6) // 1000
+
+    for e in events:
+        key = (procs.get(e["pid"]), threads.get((e["pid"], e["tid"])))
+        if e["ph"] == "X":
+            slices[key].append((e["name"], ns(e["ts"]), ns(e["ts"] + e["dur"])))
+        elif e["ph"] == "C":
+            counters[key].append((ns(e["ts"]), e["args"]["bytes"]))
+    flows = sum(1 for e in events if e.get("flow_in"))
+    return slices, counters, flows
+
+
+@pytest.mark.parametrize("name,path", CASES, ids=[c[0] for c in CASES])
+def test_proto_holds_the_json_events(jaxprof_bin, tmp_path, trace_class, name, path):
+    oc.require_profile(path)
+    for out in ("t.json", "t.pftrace"):
+        proc = oc.run_cli(jaxprof_bin, ["export", str(path), "--perfetto", str(tmp_path / out)])
+        assert proc.returncode == 0, proc.stderr.decode()
+    want, want_counters, want_flows = read_json(tmp_path / "t.json")
+    got, got_counters, flows_out, flows_in = read_proto(trace_class, tmp_path / "t.pftrace")
+    assert set(got) == set(want)
+    for key in want:
+        assert sorted(got[key]) == sorted(want[key]), (name, key)
+    assert dict(got_counters) == dict(want_counters)
+    assert len(flows_in) <= want_flows and flows_in <= flows_out
+    assert bool(flows_in) == bool(want_flows)
+
+
+def test_format_option_and_extension(jaxprof_bin, tmp_path):
+    path = oc.require_profile(oc.DATA_DIR / "jax_cpu_matmul")
+    for args, proto in ((["t.pftrace"], True), (["t.json"], False), (["t.json.gz"], False),
+                        (["x.json", "--format", "proto"], True), (["x.bin", "--format", "json"],
+                                                                 False)):
+        out = tmp_path / args[0]
+        proc = oc.run_cli(jaxprof_bin, ["export", str(path), "--perfetto", str(out), *args[1:]])
+        assert proc.returncode == 0, proc.stderr.decode()
+        raw = out.read_bytes()
+        if out.name.endswith(".gz"):
+            import gzip
+            raw = gzip.decompress(raw)
+        assert (raw[:1] == b"{") != proto
+        assert ("protobuf" in proc.stdout.decode() + proc.stderr.decode()) == proto
