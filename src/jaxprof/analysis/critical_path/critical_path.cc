@@ -1,0 +1,261 @@
+#include "jaxprof/analysis/critical_path/critical_path.h"
+
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "jaxprof/analysis/critical_path/step_work.h"
+
+namespace jaxprof {
+
+namespace {
+
+constexpr uint32_t kNone = UINT32_MAX;
+
+const char* kAssumptions[] = {
+    "program order: each device lane (a GPU stream, a TPU op line, a CPU device's ops) runs its "
+    "ops one after another; an op nested in another on its lane is part of it",
+    "launch: an execution's first op waits for the latest host event of the step (directly under "
+    "the step's annotation) that ended before it started; correlation ids are not used",
+    "collectives: an instance (matched across devices and hosts by the collectives analysis) ends "
+    "on every participant a fixed time after its last participant arrived; scaling it scales that "
+    "time, the participants still meet",
+    "host waits: a host event that spans the end of the step's device work ends a fixed time after "
+    "that work ends",
+    "gaps: the time between an event and its latest predecessor (device idle, a launch not issued "
+    "yet, host time between events) stays as measured, and so does the step's tail after its last "
+    "work",
+    "durations are timeline durations (placement on the host-aligned clock), so the path tiles "
+    "the step",
+};
+
+struct Walk {
+  const StepGraph& g;
+  const std::vector<std::string>& host_names;
+  std::vector<PathSegment> path;  // backwards
+  int64_t cursor = 0;
+
+  void add(int64_t start, int64_t end, const GraphNode* node, const std::string& name,
+           const std::string& kind, const std::string& category, uint32_t host) {
+    end = std::min(end, cursor);
+    start = std::min(start, end);
+    if (end > start) {
+      PathSegment s;
+      s.host = host < host_names.size() ? host_names[host] : "";
+      s.device = node && node->device < g.devices.size() ? g.devices[node->device] : "";
+      s.name = name;
+      s.kind = kind;
+      s.category = category;
+      s.start_ps = start;
+      s.duration_ps = end - start;
+      path.push_back(std::move(s));
+    }
+    cursor = std::min(cursor, start);
+  }
+};
+
+const char* gap_name(EdgeKind k) {
+  switch (k) {
+    case EdgeKind::kDeviceGap:
+      return "device/idle";
+    case EdgeKind::kLaunchGap:
+      return "host/launch";
+    case EdgeKind::kStepEndGap:
+      return "host/step-end";
+    default:
+      return "host/idle";
+  }
+}
+
+// From the step's end back to its start, through the predecessor that bound each vertex.
+std::vector<PathSegment> walk_path(const StepGraph& g, const std::vector<std::string>& host_names,
+                                   uint32_t default_host, std::vector<int64_t>& on_path) {
+  Walk w{g, host_names, {}, g.time_ps[g.end_vertex()]};
+  on_path.assign(g.nodes.size(), 0);
+  uint32_t v = g.end_vertex();
+  while (true) {
+    const uint32_t b = g.first_in[v], e = g.first_in[v + 1];
+    if (b == e) break;
+    uint32_t best = b;
+    for (uint32_t i = b + 1; i < e; ++i)
+      if (g.time_ps[g.edges[i].from] + g.edges[i].weight_ps >
+          g.time_ps[g.edges[best].from] + g.edges[best].weight_ps)
+        best = i;
+    const GraphEdge& edge = g.edges[best];
+    const int64_t from_t = g.time_ps[edge.from];
+    const GraphNode* node = edge.node == kNone ? nullptr : &g.nodes[edge.node];
+    const int64_t before = w.cursor;
+    if (edge.kind == EdgeKind::kDuration || edge.kind == EdgeKind::kTail) {
+      w.add(from_t, g.time_ps[v], node, node->name, node_kind_name(node->kind), node->category,
+            node->host);
+      on_path[edge.node] += before - w.cursor;
+    } else if (edge.kind != EdgeKind::kZero) {
+      const uint32_t host = node ? node->host : default_host;
+      const bool device = edge.kind == EdgeKind::kDeviceGap;
+      w.add(from_t, g.time_ps[v], device ? node : nullptr, gap_name(edge.kind), "gap",
+            gap_category(edge.kind), host);
+    }
+    v = edge.from;
+  }
+  w.add(g.start_ps, w.cursor, nullptr, "host/step-start", "gap", "host-idle", default_host);
+  std::reverse(w.path.begin(), w.path.end());
+  return std::move(w.path);
+}
+
+// Per node: how much later it could end without delaying the step (latest allowed end - end).
+std::vector<int64_t> node_slack(const StepGraph& g) {
+  const size_t n = g.time_ps.size();
+  const int64_t end = g.time_ps[g.end_vertex()];
+  std::vector<int64_t> latest(n, INT64_MAX);
+  latest[g.end_vertex()] = end;
+  for (auto it = g.order.rbegin(); it != g.order.rend(); ++it) {
+    const uint32_t v = *it;
+    if (latest[v] == INT64_MAX) latest[v] = end;  // reaches no end: due by the step's end
+    for (uint32_t i = g.first_in[v]; i < g.first_in[v + 1]; ++i) {
+      const GraphEdge& e = g.edges[i];
+      if (e.weight_ps == kAbsentEdge) continue;
+      latest[e.from] = std::min(latest[e.from], latest[v] - e.weight_ps);
+    }
+  }
+  std::vector<int64_t> slack(g.nodes.size());
+  for (uint32_t i = 0; i < g.nodes.size(); ++i)
+    slack[i] = std::max<int64_t>(0, latest[StepGraph::end_of(i)] - g.time_ps[StepGraph::end_of(i)]);
+  return slack;
+}
+
+std::vector<PathOp> step_ops(const StepGraph& g, const std::vector<int64_t>& on_path,
+                             const std::vector<int64_t>& slack) {
+  std::unordered_map<std::string, size_t> index;
+  std::vector<PathOp> ops;
+  for (uint32_t i = 0; i < g.nodes.size(); ++i) {
+    const GraphNode& n = g.nodes[i];
+    auto [it, added] = index.emplace(n.name, ops.size());
+    if (added) ops.push_back({n.name, n.category, 0, 0, 0, slack[i]});
+    PathOp& op = ops[it->second];
+    ++op.count;
+    op.total_ps += n.duration_ps();
+    op.on_path_ps += on_path[i];
+    op.slack_ps = std::min(op.slack_ps, slack[i]);
+  }
+  std::stable_sort(ops.begin(), ops.end(), [](const PathOp& a, const PathOp& b) {
+    return a.on_path_ps != b.on_path_ps ? a.on_path_ps > b.on_path_ps : a.total_ps > b.total_ps;
+  });
+  return ops;
+}
+
+std::vector<std::pair<std::string, int64_t>> by_category(const std::vector<PathSegment>& path) {
+  std::map<std::string, int64_t> sums;
+  for (const PathSegment& s : path) sums[s.category] += s.duration_ps;
+  std::vector<std::pair<std::string, int64_t>> out(sums.begin(), sums.end());
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
+// The candidate changes ranked: the ops with most time on the path at half their time, each
+// category and gap at half, collectives overlapped, launches free, each host at the median.
+std::vector<WhatIfSpec> candidates(const CriticalPathResult& r,
+                                   const std::vector<std::string>& host_names) {
+  std::map<std::string, int64_t> op_time, categories;
+  for (const CriticalStep& s : r.steps) {
+    for (const PathOp& op : s.ops)
+      if (op.category != "host") op_time[op.name] += op.on_path_ps;
+    for (const auto& [c, t] : s.critical_ps) categories[c] += t;
+  }
+  std::vector<std::pair<std::string, int64_t>> ops(op_time.begin(), op_time.end());
+  std::stable_sort(ops.begin(), ops.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<WhatIfSpec> out;
+  for (size_t i = 0; i < ops.size() && i < 10 && ops[i].second > 0; ++i)
+    out.push_back(parse_what_if("op=^" + RE2::QuoteMeta(ops[i].first) + "$:0.5"));
+  for (const auto& [c, t] : categories)
+    if (t > 0) out.push_back(parse_what_if("category=" + c + ":0.5"));
+  out.push_back(parse_what_if("collectives=overlapped"));
+  out.push_back(parse_what_if("launches=free"));
+  if (host_names.size() > 1)
+    for (const std::string& h : host_names)
+      if (h.find(':') == std::string::npos) out.push_back(parse_what_if("host=" + h + ":median"));
+  return out;
+}
+
+}  // namespace
+
+CriticalPathResult compute_critical_path(const Profile& profile,
+                                         const CriticalPathOptions& options) {
+  CriticalPathResult r;
+  const ProfileWork all = gather_profile_work(profile);
+  r.step_source = all.source;
+  r.assumptions.assign(std::begin(kAssumptions), std::end(kAssumptions));
+  r.warnings = all.warnings;
+  std::vector<std::string> host_names;
+  for (const Host& h : profile.hosts) host_names.push_back(h.name);
+  std::vector<StepGraph> graphs;
+  for (size_t i = 0; i < all.steps.steps.size(); ++i) {
+    const Step& step = all.steps.steps[i];
+    StepGraph g = build_step_graph(step_work(profile, all, i));
+    CriticalStep s;
+    s.number = step.number;
+    s.name = step.name;
+    s.host = step.host < host_names.size() ? host_names[step.host] : "";
+    s.start_ps = step.start_ps;
+    s.step_ps = g.time_ps[g.end_vertex()] - step.start_ps;
+    s.warmup = step.warmup;
+    s.nodes = g.nodes.size();
+    s.edges = g.edges.size();
+    std::vector<int64_t> on_path;
+    s.path = walk_path(g, host_names, step.host, on_path);
+    s.critical_ps = by_category(s.path);
+    s.ops = step_ops(g, on_path, node_slack(g));
+    s.ops_total = s.ops.size();
+    for (const WhatIfSpec& spec : options.what_ifs)
+      s.predictions.push_back(
+          {spec.text, replay_what_if(g, {spec}, host_names) - step.start_ps});
+    if (!options.what_ifs.empty())
+      s.predicted_all_ps = replay_what_if(g, options.what_ifs, host_names) - step.start_ps;
+    r.steps.push_back(std::move(s));
+    graphs.push_back(std::move(g));
+  }
+  // Figures over the steady steps (all steps when every one is warm-up).
+  std::vector<size_t> counted;
+  for (size_t i = 0; i < r.steps.size(); ++i)
+    if (!r.steps[i].warmup) counted.push_back(i);
+  if (counted.empty())
+    for (size_t i = 0; i < r.steps.size(); ++i) counted.push_back(i);
+  double measured = 0;
+  for (size_t i : counted) measured += static_cast<double>(r.steps[i].step_ps);
+  if (!counted.empty()) measured /= static_cast<double>(counted.size());
+  auto change = [&](const WhatIfSpec& spec, auto predicted_of) {
+    double p = 0;
+    for (size_t i : counted) p += static_cast<double>(predicted_of(i));
+    if (!counted.empty()) p /= static_cast<double>(counted.size());
+    return WhatIfChange{spec.text, p, measured, p - measured};
+  };
+  for (size_t k = 0; k < options.what_ifs.size(); ++k)
+    r.what_ifs.push_back(change(options.what_ifs[k],
+                                [&](size_t i) { return r.steps[i].predictions[k].predicted_ps; }));
+  if (options.what_ifs.size() > 1) {
+    WhatIfSpec all;
+    for (const WhatIfSpec& spec : options.what_ifs)
+      all.text += (all.text.empty() ? "" : " + ") + spec.text;
+    r.combined.push_back(change(all, [&](size_t i) { return r.steps[i].predicted_all_ps; }));
+  }
+  if (options.rank && !counted.empty()) {
+    for (const WhatIfSpec& spec : candidates(r, host_names))
+      r.ranked.push_back(change(spec, [&](size_t i) {
+        return replay_what_if(graphs[i], {spec}, host_names) - graphs[i].start_ps;
+      }));
+    std::stable_sort(r.ranked.begin(), r.ranked.end(),
+                     [](const WhatIfChange& a, const WhatIfChange& b) {
+                       return a.change_ps < b.change_ps;
+                     });
+    if (r.ranked.size() > options.ranked) r.ranked.resize(options.ranked);
+  }
+  if (options.top_ops)
+    for (CriticalStep& s : r.steps)
+      if (s.ops.size() > options.top_ops) s.ops.resize(options.top_ops);
+  return r;
+}
+
+}  // namespace jaxprof

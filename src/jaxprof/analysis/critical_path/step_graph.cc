@@ -1,0 +1,180 @@
+#include "jaxprof/analysis/critical_path/step_graph.h"
+
+#include <queue>
+
+namespace jaxprof {
+
+const char* node_kind_name(NodeKind k) {
+  switch (k) {
+    case NodeKind::kOp:
+      return "op";
+    case NodeKind::kCollective:
+      return "collective";
+    case NodeKind::kHost:
+      return "host";
+  }
+  return "op";
+}
+
+namespace {
+
+constexpr uint32_t kNone = UINT32_MAX;
+
+struct EdgeList {
+  std::vector<GraphEdge> edges;
+  const std::vector<int64_t>& time;
+
+  // `to` starts a fixed time (its measured lag) after the latest of `from` ends: the same weight
+  // on every edge, so that the latest predecessor gives back the measured time.
+  void lag(uint32_t to, const std::vector<uint32_t>& from, EdgeKind kind, uint32_t node,
+           EdgeKind host_kind = EdgeKind::kZero, uint32_t host_vertex = kNone) {
+    if (from.empty()) return;
+    int64_t ready = INT64_MIN;
+    uint32_t binding = from[0];
+    for (uint32_t f : from)
+      if (time[f] > ready) ready = time[f], binding = f;
+    // A device op whose latest predecessor is the host work that launched it waited for a launch.
+    const EdgeKind k = binding == host_vertex ? host_kind : kind;
+    for (uint32_t f : from) edges.push_back({f, to, time[to] - ready, k, node});
+  }
+};
+
+// Host events on the step's thread, by start: the one that ended last at or before `t`.
+uint32_t host_before(const std::vector<GraphNode>& nodes, const std::vector<uint32_t>& host,
+                     int64_t t) {
+  uint32_t best = kNone;
+  for (uint32_t h : host) {
+    if (nodes[h].end_ps > t) continue;
+    if (best == kNone || nodes[h].end_ps >= nodes[best].end_ps) best = h;
+  }
+  return best;
+}
+
+// Kahn's order over the edges (sorted by target); vertices left on a cycle follow by time.
+std::vector<uint32_t> forward_order(const StepGraph& g) {
+  const size_t n = g.time_ps.size();
+  std::vector<uint32_t> indegree(n, 0);
+  std::vector<std::vector<uint32_t>> out(n);
+  for (const GraphEdge& e : g.edges) {
+    ++indegree[e.to];
+    out[e.from].push_back(e.to);
+  }
+  auto later = [&](uint32_t a, uint32_t b) { return g.time_ps[a] > g.time_ps[b]; };
+  std::priority_queue<uint32_t, std::vector<uint32_t>, decltype(later)> ready(later);
+  for (uint32_t v = 0; v < n; ++v)
+    if (indegree[v] == 0) ready.push(v);
+  std::vector<uint32_t> order;
+  order.reserve(n);
+  std::vector<uint8_t> placed(n, 0);
+  while (!ready.empty()) {
+    const uint32_t v = ready.top();
+    ready.pop();
+    order.push_back(v);
+    placed[v] = 1;
+    for (uint32_t w : out[v])
+      if (--indegree[w] == 0) ready.push(w);
+  }
+  if (order.size() < n) {
+    std::vector<uint32_t> rest;
+    for (uint32_t v = 0; v < n; ++v)
+      if (!placed[v]) rest.push_back(v);
+    std::stable_sort(rest.begin(), rest.end(),
+                     [&](uint32_t a, uint32_t b) { return g.time_ps[a] < g.time_ps[b]; });
+    order.insert(order.end(), rest.begin(), rest.end());
+  }
+  return order;
+}
+
+}  // namespace
+
+StepGraph build_step_graph(StepWork work) {
+  StepGraph g;
+  g.start_ps = work.start_ps;
+  g.devices = std::move(work.devices);
+  g.lanes = std::move(work.lanes);
+  g.nodes = std::move(work.nodes);
+  const uint32_t n = static_cast<uint32_t>(g.nodes.size());
+  const uint32_t barrier0 = 2 * n;
+  const uint32_t end = barrier0 + work.instances;
+  g.time_ps.assign(end + 1, 0);
+  std::vector<uint32_t> members(work.instances, 0);
+  std::vector<uint32_t> lane_last(g.lanes.size(), kNone), lane_prev(n, kNone), host;
+  int64_t last_end = work.end_ps, device_end = INT64_MIN;
+  uint32_t device_last = kNone;
+  for (uint32_t i = 0; i < n; ++i) {
+    const GraphNode& node = g.nodes[i];
+    g.time_ps[StepGraph::start_of(i)] = node.start_ps;
+    g.time_ps[StepGraph::end_of(i)] = node.end_ps;
+    last_end = std::max(last_end, node.end_ps);
+    lane_prev[i] = lane_last[node.lane];
+    lane_last[node.lane] = i;
+    if (node.kind == NodeKind::kHost) {
+      host.push_back(i);
+    } else if (node.end_ps > device_end) {
+      device_end = node.end_ps, device_last = i;
+    }
+    if (work.instance[i] != kNone) ++members[work.instance[i]];
+  }
+  for (uint32_t b = 0; b < work.instances; ++b) g.time_ps[barrier0 + b] = INT64_MIN;
+  for (uint32_t i = 0; i < n; ++i)
+    if (work.instance[i] != kNone) {
+      int64_t& t = g.time_ps[barrier0 + work.instance[i]];
+      t = std::max(t, g.nodes[i].start_ps);
+    }
+  g.time_ps[end] = last_end;
+
+  // The host event that waits for the device: the last one that spans the device work's end.
+  uint32_t wait = kNone;
+  for (uint32_t h : host)
+    if (device_last != kNone && g.nodes[h].start_ps <= device_end && g.nodes[h].end_ps >= device_end)
+      wait = h;
+
+  EdgeList list{{}, g.time_ps};
+  for (uint32_t i = 0; i < n; ++i) {
+    const GraphNode& node = g.nodes[i];
+    const uint32_t s = StepGraph::start_of(i), e = StepGraph::end_of(i);
+    std::vector<uint32_t> from;
+    if (lane_prev[i] != kNone) from.push_back(StepGraph::end_of(lane_prev[i]));
+    if (node.kind == NodeKind::kHost) {
+      list.lag(s, from, EdgeKind::kHostGap, i);
+    } else {
+      uint32_t launch = kNone;
+      if (work.execution_start[i]) {
+        const uint32_t h = host_before(g.nodes, host, node.start_ps);
+        if (h != kNone) from.push_back(launch = StepGraph::end_of(h));
+      }
+      list.lag(s, from, EdgeKind::kDeviceGap, i, EdgeKind::kLaunchGap, launch);
+    }
+    const uint32_t inst = work.instance[i];
+    if (inst != kNone && members[inst] > 1) {
+      list.edges.push_back({s, barrier0 + inst, 0, EdgeKind::kZero, i});
+      // Its own time alone, not binding as measured: what remains when the barrier goes.
+      list.edges.push_back({s, e, kAbsentEdge, EdgeKind::kDuration, i});
+      list.edges.push_back(
+          {barrier0 + inst, e, node.end_ps - g.time_ps[barrier0 + inst], EdgeKind::kTail, i});
+    } else if (i == wait) {
+      std::vector<uint32_t> waited{s};
+      for (uint32_t j = 0; j < g.lanes.size(); ++j)
+        if (lane_last[j] != kNone && g.nodes[lane_last[j]].kind != NodeKind::kHost)
+          waited.push_back(StepGraph::end_of(lane_last[j]));
+      list.lag(e, waited, EdgeKind::kTail, i);
+    } else {
+      list.edges.push_back({s, e, node.duration_ps(), EdgeKind::kDuration, i});
+    }
+  }
+  std::vector<uint32_t> last;
+  for (uint32_t l : lane_last)
+    if (l != kNone) last.push_back(StepGraph::end_of(l));
+  list.lag(end, last, EdgeKind::kStepEndGap, kNone);
+
+  g.edges = std::move(list.edges);
+  std::stable_sort(g.edges.begin(), g.edges.end(),
+                   [](const GraphEdge& a, const GraphEdge& b) { return a.to < b.to; });
+  g.first_in.assign(g.time_ps.size() + 1, 0);
+  for (const GraphEdge& e : g.edges) ++g.first_in[e.to + 1];
+  for (size_t v = 0; v < g.time_ps.size(); ++v) g.first_in[v + 1] += g.first_in[v];
+  g.order = forward_order(g);
+  return g;
+}
+
+}  // namespace jaxprof

@@ -1,0 +1,111 @@
+// One step's dependency graph, built from the profile alone: the work of the step (device ops,
+// the host events on the step's own thread) as timed vertices (each node's start and end, one
+// vertex per collective instance, the step's end) and the edges that say what each waited for.
+//
+// Every vertex's measured time is the latest of its predecessors' times plus the edge's weight,
+// so replaying the graph with the measured weights gives back the measured times exactly; a
+// what-if changes weights (durations, gaps) and replays (what_if.h). The edges (docs/critical-path.md):
+// - program order on each device lane (a GPU stream, a TPU op line, a CPU device's ops);
+// - the host work that launched an execution: the latest host event of the step that ended before
+//   the execution's first op started (an assumption: the profile names no launch on every backend);
+// - a collective instance: it ends on every participant a fixed time (its transfer) after the last
+//   participant arrived;
+// - a host event that waits for the device (it spans the end of the step's device work) ends a
+//   fixed time after that work ends;
+// - the step's end: a fixed time after its last work ends.
+// The gap between a vertex's latest predecessor and its own start (a device idle, a launch not yet
+// issued) is kept as the edge's weight and named on the path.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace jaxprof {
+
+enum class NodeKind : uint8_t { kOp, kCollective, kHost };
+const char* node_kind_name(NodeKind k);
+
+struct GraphNode {
+  std::string name;       // the HLO op (or event name); the host event's name
+  std::string category;   // op category (ops/category.h), "host" for host events
+  uint32_t lane = 0;      // index into StepGraph::lanes
+  uint32_t device = 0;    // index into StepGraph::devices (host events: UINT32_MAX)
+  uint32_t host = 0;      // index into Profile::hosts
+  NodeKind kind = NodeKind::kOp;
+  int64_t start_ps = 0, end_ps = 0;
+  int64_t duration_ps() const { return end_ps - start_ps; }
+};
+
+// What an edge's weight is, for what-ifs and for naming the path.
+enum class EdgeKind : uint8_t {
+  kDuration,    // a node's own time (start -> end), scaled with the node
+  kTail,        // a collective's transfer after the last arrival (barrier -> end)
+  kDeviceGap,   // a device op waited after its latest predecessor ended (device idle)
+  kLaunchGap,   // a device op waited after the host work that launched it
+  kHostGap,     // a host event waited after the host event before it (host/idle)
+  kStepEndGap,  // the step ended after its last work
+  kZero,        // arrival at a barrier
+};
+
+// The weight of an edge that does not bind as measured (a collective's time without its barrier):
+// so far below any time that it never sets a vertex unless a what-if gives it a weight.
+inline constexpr int64_t kAbsentEdge = INT64_MIN / 4;
+
+struct GraphEdge {
+  uint32_t from = 0, to = 0;  // vertices
+  int64_t weight_ps = 0;      // measured
+  EdgeKind kind = EdgeKind::kZero;
+  uint32_t node = UINT32_MAX;  // the node whose duration or tail it is, or whose start it delays
+};
+
+struct StepGraph {
+  std::vector<std::string> devices;  // device names of the nodes
+  std::vector<std::string> lanes;    // "device" or "device/line"
+  std::vector<GraphNode> nodes;
+  // Vertices: node n starts at 2n and ends at 2n+1; then one per collective instance; the last is
+  // the step's end. Sources (no predecessors) keep their measured time in every replay.
+  std::vector<int64_t> time_ps;
+  std::vector<GraphEdge> edges;   // by target vertex
+  std::vector<uint32_t> first_in;  // per vertex, its edges in [first_in[v], first_in[v+1])
+  std::vector<uint32_t> order;     // vertices in an order where every edge goes forward
+  int64_t start_ps = 0;            // the step's start
+  uint32_t end_vertex() const { return static_cast<uint32_t>(time_ps.size() - 1); }
+  static uint32_t start_of(uint32_t node) { return 2 * node; }
+  static uint32_t end_of(uint32_t node) { return 2 * node + 1; }
+};
+
+// Vertex times with changed weights: `weight` gives each edge's weight in this replay.
+template <typename Weight>
+std::vector<int64_t> replay(const StepGraph& g, Weight&& weight) {
+  std::vector<int64_t> t(g.time_ps.size());
+  for (uint32_t v : g.order) {
+    const uint32_t b = g.first_in[v], e = g.first_in[v + 1];
+    if (b == e) {
+      t[v] = g.time_ps[v];
+      continue;
+    }
+    int64_t best = INT64_MIN;
+    for (uint32_t i = b; i < e; ++i) best = std::max(best, t[g.edges[i].from] + weight(g.edges[i]));
+    t[v] = best;
+  }
+  return t;
+}
+
+// The nodes of one step, as gathered from the profile, before edges are added.
+struct StepWork {
+  int64_t start_ps = 0, end_ps = 0;
+  std::vector<std::string> devices, lanes;
+  std::vector<GraphNode> nodes;  // device ops by lane then start; host events by start
+  // Per node: the collective instance it takes part in (UINT32_MAX: none).
+  std::vector<uint32_t> instance;
+  uint32_t instances = 0;
+  // Per device node: whether it is the first op of its module execution on its device.
+  std::vector<uint8_t> execution_start;
+};
+
+// Adds the edges and orders the vertices.
+StepGraph build_step_graph(StepWork work);
+
+}  // namespace jaxprof

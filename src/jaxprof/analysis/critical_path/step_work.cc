@@ -1,0 +1,201 @@
+#include "jaxprof/analysis/critical_path/step_work.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <tuple>
+#include <unordered_map>
+
+#include "jaxprof/analysis/collectives/collectives.h"
+#include "jaxprof/analysis/ops/category.h"
+#include "jaxprof/analysis/ops/device_events.h"
+#include "jaxprof/analysis/ops/event_category.h"
+#include "jaxprof/analysis/steps/module_executions.h"
+
+namespace jaxprof {
+
+namespace {
+
+constexpr uint32_t kNone = UINT32_MAX;
+
+// The line that holds event `e` among `lines` (each owns a contiguous range of events).
+uint32_t line_of(const Profile& p, const std::vector<uint32_t>& lines, uint32_t e) {
+  for (uint32_t li : lines) {
+    const Line& l = p.lines[li];
+    if (e >= l.first_event && e < l.first_event + l.event_count) return li;
+  }
+  return lines.empty() ? 0 : lines[0];
+}
+
+// Collective instances, matched across devices and hosts: (host, begin, end) -> instance.
+struct InstanceKey {
+  uint32_t host;
+  int64_t begin, end;
+  bool operator<(const InstanceKey& o) const {
+    return std::tie(host, begin, end) < std::tie(o.host, o.begin, o.end);
+  }
+};
+
+std::map<InstanceKey, uint32_t> collective_instances(const Profile& profile) {
+  CollectivesOptions o;
+  o.instances = true;
+  o.members = true;
+  o.steady.include_warmup = true;
+  o.steady.include_autotuning = true;
+  const CollectivesResult r = compute_collectives(profile, o);
+  std::map<InstanceKey, uint32_t> out;
+  for (size_t i = 0; i < r.instances.size(); ++i)
+    for (const CollectiveInstance::Member& m : r.instances[i].members)
+      out.emplace(InstanceKey{m.host, m.begin_ps, m.end_ps}, static_cast<uint32_t>(i));
+  return out;
+}
+
+// The device ops of one device: top-level on their lane, by start.
+void add_device(const Profile& p, const DeviceLines& dev, const DeviceExecutions& de,
+                uint32_t device, ProfileWork& w,
+                std::map<std::tuple<uint32_t, uint32_t, uint32_t>, OpCategory>& categories,
+                const std::map<InstanceKey, uint32_t>& instances) {
+  const Events& ev = p.events;
+  const uint32_t host = p.planes[dev.plane].host;
+  std::unordered_map<uint32_t, uint32_t> lane_of_line;  // line -> lane
+  std::unordered_map<uint32_t, int64_t> lane_end;       // lane -> end of its last kept op
+  for (const ModuleExecution& x : de.executions) {
+    bool first = true;
+    for (uint32_t e : x.events) {
+      const uint32_t line = dev.hlo_ops_only ? kNone : line_of(p, dev.lines, e);
+      auto [it, added] = lane_of_line.emplace(line, static_cast<uint32_t>(w.lanes.size()));
+      if (added)
+        w.lanes.push_back(line == kNone ? dev.name
+                                        : dev.name + "/" + std::string(p.str(p.lines[line].name)));
+      const uint32_t lane = it->second;
+      auto end_it = lane_end.find(lane);
+      if (end_it != lane_end.end() && ev.end_ps(e) <= end_it->second &&
+          ev.start_ps[e] < end_it->second)
+        continue;  // nested in the op before it on its lane
+      lane_end[lane] = ev.end_ps(e);
+      GraphNode n;
+      n.name = ev.hlo_op[e] ? std::string(p.str(ev.hlo_op[e])) : std::string(p.event_name(e));
+      const auto key = std::make_tuple(ev.metadata[e], ev.hlo_op[e], ev.module[e]);
+      auto c = categories.find(key);
+      if (c == categories.end()) c = categories.emplace(key, op_category(p, e)).first;
+      n.category = category_name(c->second);
+      n.lane = lane;
+      n.device = device;
+      n.host = host;
+      n.start_ps = ev.start_ps[e];
+      n.end_ps = ev.end_ps(e);
+      auto inst = instances.find(InstanceKey{host, n.start_ps, n.end_ps});
+      const bool collective = inst != instances.end() || c->second == OpCategory::kCollective;
+      n.kind = collective ? NodeKind::kCollective : NodeKind::kOp;
+      w.device_nodes.push_back(std::move(n));
+      w.instance.push_back(inst == instances.end() ? kNone : inst->second);
+      w.execution_start.push_back(first ? 1 : 0);
+      first = false;
+    }
+  }
+}
+
+// The host events directly under the step's annotation on its thread.
+void add_host_events(const Profile& p, const Step& step, StepWork& w) {
+  std::vector<uint32_t> lines;
+  for (const Plane& plane : p.planes)
+    if (plane.host == step.host && plane.kind == PlaneKind::kHostCpu)
+      lines.insert(lines.end(), plane.lines.begin(), plane.lines.end());
+  p.require_lines(lines);
+  const Events& ev = p.events;
+  for (uint32_t li : lines) {
+    const Line& line = p.lines[li];
+    const uint32_t b = line.first_event, e = b + line.event_count;
+    const int64_t* starts = &ev.start_ps[0];
+    uint32_t i = static_cast<uint32_t>(std::lower_bound(starts + b, starts + e, step.start_ps) -
+                                       starts);
+    for (; i < e && ev.start_ps[i] == step.start_ps; ++i)
+      if (ev.end_ps(i) == step.end_ps && p.event_name(i) == step.name) break;
+    if (i >= e || ev.start_ps[i] != step.start_ps) continue;
+    const uint32_t lane = static_cast<uint32_t>(w.lanes.size());
+    w.lanes.push_back("host " + p.hosts[step.host].name + " " + std::string(p.str(line.name)));
+    int64_t kept_end = step.start_ps;
+    for (uint32_t c = i + 1; c < e && ev.start_ps[c] < step.end_ps; ++c) {
+      if (ev.start_ps[c] < kept_end || ev.end_ps(c) > step.end_ps) continue;
+      kept_end = ev.end_ps(c);
+      GraphNode n;
+      n.name = std::string(p.event_name(c));
+      n.category = "host";
+      n.lane = lane;
+      n.device = kNone;
+      n.host = step.host;
+      n.kind = NodeKind::kHost;
+      n.start_ps = ev.start_ps[c];
+      n.end_ps = ev.end_ps(c);
+      w.nodes.push_back(std::move(n));
+      w.instance.push_back(kNone);
+      w.execution_start.push_back(0);
+    }
+    return;
+  }
+}
+
+}  // namespace
+
+ProfileWork gather_profile_work(const Profile& profile) {
+  ProfileWork w;
+  w.steps = compute_steps(profile);
+  w.source = w.steps.source;
+  const std::vector<DeviceLines> devices = op_devices(profile);
+  const std::vector<DeviceExecutions>& execs = module_executions(profile);
+  const std::map<InstanceKey, uint32_t> instances = collective_instances(profile);
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, OpCategory> categories;
+  for (size_t d = 0; d < devices.size() && d < execs.size(); ++d) {
+    w.devices.push_back(devices[d].name);
+    add_device(profile, devices[d], execs[d], static_cast<uint32_t>(d), w, categories, instances);
+  }
+  std::vector<uint32_t> by_start(w.device_nodes.size());
+  std::iota(by_start.begin(), by_start.end(), 0u);
+  std::stable_sort(by_start.begin(), by_start.end(), [&](uint32_t a, uint32_t b) {
+    return w.device_nodes[a].start_ps < w.device_nodes[b].start_ps;
+  });
+  ProfileWork sorted = std::move(w);
+  w = ProfileWork{std::move(sorted.steps), sorted.source, std::move(sorted.devices),
+                  std::move(sorted.lanes), {}, {}, {}, std::move(sorted.warnings)};
+  for (uint32_t i : by_start) {
+    w.device_nodes.push_back(std::move(sorted.device_nodes[i]));
+    w.instance.push_back(sorted.instance[i]);
+    w.execution_start.push_back(sorted.execution_start[i]);
+  }
+  if (w.steps.steps.empty() && !w.device_nodes.empty()) {
+    // No steps marked: the whole profile's device work is one window.
+    Step s;
+    s.name = "profile";
+    s.start_ps = w.device_nodes.front().start_ps;
+    for (const GraphNode& n : w.device_nodes) s.end_ps = std::max(s.end_ps, n.end_ps);
+    w.steps.steps.push_back(s);
+    w.source = "profile";
+  }
+  return w;
+}
+
+StepWork step_work(const Profile& profile, const ProfileWork& all, size_t index) {
+  const Step& step = all.steps.steps[index];
+  StepWork w;
+  w.start_ps = step.start_ps;
+  w.end_ps = step.end_ps;
+  w.devices = all.devices;
+  w.lanes = all.lanes;
+  auto first = std::lower_bound(
+      all.device_nodes.begin(), all.device_nodes.end(), step.start_ps,
+      [](const GraphNode& n, int64_t t) { return n.start_ps < t; });
+  std::unordered_map<uint32_t, uint32_t> local;  // global instance -> this step's
+  for (auto it = first; it != all.device_nodes.end() && it->start_ps < step.end_ps; ++it) {
+    const size_t i = static_cast<size_t>(it - all.device_nodes.begin());
+    w.nodes.push_back(*it);
+    uint32_t inst = all.instance[i];
+    if (inst != kNone) inst = local.emplace(inst, static_cast<uint32_t>(local.size())).first->second;
+    w.instance.push_back(inst);
+    w.execution_start.push_back(all.execution_start[i]);
+  }
+  w.instances = static_cast<uint32_t>(local.size());
+  if (all.source == "host-annotation") add_host_events(profile, step, w);
+  return w;
+}
+
+}  // namespace jaxprof

@@ -1,0 +1,33 @@
+// The work of each step as the profile shows it, for the step graphs: device ops (top-level on
+// their lane) that start in the step, which collective instance each takes part in (matched
+// across devices and hosts by analysis/collectives), and the host events directly under the
+// step's own annotation (when the host marks the steps).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "jaxprof/analysis/critical_path/step_graph.h"
+#include "jaxprof/analysis/steps/steps.h"
+#include "jaxprof/model/profile.h"
+
+namespace jaxprof {
+
+// Everything the steps share, gathered once.
+struct ProfileWork {
+  StepsResult steps;  // as compute_steps gives them; one window of all device work when none
+  std::string source;
+  std::vector<std::string> devices, lanes;
+  std::vector<GraphNode> device_nodes;  // by start
+  std::vector<uint32_t> instance;       // per device node (UINT32_MAX: none), global ids
+  std::vector<uint8_t> execution_start;
+  std::vector<std::string> warnings;
+};
+
+ProfileWork gather_profile_work(const Profile& profile);
+
+// The work of step `index`: its device nodes, and its host events when the host marks it.
+StepWork step_work(const Profile& profile, const ProfileWork& all, size_t index);
+
+}  // namespace jaxprof

@@ -1,0 +1,186 @@
+#include "jaxprof/analysis/critical_path/what_if.h"
+
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "jaxprof/common/error.h"
+
+namespace jaxprof {
+
+namespace {
+
+constexpr const char* kSpecHelp =
+    "expected op=PATTERN:FACTOR, category=NAME:FACTOR, host=NAME:median, "
+    "collectives=overlapped or launches=free";
+
+InputError bad_spec(const std::string& text, const std::string& why) {
+  return InputError("", "--what-if '" + text + "': " + why + " (" + kSpecHelp + ")");
+}
+
+double parse_factor(const std::string& text, const std::string& value) {
+  try {
+    size_t used = 0;
+    const double f = std::stod(value, &used);
+    if (used == value.size() && std::isfinite(f) && f >= 0) return f;
+  } catch (const std::exception&) {
+  }
+  throw bad_spec(text, "FACTOR must be a number >= 0");
+}
+
+bool is_gap_category(const std::string& c) {
+  return c == "device-idle" || c == "launch" || c == "host-idle";
+}
+
+int64_t scaled(int64_t w, double f) {
+  return static_cast<int64_t>(std::llround(static_cast<double>(w) * f));
+}
+
+// The factor each node's own time takes under `spec`.
+std::vector<double> node_factors(const StepGraph& g, const WhatIfSpec& spec,
+                                 const std::vector<std::string>& host_names) {
+  std::vector<double> f(g.nodes.size(), 1.0);
+  if (spec.kind == WhatIfSpec::Kind::kOp) {
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      if (RE2::PartialMatch(g.nodes[i].name, *spec.pattern)) f[i] = spec.factor;
+  } else if (spec.kind == WhatIfSpec::Kind::kCategory) {
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      if (g.nodes[i].category == spec.target) f[i] = spec.factor;
+  } else if (spec.kind == WhatIfSpec::Kind::kHostMedian) {
+    std::vector<int64_t> busy(host_names.size(), 0);
+    std::vector<uint8_t> has(host_names.size(), 0);
+    for (const GraphNode& n : g.nodes)
+      if (n.kind != NodeKind::kHost && n.host < busy.size())
+        busy[n.host] += n.duration_ps(), has[n.host] = 1;
+    std::vector<int64_t> present;
+    for (size_t h = 0; h < busy.size(); ++h)
+      if (has[h]) present.push_back(busy[h]);
+    if (present.empty()) return f;
+    std::sort(present.begin(), present.end());
+    const size_t m = present.size();
+    const double median = m % 2 ? static_cast<double>(present[m / 2])
+                                : (static_cast<double>(present[m / 2 - 1]) +
+                                   static_cast<double>(present[m / 2])) / 2;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const GraphNode& n = g.nodes[i];
+      if (n.kind == NodeKind::kHost || n.host >= busy.size() || host_names[n.host] != spec.target)
+        continue;
+      if (busy[n.host] > 0) f[i] = median / static_cast<double>(busy[n.host]);
+    }
+  }
+  return f;
+}
+
+}  // namespace
+
+WhatIfSpec parse_what_if(const std::string& text) {
+  WhatIfSpec s;
+  s.text = text;
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos) throw bad_spec(text, "no '='");
+  const std::string key = text.substr(0, eq), value = text.substr(eq + 1);
+  if (key == "collectives") {
+    if (value != "overlapped") throw bad_spec(text, "collectives takes 'overlapped'");
+    s.kind = WhatIfSpec::Kind::kCollectivesOverlapped;
+    return s;
+  }
+  if (key == "launches") {
+    if (value != "free") throw bad_spec(text, "launches takes 'free'");
+    s.kind = WhatIfSpec::Kind::kLaunchesFree;
+    return s;
+  }
+  const size_t colon = value.rfind(':');
+  if (colon == std::string::npos || colon == 0) throw bad_spec(text, "no ':' after the name");
+  s.target = value.substr(0, colon);
+  const std::string amount = value.substr(colon + 1);
+  if (key == "host") {
+    if (amount != "median") throw bad_spec(text, "host takes NAME:median");
+    s.kind = WhatIfSpec::Kind::kHostMedian;
+    return s;
+  }
+  s.factor = parse_factor(text, amount);
+  if (key == "op") {
+    s.kind = WhatIfSpec::Kind::kOp;
+    RE2::Options opts;
+    opts.set_log_errors(false);
+    auto re = std::make_shared<RE2>(s.target, opts);
+    if (!re->ok()) throw bad_spec(text, "invalid regular expression: " + re->error());
+    s.pattern = std::move(re);
+    return s;
+  }
+  if (key == "category") {
+    if (s.target == "elementwise") s.target = "elementwise/fusion";
+    static const char* kKnown[] = {"gemm",  "convolution", "attention", "elementwise/fusion",
+                                   "collective", "memcpy", "other", "host",
+                                   "device-idle", "launch", "host-idle"};
+    if (std::find(std::begin(kKnown), std::end(kKnown), s.target) == std::end(kKnown))
+      throw bad_spec(text, "unknown category '" + s.target +
+                               "' (gemm, convolution, attention, elementwise/fusion, collective, "
+                               "memcpy, "
+                               "other, host, device-idle, launch, host-idle)");
+    s.kind = WhatIfSpec::Kind::kCategory;
+    return s;
+  }
+  throw bad_spec(text, "unknown key '" + key + "'");
+}
+
+const char* gap_category(EdgeKind kind) {
+  switch (kind) {
+    case EdgeKind::kDeviceGap:
+      return "device-idle";
+    case EdgeKind::kLaunchGap:
+      return "launch";
+    case EdgeKind::kHostGap:
+    case EdgeKind::kStepEndGap:
+      return "host-idle";
+    default:
+      return "";
+  }
+}
+
+int64_t replay_what_if(const StepGraph& g, const std::vector<WhatIfSpec>& specs,
+                       const std::vector<std::string>& host_names) {
+  // Specs together: node factors multiply, gap factors multiply per gap category.
+  std::vector<double> factor(g.nodes.size(), 1.0);
+  std::map<std::string, double> gap_factor;
+  bool overlapped = false, launches_free = false;
+  for (const WhatIfSpec& spec : specs) {
+    const std::vector<double> f = node_factors(g, spec, host_names);
+    for (size_t i = 0; i < f.size(); ++i) factor[i] *= f[i];
+    overlapped |= spec.kind == WhatIfSpec::Kind::kCollectivesOverlapped;
+    launches_free |= spec.kind == WhatIfSpec::Kind::kLaunchesFree;
+    if (spec.kind == WhatIfSpec::Kind::kCategory && is_gap_category(spec.target)) {
+      auto [it, added] = gap_factor.emplace(spec.target, spec.factor);
+      if (!added) it->second *= spec.factor;
+    }
+  }
+  auto gap = [&](const GraphEdge& e) -> int64_t {
+    if (e.weight_ps <= 0) return e.weight_ps;
+    auto it = gap_factor.find(gap_category(e.kind));
+    return it == gap_factor.end() ? e.weight_ps : scaled(e.weight_ps, it->second);
+  };
+  auto weight = [&](const GraphEdge& e) -> int64_t {
+    switch (e.kind) {
+      case EdgeKind::kDuration:
+        if (e.weight_ps == kAbsentEdge) return overlapped ? 0 : kAbsentEdge;
+        return scaled(e.weight_ps, factor[e.node]);
+      case EdgeKind::kTail:
+        if (overlapped && g.nodes[e.node].kind == NodeKind::kCollective) return kAbsentEdge;
+        return e.weight_ps > 0 ? scaled(e.weight_ps, factor[e.node]) : e.weight_ps;
+      case EdgeKind::kDeviceGap:
+      case EdgeKind::kLaunchGap:
+        return launches_free ? std::min<int64_t>(e.weight_ps, 0) : gap(e);
+      case EdgeKind::kHostGap:
+      case EdgeKind::kStepEndGap:
+        return gap(e);
+      case EdgeKind::kZero:
+        return e.weight_ps;
+    }
+    return e.weight_ps;
+  };
+  return replay(g, weight)[g.end_vertex()];
+}
+
+}  // namespace jaxprof

@@ -1,0 +1,49 @@
+// What-if replay: change durations in a step's graph and replay it to predict the step time.
+//   op=PATTERN:FACTOR        every node whose name matches the RE2 pattern (anywhere) takes FACTOR
+//                            times its time (a collective: its transfer after the last arrival;
+//                            the participants still meet)
+//   category=NAME:FACTOR     the same for an op category (gemm, convolution, attention,
+//                            elementwise/fusion, collective, memcpy, other), host events ("host"), or the
+//                            gaps: device-idle, launch, host-idle
+//   host=NAME:median         the host's device ops scaled so their time in the step is the median
+//                            over hosts
+//   collectives=overlapped   collectives cost nothing and hold no one (no barrier)
+//   launches=free            no device op waits after its predecessor or its launch (device gaps 0)
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "jaxprof/analysis/critical_path/step_graph.h"
+#include "jaxprof/model/profile.h"
+
+namespace re2 {
+class RE2;
+}
+
+namespace jaxprof {
+
+struct WhatIfSpec {
+  enum class Kind : uint8_t { kOp, kCategory, kHostMedian, kCollectivesOverlapped, kLaunchesFree };
+  std::string text;  // as given
+  Kind kind = Kind::kOp;
+  std::string target;  // pattern, category or host name
+  double factor = 1;
+  std::shared_ptr<const re2::RE2> pattern;  // kOp
+};
+
+// Throws InputError naming what is wrong with `text`.
+WhatIfSpec parse_what_if(const std::string& text);
+
+// The category name an edge's gap counts under on the path ("device-idle", "launch",
+// "host-idle"), or "" for a node's own time.
+const char* gap_category(EdgeKind kind);
+
+// The step's end when every spec of `specs` holds at once. `host_names`: Profile::hosts' names,
+// for host=NAME:median.
+int64_t replay_what_if(const StepGraph& g, const std::vector<WhatIfSpec>& specs,
+                       const std::vector<std::string>& host_names);
+
+}  // namespace jaxprof

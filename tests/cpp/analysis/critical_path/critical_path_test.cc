@@ -1,0 +1,140 @@
+// critical-path on real profiles (GPU and TPU xplane, nsys-jax, the CPU captures): the path's
+// segments tile each step (their total is the step time), each is an event or a named gap, no
+// op has negative slack, and a replay with nothing changed gives back the measured step. A small
+// graph built by hand checks the collective barrier and the what-if arithmetic.
+#include "jaxprof/analysis/critical_path/critical_path.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "jaxprof/common/error.h"
+#include "jaxprof/formats/load.h"
+#include "test_paths.h"
+
+namespace jaxprof {
+namespace {
+
+CriticalPathResult critical_path_of(const std::string& path, std::vector<std::string> specs = {}) {
+  LoadedProfile lp;
+  load_profile({path}, {}, lp);
+  CriticalPathOptions o;
+  for (const std::string& s : specs) o.what_ifs.push_back(parse_what_if(s));
+  return compute_critical_path(lp.profile, o);
+}
+
+void expect_path_tiles_steps(const CriticalPathResult& r) {
+  static const std::set<std::string> kKinds = {"op", "collective", "host", "gap"};
+  static const std::set<std::string> kGaps = {"device/idle", "host/launch", "host/idle",
+                                              "host/step-start", "host/step-end"};
+  ASSERT_FALSE(r.steps.empty());
+  for (const CriticalStep& s : r.steps) {
+    int64_t total = 0, at = s.start_ps;
+    for (const PathSegment& seg : s.path) {
+      EXPECT_GT(seg.duration_ps, 0);
+      EXPECT_EQ(seg.start_ps, at) << "segments follow one another";
+      at = seg.start_ps + seg.duration_ps;
+      total += seg.duration_ps;
+      EXPECT_TRUE(kKinds.count(seg.kind)) << seg.kind;
+      if (seg.kind == "gap") {
+        EXPECT_TRUE(kGaps.count(seg.name)) << seg.name;
+      }
+    }
+    EXPECT_EQ(total, s.step_ps) << "step " << s.number;
+    for (const PathOp& op : s.ops) {
+      EXPECT_GE(op.slack_ps, 0) << op.name;
+      EXPECT_LE(op.on_path_ps, op.total_ps) << op.name;
+    }
+    ASSERT_EQ(s.predictions.size(), 1u);
+    EXPECT_EQ(s.predictions[0].predicted_ps, s.step_ps) << "a replay of the measured graph";
+  }
+}
+
+TEST(CriticalPath, FixturesPathTilesTheStep) {
+  for (const char* f : {"xplane/mi300x_jax_gemm.xplane.pb", "xplane/mi300x_jax_conv.xplane.pb",
+                        "xplane/tf_v100_8gpu_training.xplane.pb",
+                        "xplane/tpu_4chip_inference.xplane.pb",
+                        "nsys-jax/pax_fsdp4_4proc_proc0.zip"}) {
+    SCOPED_TRACE(f);
+    expect_path_tiles_steps(critical_path_of(testing::fixture(f), {"op=.:1"}));
+  }
+}
+
+TEST(CriticalPath, CpuCaptureStepsAndHostWork) {
+  const CriticalPathResult r = critical_path_of(testing::test_data("jax_cpu_8dev"), {"op=.:1"});
+  expect_path_tiles_steps(r);
+  EXPECT_EQ(r.step_source, "host-annotation");
+  ASSERT_EQ(r.steps.size(), 4u);
+  bool host = false, collective = false;
+  for (const PathSegment& seg : r.steps[3].path) {
+    host = host || seg.kind == "host";
+    collective = collective || seg.kind == "collective";
+  }
+  EXPECT_TRUE(host);
+  EXPECT_TRUE(collective);
+}
+
+TEST(CriticalPath, WhatIfsMoveTheStepTheWayTheySay) {
+  const CriticalPathResult r =
+      critical_path_of(testing::test_data("jax_cpu_8dev"),
+                       {"category=collective:0", "collectives=overlapped", "launches=free",
+                        "op=.:2", "category=host:0"});
+  for (const CriticalStep& s : r.steps) {
+    for (size_t k = 0; k < s.predictions.size(); ++k) {
+      if (k == 3) {
+        EXPECT_GE(s.predictions[k].predicted_ps, s.step_ps);
+      } else {
+        EXPECT_LE(s.predictions[k].predicted_ps, s.step_ps) << s.predictions[k].spec;
+      }
+    }
+    // Overlapped collectives also drop the barrier: never slower than free transfers alone.
+    EXPECT_LE(s.predictions[1].predicted_ps, s.predictions[0].predicted_ps);
+  }
+  ASSERT_EQ(r.combined.size(), 1u);
+  EXPECT_LE(r.ranked.size(), 5u);
+  for (size_t i = 1; i < r.ranked.size(); ++i)
+    EXPECT_LE(r.ranked[i - 1].change_ps, r.ranked[i].change_ps);
+}
+
+TEST(CriticalPath, BadSpecsAreInputErrors) {
+  for (const char* s : {"op=x", "op=(:0.5", "op=x:-1", "category=nope:0.5", "host=h:max",
+                        "collectives=yes", "launches=cheap", "nothing"})
+    EXPECT_THROW(parse_what_if(s), InputError) << s;
+  EXPECT_EQ(parse_what_if("category=elementwise:0.5").target, "elementwise/fusion");
+}
+
+// Two devices meet at an all-reduce; device 1 arrives late, so its op before the collective sets
+// the step, and halving it gains exactly the difference in arrivals while device 0's op has slack.
+TEST(CriticalPath, CollectiveWaitsForTheLastArrival) {
+  StepWork w;
+  w.start_ps = 0;
+  w.end_ps = 100;
+  w.devices = {"d0", "d1"};
+  w.lanes = {"d0", "d1"};
+  auto node = [](std::string name, uint32_t lane, NodeKind kind, int64_t s, int64_t e) {
+    GraphNode n;
+    n.name = std::move(name);
+    n.category = kind == NodeKind::kCollective ? "collective" : "gemm";
+    n.lane = n.device = lane;
+    n.kind = kind;
+    n.start_ps = s;
+    n.end_ps = e;
+    return n;
+  };
+  w.nodes = {node("a", 0, NodeKind::kOp, 0, 20), node("b", 1, NodeKind::kOp, 0, 60),
+             node("ar", 0, NodeKind::kCollective, 20, 90),
+             node("ar", 1, NodeKind::kCollective, 60, 90)};
+  w.instance = {UINT32_MAX, UINT32_MAX, 0, 0};
+  w.instances = 1;
+  w.execution_start = {1, 1, 0, 0};
+  const StepGraph g = build_step_graph(w);
+  EXPECT_EQ(g.time_ps[g.end_vertex()], 100);
+  EXPECT_EQ(replay_what_if(g, {parse_what_if("op=^b$:0.5")}, {}), 70);
+  EXPECT_EQ(replay_what_if(g, {parse_what_if("op=^a$:0.5")}, {}), 100);
+  EXPECT_EQ(replay_what_if(g, {parse_what_if("category=collective:0")}, {}), 70);
+  EXPECT_EQ(replay_what_if(g, {parse_what_if("collectives=overlapped")}, {}), 70);
+  EXPECT_EQ(replay_what_if(g, {parse_what_if("op=^b$:0.5"), parse_what_if("op=^ar$:0")}, {}), 40);
+}
+
+}  // namespace
+}  // namespace jaxprof
