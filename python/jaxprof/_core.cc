@@ -52,4 +52,5 @@ NB_MODULE(_core, m) {
   bind_analyses(m);
   bind_autotune(m);
   bind_partials(m);
+  bind_critical_path(m);
 }

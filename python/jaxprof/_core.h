@@ -43,5 +43,7 @@ void bind_analyses(nb::module_& m);
 void bind_autotune(nb::module_& m);
 // _core_partials.cc: partial summaries of many hosts (jaxprof.distributed, jaxprof-dask).
 void bind_partials(nb::module_& m);
+// _core_critical_path.cc: the critical path of each step and its what-if replays.
+void bind_critical_path(nb::module_& m);
 
 }  // namespace jaxprof::python

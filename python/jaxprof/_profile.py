@@ -370,6 +370,28 @@ class Profile:
         return ResultJSON(data, "ops", lambda: self._core.collectives_json(
             device or "", shown, False, format="table"))
 
+    def critical_path(self, *, what_if: Union[None, str, Sequence[str]] = None,
+                      top: Optional[int] = None, rank: bool = True) -> Result:
+        """What sets each step's time (``jaxprof critical-path``): per step the chain of ops,
+        collectives, host work and named gaps that ends last (``path``, adding up to
+        ``step_ns``), time on it by category (``critical_ns``) and per op ``on_path_ns`` and
+        ``slack_ns``; one row per step.
+
+        Args:
+            what_if: a change to replay, or a list of them (``--what-if``): ``"op=PATTERN:F"``,
+                ``"category=NAME:F"``, ``"host=NAME:median"``, ``"collectives=overlapped"``,
+                ``"launches=free"``. Each step then has ``predicted_step_ns`` (all at once) and
+                ``what_if`` (each alone); ``data["what_if"]`` has the means over steady steps.
+            top: ops kept per step (None or 0: all).
+            rank: rank candidate changes by what they would gain (``data["ranked"]``).
+
+        See docs/critical-path.md.
+        """
+        specs = [what_if] if isinstance(what_if, str) else list(what_if or [])
+        text, table = self._core.critical_path(
+            [str(s) for s in specs], _top("top", top), bool(rank), _shown(top))
+        return ResultJSON(json.loads(text), "steps", table)
+
     def memory(self, *, only: Optional[str] = None, allocator: Optional[str] = None,
                module: Optional[str] = None, top: int = 10, points: int = 1000) -> MemoryResult:
         """Memory (``jaxprof memory``): bytes in use over time per allocator, the peak and what

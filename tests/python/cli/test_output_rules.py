@@ -33,6 +33,7 @@ FORMATS = {
     "autotune-report": ["table", "json", "csv"],
     "roofline": ["table", "json", "csv"],
     "hosts": ["table", "json", "csv"],
+    "critical-path": ["table", "json", "csv"],
 }
 NO_FORMAT = ["report", "export", "view", "partial"]  # they write a file
 
