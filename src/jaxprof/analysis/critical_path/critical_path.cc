@@ -17,8 +17,9 @@ constexpr uint32_t kNone = UINT32_MAX;
 const char* kAssumptions[] = {
     "program order: each device lane (a GPU stream, a TPU op line, a CPU device's ops) runs its "
     "ops one after another; an op nested in another on its lane is part of it",
-    "launch: an execution's first op waits for the latest host event of the step (directly under "
-    "the step's annotation) that ended before it started; correlation ids are not used",
+    "launch: an execution's first op waits for the host event of the step (directly under the "
+    "step's annotation) that spans its start, from that event's start, else for the latest one "
+    "that ended before it; correlation ids are not used",
     "collectives: an instance (matched across devices and hosts by the collectives analysis) ends "
     "on every participant a fixed time after its last participant arrived; scaling it scales that "
     "time, the participants still meet",

@@ -39,15 +39,18 @@ struct EdgeList {
   }
 };
 
-// Host events on the step's thread, by start: the one that ended last at or before `t`.
-uint32_t host_before(const std::vector<GraphNode>& nodes, const std::vector<uint32_t>& host,
-                     int64_t t) {
+// The host event that launched an execution starting at `t`: the one on the step's thread that
+// spans `t` (the device started while the call was still running: its start is the launch),
+// else the one that ended last at or before `t` (its end is).
+uint32_t launcher(const std::vector<GraphNode>& nodes, const std::vector<uint32_t>& host,
+                  int64_t t) {
   uint32_t best = kNone;
   for (uint32_t h : host) {
+    if (nodes[h].start_ps <= t && t < nodes[h].end_ps) return StepGraph::start_of(h);
     if (nodes[h].end_ps > t) continue;
     if (best == kNone || nodes[h].end_ps >= nodes[best].end_ps) best = h;
   }
-  return best;
+  return best == kNone ? kNone : StepGraph::end_of(best);
 }
 
 // Kahn's order over the edges (sorted by target); vertices left on a cycle follow by time.
@@ -140,8 +143,8 @@ StepGraph build_step_graph(StepWork work) {
     } else {
       uint32_t launch = kNone;
       if (work.execution_start[i]) {
-        const uint32_t h = host_before(g.nodes, host, node.start_ps);
-        if (h != kNone) from.push_back(launch = StepGraph::end_of(h));
+        launch = launcher(g.nodes, host, node.start_ps);
+        if (launch != kNone) from.push_back(launch);
       }
       list.lag(s, from, EdgeKind::kDeviceGap, i, EdgeKind::kLaunchGap, launch);
     }

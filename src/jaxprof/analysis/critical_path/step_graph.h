@@ -6,8 +6,9 @@
 // so replaying the graph with the measured weights gives back the measured times exactly; a
 // what-if changes weights (durations, gaps) and replays (what_if.h). The edges (docs/critical-path.md):
 // - program order on each device lane (a GPU stream, a TPU op line, a CPU device's ops);
-// - the host work that launched an execution: the latest host event of the step that ended before
-//   the execution's first op started (an assumption: the profile names no launch on every backend);
+// - the host work that launched an execution: the host event of the step that spans the start of
+//   the execution's first op (from its start), else the latest one that ended before it (from its
+//   end): an assumption, correlation ids are not used;
 // - a collective instance: it ends on every participant a fixed time (its transfer) after the last
 //   participant arrived;
 // - a host event that waits for the device (it spans the end of the step's device work) ends a

