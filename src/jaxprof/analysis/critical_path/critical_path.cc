@@ -1,11 +1,13 @@
 #include "jaxprof/analysis/critical_path/critical_path.h"
 
+#include <fmt/format.h>
 #include <re2/re2.h>
 
 #include <algorithm>
 #include <map>
 #include <unordered_map>
 
+#include "jaxprof/analysis/cost/roofline.h"
 #include "jaxprof/analysis/critical_path/step_work.h"
 
 namespace jaxprof {
@@ -155,10 +157,36 @@ std::vector<std::pair<std::string, int64_t>> by_category(const std::vector<PathS
   return out;
 }
 
-// The candidate changes ranked: the ops with most time on the path at half their time, each
-// category and gap at half, collectives overlapped, launches free, each host at the median.
-std::vector<WhatIfSpec> candidates(const CriticalPathResult& r,
-                                   const std::vector<std::string>& host_names) {
+// Per op name, its roofline time over its measured time (over every device), where the roofline
+// knows its cost, finds it compute- or memory-bound (not latency, async or communication) and it
+// runs slower than the roofline allows.
+std::map<std::string, double> roofline_factors(const Profile& profile) {
+  std::map<std::string, std::pair<double, double>> sums;  // predicted, measured
+  for (const RooflineDevice& d : compute_roofline(profile, {}).devices)
+    for (const RooflineOp& op : d.ops)
+      if (op.figures.predicted_ps && op.figures.time_ps > 0 &&
+          (op.figures.bound == Bound::kCompute || op.figures.bound == Bound::kMemory)) {
+        auto& [predicted, measured] = sums[op.name];
+        predicted += static_cast<double>(*op.figures.predicted_ps);
+        measured += static_cast<double>(op.figures.time_ps);
+      }
+  std::map<std::string, double> out;
+  for (const auto& [name, pm] : sums)
+    if (pm.second > 0 && pm.first < pm.second) out[name] = pm.first / pm.second;
+  return out;
+}
+
+struct Candidate {
+  WhatIfSpec spec;
+  std::string basis;
+};
+
+// The candidate changes ranked: the ops with most time on the path at their roofline time (at
+// half their time where the roofline does not know it), each category and gap at half,
+// collectives overlapped, launches free, each host at the median.
+std::vector<Candidate> candidates(const CriticalPathResult& r,
+                                  const std::vector<std::string>& host_names,
+                                  const std::map<std::string, double>& roofline) {
   std::map<std::string, int64_t> op_time, categories;
   for (const CriticalStep& s : r.steps) {
     for (const PathOp& op : s.ops)
@@ -168,16 +196,22 @@ std::vector<WhatIfSpec> candidates(const CriticalPathResult& r,
   std::vector<std::pair<std::string, int64_t>> ops(op_time.begin(), op_time.end());
   std::stable_sort(ops.begin(), ops.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
-  std::vector<WhatIfSpec> out;
-  for (size_t i = 0; i < ops.size() && i < 10 && ops[i].second > 0; ++i)
-    out.push_back(parse_what_if("op=^" + RE2::QuoteMeta(ops[i].first) + "$:0.5"));
+  std::vector<Candidate> out;
+  for (size_t i = 0; i < ops.size() && i < 10 && ops[i].second > 0; ++i) {
+    auto it = roofline.find(ops[i].first);
+    const bool known = it != roofline.end();
+    out.push_back({parse_what_if(fmt::format("op=^{}$:{:.3g}", RE2::QuoteMeta(ops[i].first),
+                                             known ? it->second : 0.5)),
+                   known ? "roofline" : "half"});
+  }
   for (const auto& [c, t] : categories)
-    if (t > 0) out.push_back(parse_what_if("category=" + c + ":0.5"));
-  out.push_back(parse_what_if("collectives=overlapped"));
-  out.push_back(parse_what_if("launches=free"));
+    if (t > 0) out.push_back({parse_what_if("category=" + c + ":0.5"), "half"});
+  out.push_back({parse_what_if("collectives=overlapped"), "overlapped"});
+  out.push_back({parse_what_if("launches=free"), "free"});
   if (host_names.size() > 1)
     for (const std::string& h : host_names)
-      if (h.find(':') == std::string::npos) out.push_back(parse_what_if("host=" + h + ":median"));
+      if (h.find(':') == std::string::npos)
+        out.push_back({parse_what_if("host=" + h + ":median"), "median"});
   return out;
 }
 
@@ -243,10 +277,12 @@ CriticalPathResult compute_critical_path(const Profile& profile,
     r.combined.push_back(change(all, [&](size_t i) { return r.steps[i].predicted_all_ps; }));
   }
   if (options.rank && !counted.empty()) {
-    for (const WhatIfSpec& spec : candidates(r, host_names))
-      r.ranked.push_back(change(spec, [&](size_t i) {
-        return replay_what_if(graphs[i], {spec}, host_names) - graphs[i].start_ps;
+    for (const Candidate& c : candidates(r, host_names, roofline_factors(profile))) {
+      r.ranked.push_back(change(c.spec, [&](size_t i) {
+        return replay_what_if(graphs[i], {c.spec}, host_names) - graphs[i].start_ps;
       }));
+      r.ranked.back().basis = c.basis;
+    }
     std::stable_sort(r.ranked.begin(), r.ranked.end(),
                      [](const WhatIfChange& a, const WhatIfChange& b) {
                        return a.change_ps < b.change_ps;

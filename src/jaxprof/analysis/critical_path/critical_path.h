@@ -68,6 +68,9 @@ struct WhatIfChange {
   double predicted_step_ps = 0;
   double measured_step_ps = 0;
   double change_ps = 0;  // predicted - measured (negative: faster)
+  // Ranked candidates: what the change stands for: "roofline" (an op at its roofline time),
+  // "half" (at half its time), "overlapped", "free", "median".
+  std::string basis;
 };
 
 struct CriticalPathResult {

@@ -13,10 +13,10 @@ namespace {
 std::string change_json(const WhatIfChange& c) {
   return fmt::format(
       "{{\"spec\": {}, \"predicted_step_ns\": {}, \"measured_step_ns\": {}, \"change_ns\": {}, "
-      "\"change\": {}}}",
+      "\"change\": {}{}}}",
       json_string(c.spec), ps_to_ns(c.predicted_step_ps), ps_to_ns(c.measured_step_ps),
-      ps_to_ns(c.change_ps),
-      number(c.measured_step_ps > 0 ? c.change_ps / c.measured_step_ps : 0));
+      ps_to_ns(c.change_ps), number(c.measured_step_ps > 0 ? c.change_ps / c.measured_step_ps : 0),
+      c.basis.empty() ? "" : ", \"basis\": " + json_string(c.basis));
 }
 
 std::string changes_json(const std::vector<WhatIfChange>& changes) {
@@ -174,8 +174,9 @@ std::string table(const CriticalPathResult& r, size_t top) {
   std::vector<WhatIfChange> asked = r.what_ifs;
   asked.insert(asked.end(), r.combined.begin(), r.combined.end());
   out += changes_table(asked, "what-if (mean over the steady steps)");
-  out += changes_table(r.ranked, "the changes that would gain most (ops at half their time, "
-                                 "categories at half, collectives overlapped, launches free)");
+  out += changes_table(r.ranked, "the changes that would gain most (ops at their roofline time "
+                                 "or half, categories at half, collectives overlapped, launches "
+                                 "free)");
   out += "\nassumptions (docs/critical-path.md):\n";
   for (const std::string& a : r.assumptions) out += "  - " + a + "\n";
   return out;
