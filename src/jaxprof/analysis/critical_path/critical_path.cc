@@ -19,6 +19,8 @@ constexpr uint32_t kNone = UINT32_MAX;
 const char* kAssumptions[] = {
     "program order: each device lane (a GPU stream, a TPU op line, a CPU device's ops) runs its "
     "ops one after another; an op nested in another on its lane is part of it",
+    "GPU kernels wait for their launch on the host (found by correlation id); the launch's "
+    "time stays as measured, the host's own work being outside the graph",
     "launch: an execution's first op waits for the host event of the step (directly under the "
     "step's annotation) that spans its start, from that event's start, else for the latest one "
     "that ended before it; correlation ids are not used",
@@ -43,7 +45,7 @@ struct Walk {
   void add(int64_t start, int64_t end, const GraphNode* node, const std::string& name,
            const std::string& kind, const std::string& category, uint32_t host) {
     end = std::min(end, cursor);
-    start = std::min(start, end);
+    start = std::min(std::max(start, g.start_ps), end);  // a launch may precede the step
     if (end > start) {
       PathSegment s;
       s.host = host < host_names.size() ? host_names[host] : "";

@@ -98,7 +98,10 @@ StepGraph build_step_graph(StepWork work) {
   g.nodes = std::move(work.nodes);
   const uint32_t n = static_cast<uint32_t>(g.nodes.size());
   const uint32_t barrier0 = 2 * n;
-  const uint32_t end = barrier0 + work.instances;
+  uint32_t launches = 0;
+  for (const GraphNode& node : g.nodes) launches += node.launch_ps != GraphNode::kNoLaunch;
+  g.first_launch = barrier0 + work.instances;
+  const uint32_t end = g.first_launch + launches;
   g.time_ps.assign(end + 1, 0);
   std::vector<uint32_t> members(work.instances, 0);
   std::vector<uint32_t> lane_last(g.lanes.size(), kNone), lane_prev(n, kNone), host;
@@ -133,6 +136,7 @@ StepGraph build_step_graph(StepWork work) {
       wait = h;
 
   EdgeList list{{}, g.time_ps};
+  uint32_t next_launch = g.first_launch;
   for (uint32_t i = 0; i < n; ++i) {
     const GraphNode& node = g.nodes[i];
     const uint32_t s = StepGraph::start_of(i), e = StepGraph::end_of(i);
@@ -145,6 +149,12 @@ StepGraph build_step_graph(StepWork work) {
       if (work.execution_start[i]) {
         launch = launcher(g.nodes, host, node.start_ps);
         if (launch != kNone) from.push_back(launch);
+      }
+      if (node.launch_ps != GraphNode::kNoLaunch) {
+        g.time_ps[next_launch] = node.launch_ps;
+        from.push_back(next_launch);
+        if (launch == kNone || node.launch_ps > g.time_ps[launch]) launch = next_launch;
+        ++next_launch;
       }
       list.lag(s, from, EdgeKind::kDeviceGap, i, EdgeKind::kLaunchGap, launch);
     }

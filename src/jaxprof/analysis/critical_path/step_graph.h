@@ -6,6 +6,8 @@
 // so replaying the graph with the measured weights gives back the measured times exactly; a
 // what-if changes weights (durations, gaps) and replays (what_if.h). The edges (docs/critical-path.md):
 // - program order on each device lane (a GPU stream, a TPU op line, a CPU device's ops);
+// - a GPU kernel's launch: the kernel starts after the host launched it (by correlation id; the
+//   launch's time is a fixed source, as the host's own work is not in the graph);
 // - the host work that launched an execution: the host event of the step that spans the start of
 //   the execution's first op (from its start), else the latest one that ended before it (from its
 //   end): an assumption, correlation ids are not used;
@@ -36,6 +38,9 @@ struct GraphNode {
   uint32_t host = 0;      // index into Profile::hosts
   NodeKind kind = NodeKind::kOp;
   int64_t start_ps = 0, end_ps = 0;
+  // GPU kernels: when the host launched it (its launch event, found by correlation id).
+  int64_t launch_ps = kNoLaunch;
+  static constexpr int64_t kNoLaunch = INT64_MIN;
   int64_t duration_ps() const { return end_ps - start_ps; }
 };
 
@@ -44,7 +49,7 @@ enum class EdgeKind : uint8_t {
   kDuration,    // a node's own time (start -> end), scaled with the node
   kTail,        // a collective's transfer after the last arrival (barrier -> end)
   kDeviceGap,   // a device op waited after its latest predecessor ended (device idle)
-  kLaunchGap,   // a device op waited after the host work that launched it
+  kLaunchGap,   // a device op waited after the host work that launched it (or its launch)
   kHostGap,     // a host event waited after the host event before it (host/idle)
   kStepEndGap,  // the step ended after its last work
   kZero,        // arrival at a barrier
@@ -65,13 +70,16 @@ struct StepGraph {
   std::vector<std::string> devices;  // device names of the nodes
   std::vector<std::string> lanes;    // "device" or "device/line"
   std::vector<GraphNode> nodes;
-  // Vertices: node n starts at 2n and ends at 2n+1; then one per collective instance; the last is
-  // the step's end. Sources (no predecessors) keep their measured time in every replay.
+  // Vertices: node n starts at 2n and ends at 2n+1; then one per collective instance; then one per
+  // kernel launch (from first_launch on); the last is the step's end. Sources (no predecessors)
+  // keep their measured time in every replay.
   std::vector<int64_t> time_ps;
   std::vector<GraphEdge> edges;   // by target vertex
   std::vector<uint32_t> first_in;  // per vertex, its edges in [first_in[v], first_in[v+1])
   std::vector<uint32_t> order;     // vertices in an order where every edge goes forward
   int64_t start_ps = 0;            // the step's start
+  uint32_t first_launch = 0;
+  bool is_launch(uint32_t v) const { return v >= first_launch && v < end_vertex(); }
   uint32_t end_vertex() const { return static_cast<uint32_t>(time_ps.size() - 1); }
   static uint32_t start_of(uint32_t node) { return 2 * node; }
   static uint32_t end_of(uint32_t node) { return 2 * node + 1; }

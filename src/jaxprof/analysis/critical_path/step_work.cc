@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
@@ -11,6 +12,7 @@
 #include "jaxprof/analysis/ops/device_events.h"
 #include "jaxprof/analysis/ops/event_category.h"
 #include "jaxprof/analysis/steps/module_executions.h"
+#include "jaxprof/analysis/timeline/host_launches.h"
 
 namespace jaxprof {
 
@@ -52,7 +54,7 @@ std::map<InstanceKey, uint32_t> collective_instances(const Profile& profile) {
 
 // The device ops of one device: top-level on their lane, by start.
 void add_device(const Profile& p, const DeviceLines& dev, const DeviceExecutions& de,
-                uint32_t device, ProfileWork& w,
+                uint32_t device, const HostLaunches* launches, ProfileWork& w,
                 std::map<std::tuple<uint32_t, uint32_t, uint32_t>, OpCategory>& categories,
                 const std::map<InstanceKey, uint32_t>& instances) {
   const Events& ev = p.events;
@@ -84,6 +86,9 @@ void add_device(const Profile& p, const DeviceLines& dev, const DeviceExecutions
       n.host = host;
       n.start_ps = ev.start_ps[e];
       n.end_ps = ev.end_ps(e);
+      const int64_t corr = ev.correlation_id.size() > e ? ev.correlation_id[e] : Events::kNoStat;
+      if (launches && corr != Events::kNoStat && corr != Events::kStatInFile)
+        if (std::optional<int64_t> t = launches->launch_time(corr)) n.launch_ps = *t;
       auto inst = instances.find(InstanceKey{host, n.start_ps, n.end_ps});
       const bool collective = inst != instances.end() || c->second == OpCategory::kCollective;
       n.kind = collective ? NodeKind::kCollective : NodeKind::kOp;
@@ -145,9 +150,23 @@ ProfileWork gather_profile_work(const Profile& profile) {
   const std::vector<DeviceExecutions>& execs = module_executions(profile);
   const std::map<InstanceKey, uint32_t> instances = collective_instances(profile);
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, OpCategory> categories;
+  // GPU kernels' launches, per host (module_executions has decoded the lines they are on).
+  std::map<uint32_t, HostLaunches> launches;
   for (size_t d = 0; d < devices.size() && d < execs.size(); ++d) {
+    const Plane& plane = profile.planes[devices[d].plane];
+    const HostLaunches* host_launches = nullptr;
+    if (plane.kind == PlaneKind::kGpu) {
+      auto it = launches.find(plane.host);
+      if (it == launches.end())
+        it = launches
+                 .emplace(plane.host, HostLaunches::index(profile, plane.host, false,
+                                                          HostLaunches::IdLookup::kAuto, true))
+                 .first;
+      host_launches = &it->second;
+    }
     w.devices.push_back(devices[d].name);
-    add_device(profile, devices[d], execs[d], static_cast<uint32_t>(d), w, categories, instances);
+    add_device(profile, devices[d], execs[d], static_cast<uint32_t>(d), host_launches, w,
+               categories, instances);
   }
   std::vector<uint32_t> by_start(w.device_nodes.size());
   std::iota(by_start.begin(), by_start.end(), 0u);

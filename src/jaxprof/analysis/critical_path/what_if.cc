@@ -171,6 +171,8 @@ int64_t replay_what_if(const StepGraph& g, const std::vector<WhatIfSpec>& specs,
         return e.weight_ps > 0 ? scaled(e.weight_ps, factor[e.node]) : e.weight_ps;
       case EdgeKind::kDeviceGap:
       case EdgeKind::kLaunchGap:
+        // Free launches: a kernel waits for no launch (at the earliest, the step's start).
+        if (launches_free && g.is_launch(e.from)) return g.start_ps - g.time_ps[e.from];
         return launches_free ? std::min<int64_t>(e.weight_ps, 0) : gap(e);
       case EdgeKind::kHostGap:
       case EdgeKind::kStepEndGap:

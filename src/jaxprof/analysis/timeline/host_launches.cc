@@ -295,7 +295,8 @@ const WindowLine* best_window_line(std::span<const int64_t> times,
 
 }  // namespace
 
-HostLaunches HostLaunches::index(const Profile& p, uint32_t host, bool all, IdLookup lookup) {
+HostLaunches HostLaunches::index(const Profile& p, uint32_t host, bool all, IdLookup lookup,
+                                 bool keep_times) {
   HostLaunches h;
   LineFilter wanted(p);
   const std::vector<uint8_t> by_name = kinds_by_name(p, host, all, wanted);
@@ -345,6 +346,8 @@ HostLaunches HostLaunches::index(const Profile& p, uint32_t host, bool all, IdLo
       last[slot] = {k, i};
     }
   h.window_.assign(last.size(), kNoWindow);
+  if (keep_times)
+    for (const Place& at : last) h.time_.push_back(lines[at.line].launches[at.index].time);
 
   const std::vector<WindowLine> window_lines = disjoint_window_lines(lines);
   if (window_lines.empty()) return h;
@@ -391,6 +394,12 @@ std::optional<uint32_t> HostLaunches::window_of(int64_t correlation) const {
   uint32_t s = slot(correlation);
   if (s == kNone || window_[s] == kNoWindow) return std::nullopt;
   return window_[s];
+}
+
+std::optional<int64_t> HostLaunches::launch_time(int64_t correlation) const {
+  const uint32_t s = slot(correlation);
+  if (s == kNone || s >= time_.size()) return std::nullopt;
+  return time_[s];
 }
 
 }  // namespace jaxprof

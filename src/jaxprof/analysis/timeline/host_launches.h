@@ -22,14 +22,18 @@ class HostLaunches {
 
   // `all`: every host line of the host, or only those that may hold ExecuteThunks events or GPU
   // API calls (cuLaunchKernel, hipModuleLaunchKernel, ...).
+  // `keep_times`: also keep each launch's time, for launch_time.
   static HostLaunches index(const Profile& profile, uint32_t host, bool all,
-                            IdLookup lookup = IdLookup::kAuto);
+                            IdLookup lookup = IdLookup::kAuto, bool keep_times = false);
 
   // Whether a launch with this correlation id was found.
   bool has_launch(int64_t correlation) const { return slot(correlation) != kNone; }
   // The execution window (an id, unique on the host) that contains the launch of the kernel with
   // this correlation id.
   std::optional<uint32_t> window_of(int64_t correlation) const;
+  // When the kernel with this correlation id was launched (its launch event's start on the
+  // timeline), if index kept times and found the launch.
+  std::optional<int64_t> launch_time(int64_t correlation) const;
 
   struct Window {  // one ExecuteThunks event
     int64_t begin = 0, end = 0;
@@ -55,6 +59,7 @@ class HostLaunches {
   // thread, under another id: each launch line goes with the window line that contains most of
   // its launches.
   std::vector<uint32_t> window_;
+  std::vector<int64_t> time_;  // per slot, with keep_times
   static constexpr uint32_t kNoWindow = UINT32_MAX;
 };
 

@@ -138,3 +138,33 @@ TEST(CriticalPath, CollectiveWaitsForTheLastArrival) {
 
 }  // namespace
 }  // namespace jaxprof
+
+namespace jaxprof {
+namespace {
+
+// A GPU stream whose second kernel was launched late: the launch holds it, so halving the first
+// kernel gains nothing, and free launches let it follow the first at once.
+TEST(CriticalPath, KernelsWaitForTheirLaunch) {
+  StepWork w;
+  w.start_ps = 0;
+  w.end_ps = 100;
+  w.devices = {"gpu"};
+  w.lanes = {"gpu/stream"};
+  GraphNode a, b;
+  a.name = "a";
+  b.name = "b";
+  a.category = b.category = "gemm";
+  a.start_ps = 0, a.end_ps = 20, a.launch_ps = 0;
+  b.start_ps = 60, b.end_ps = 90, b.launch_ps = 50;
+  w.nodes = {a, b};
+  w.instance = {UINT32_MAX, UINT32_MAX};
+  w.execution_start = {1, 0};
+  const StepGraph g = build_step_graph(w);
+  EXPECT_EQ(g.time_ps[g.end_vertex()], 100);
+  EXPECT_EQ(replay_what_if(g, {parse_what_if("op=^a$:0.5")}, {}), 100);
+  EXPECT_EQ(replay_what_if(g, {parse_what_if("op=^b$:0.5")}, {}), 85);
+  EXPECT_EQ(replay_what_if(g, {parse_what_if("launches=free")}, {}), 60);
+}
+
+}  // namespace
+}  // namespace jaxprof
