@@ -104,7 +104,10 @@ std::vector<PathSegment> walk_path(const StepGraph& g, const std::vector<std::st
     }
     v = edge.from;
   }
-  w.add(g.start_ps, w.cursor, nullptr, "host/step-start", "gap", "host-idle", default_host);
+  // Until the work the walk ended at: that work's host's time (the first host's, when several
+  // mark the step).
+  const uint32_t first_host = v < 2 * g.nodes.size() ? g.nodes[v / 2].host : default_host;
+  w.add(g.start_ps, w.cursor, nullptr, "host/step-start", "gap", "host-idle", first_host);
   std::reverse(w.path.begin(), w.path.end());
   return std::move(w.path);
 }
@@ -229,13 +232,14 @@ CriticalPathResult compute_critical_path(const Profile& profile,
   std::vector<std::string> host_names;
   for (const Host& h : profile.hosts) host_names.push_back(h.name);
   std::vector<StepGraph> graphs;
-  for (size_t i = 0; i < all.steps.steps.size(); ++i) {
-    const Step& step = all.steps.steps[i];
+  for (size_t i = 0; i < all.steps.size(); ++i) {
+    const Step& step = all.steps[i];
     StepGraph g = build_step_graph(step_work(profile, all, i));
     CriticalStep s;
     s.number = step.number;
     s.name = step.name;
-    s.host = step.host < host_names.size() ? host_names[step.host] : "";
+    // The host that marks it; "" when several do.
+    s.host = all.parts[i].size() == 1 && step.host < host_names.size() ? host_names[step.host] : "";
     s.start_ps = step.start_ps;
     s.step_ps = g.time_ps[g.end_vertex()] - step.start_ps;
     s.warmup = step.warmup;

@@ -1,6 +1,7 @@
 #include "jaxprof/analysis/critical_path/step_graph.h"
 
 #include <queue>
+#include <unordered_map>
 
 namespace jaxprof {
 
@@ -43,9 +44,11 @@ struct EdgeList {
 // spans `t` (the device started while the call was still running: its start is the launch),
 // else the one that ended last at or before `t` (its end is).
 uint32_t launcher(const std::vector<GraphNode>& nodes, const std::vector<uint32_t>& host,
-                  int64_t t) {
+                  const GraphNode& op) {
+  const int64_t t = op.start_ps;
   uint32_t best = kNone;
   for (uint32_t h : host) {
+    if (nodes[h].host != op.host) continue;  // launched by its own host
     if (nodes[h].start_ps <= t && t < nodes[h].end_ps) return StepGraph::start_of(h);
     if (nodes[h].end_ps > t) continue;
     if (best == kNone || nodes[h].end_ps >= nodes[best].end_ps) best = h;
@@ -105,8 +108,8 @@ StepGraph build_step_graph(StepWork work) {
   g.time_ps.assign(end + 1, 0);
   std::vector<uint32_t> members(work.instances, 0);
   std::vector<uint32_t> lane_last(g.lanes.size(), kNone), lane_prev(n, kNone), host;
-  int64_t last_end = work.end_ps, device_end = INT64_MIN;
-  uint32_t device_last = kNone;
+  int64_t last_end = work.end_ps;
+  std::unordered_map<uint32_t, int64_t> device_end;  // per host, the end of its device work
   for (uint32_t i = 0; i < n; ++i) {
     const GraphNode& node = g.nodes[i];
     g.time_ps[StepGraph::start_of(i)] = node.start_ps;
@@ -116,8 +119,9 @@ StepGraph build_step_graph(StepWork work) {
     lane_last[node.lane] = i;
     if (node.kind == NodeKind::kHost) {
       host.push_back(i);
-    } else if (node.end_ps > device_end) {
-      device_end = node.end_ps, device_last = i;
+    } else {
+      auto [it, added] = device_end.emplace(node.host, node.end_ps);
+      if (!added) it->second = std::max(it->second, node.end_ps);
     }
     if (work.instance[i] != kNone) ++members[work.instance[i]];
   }
@@ -129,11 +133,17 @@ StepGraph build_step_graph(StepWork work) {
     }
   g.time_ps[end] = last_end;
 
-  // The host event that waits for the device: the last one that spans the device work's end.
-  uint32_t wait = kNone;
-  for (uint32_t h : host)
-    if (device_last != kNone && g.nodes[h].start_ps <= device_end && g.nodes[h].end_ps >= device_end)
-      wait = h;
+  // The host events that wait for the device: on each host, the last one that spans the end of
+  // its host's device work.
+  std::vector<uint8_t> waits(n, 0);
+  std::unordered_map<uint32_t, uint32_t> wait_of;  // per host
+  for (uint32_t h : host) {
+    auto it = device_end.find(g.nodes[h].host);
+    if (it != device_end.end() && g.nodes[h].start_ps <= it->second &&
+        g.nodes[h].end_ps >= it->second)
+      wait_of[g.nodes[h].host] = h;
+  }
+  for (const auto& [_, h] : wait_of) waits[h] = 1;
 
   EdgeList list{{}, g.time_ps};
   uint32_t next_launch = g.first_launch;
@@ -147,7 +157,7 @@ StepGraph build_step_graph(StepWork work) {
     } else {
       uint32_t launch = kNone;
       if (work.execution_start[i]) {
-        launch = launcher(g.nodes, host, node.start_ps);
+        launch = launcher(g.nodes, host, node);
         if (launch != kNone) from.push_back(launch);
       }
       if (node.launch_ps != GraphNode::kNoLaunch) {
@@ -165,10 +175,11 @@ StepGraph build_step_graph(StepWork work) {
       list.edges.push_back({s, e, kAbsentEdge, EdgeKind::kDuration, i});
       list.edges.push_back(
           {barrier0 + inst, e, node.end_ps - g.time_ps[barrier0 + inst], EdgeKind::kTail, i});
-    } else if (i == wait) {
+    } else if (waits[i]) {
       std::vector<uint32_t> waited{s};
       for (uint32_t j = 0; j < g.lanes.size(); ++j)
-        if (lane_last[j] != kNone && g.nodes[lane_last[j]].kind != NodeKind::kHost)
+        if (lane_last[j] != kNone && g.nodes[lane_last[j]].kind != NodeKind::kHost &&
+            g.nodes[lane_last[j]].host == node.host)
           waited.push_back(StepGraph::end_of(lane_last[j]));
       list.lag(e, waited, EdgeKind::kTail, i);
     } else {

@@ -140,12 +140,46 @@ void add_host_events(const Profile& p, const Step& step, StepWork& w) {
   }
 }
 
+// Steps several hosts mark, as one: the hosts' annotations of one (number, name) together.
+void merge_host_steps(StepsResult steps, ProfileWork& w) {
+  std::map<std::pair<int64_t, std::string>, size_t> index;
+  for (Step& s : steps.steps) {
+    const bool by_host = steps.source == "host-annotation";
+    auto [it, added] = index.emplace(std::make_pair(s.number, s.name), w.steps.size());
+    if (!by_host || added) {
+      w.steps.push_back(s);
+      w.parts.push_back({std::move(s)});
+      continue;
+    }
+    Step& merged = w.steps[it->second];
+    merged.start_ps = std::min(merged.start_ps, s.start_ps);
+    merged.end_ps = std::max(merged.end_ps, s.end_ps);
+    merged.warmup = merged.warmup || s.warmup;
+    merged.windows += 1;
+    w.parts[it->second].push_back(std::move(s));
+  }
+  std::vector<size_t> order(w.steps.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return w.steps[a].start_ps < w.steps[b].start_ps;
+  });
+  std::vector<Step> sorted_steps;
+  std::vector<std::vector<Step>> sorted_parts;
+  for (size_t i : order) {
+    sorted_steps.push_back(std::move(w.steps[i]));
+    sorted_parts.push_back(std::move(w.parts[i]));
+  }
+  w.steps = std::move(sorted_steps);
+  w.parts = std::move(sorted_parts);
+}
+
 }  // namespace
 
 ProfileWork gather_profile_work(const Profile& profile) {
   ProfileWork w;
-  w.steps = compute_steps(profile);
-  w.source = w.steps.source;
+  StepsResult steps = compute_steps(profile);
+  w.source = steps.source;
+  merge_host_steps(std::move(steps), w);
   const std::vector<DeviceLines> devices = op_devices(profile);
   const std::vector<DeviceExecutions>& execs = module_executions(profile);
   const std::map<InstanceKey, uint32_t> instances = collective_instances(profile);
@@ -174,27 +208,29 @@ ProfileWork gather_profile_work(const Profile& profile) {
     return w.device_nodes[a].start_ps < w.device_nodes[b].start_ps;
   });
   ProfileWork sorted = std::move(w);
-  w = ProfileWork{std::move(sorted.steps), sorted.source, std::move(sorted.devices),
-                  std::move(sorted.lanes), {}, {}, {}, std::move(sorted.warnings)};
+  w = ProfileWork{std::move(sorted.steps), std::move(sorted.parts), sorted.source,
+                  std::move(sorted.devices), std::move(sorted.lanes), {}, {}, {},
+                  std::move(sorted.warnings)};
   for (uint32_t i : by_start) {
     w.device_nodes.push_back(std::move(sorted.device_nodes[i]));
     w.instance.push_back(sorted.instance[i]);
     w.execution_start.push_back(sorted.execution_start[i]);
   }
-  if (w.steps.steps.empty() && !w.device_nodes.empty()) {
+  if (w.steps.empty() && !w.device_nodes.empty()) {
     // No steps marked: the whole profile's device work is one window.
     Step s;
     s.name = "profile";
     s.start_ps = w.device_nodes.front().start_ps;
     for (const GraphNode& n : w.device_nodes) s.end_ps = std::max(s.end_ps, n.end_ps);
-    w.steps.steps.push_back(s);
+    w.steps.push_back(s);
+    w.parts.push_back({s});
     w.source = "profile";
   }
   return w;
 }
 
 StepWork step_work(const Profile& profile, const ProfileWork& all, size_t index) {
-  const Step& step = all.steps.steps[index];
+  const Step& step = all.steps[index];
   StepWork w;
   w.start_ps = step.start_ps;
   w.end_ps = step.end_ps;
@@ -213,7 +249,8 @@ StepWork step_work(const Profile& profile, const ProfileWork& all, size_t index)
     w.execution_start.push_back(all.execution_start[i]);
   }
   w.instances = static_cast<uint32_t>(local.size());
-  if (all.source == "host-annotation") add_host_events(profile, step, w);
+  if (all.source == "host-annotation")
+    for (const Step& part : all.parts[index]) add_host_events(profile, part, w);
   return w;
 }
 

@@ -16,7 +16,11 @@ namespace jaxprof {
 
 // Everything the steps share, gathered once.
 struct ProfileWork {
-  StepsResult steps;  // as compute_steps gives them; one window of all device work when none
+  // The steps of compute_steps; those several hosts mark (one StepTraceAnnotation per host, of
+  // the same number and name) are one step from the first start to the last end. One window of
+  // all device work when the profile marks none.
+  std::vector<Step> steps;
+  std::vector<std::vector<Step>> parts;  // per step, each host's own (one when one host marks it)
   std::string source;
   std::vector<std::string> devices, lanes;
   std::vector<GraphNode> device_nodes;  // by start
@@ -27,7 +31,8 @@ struct ProfileWork {
 
 ProfileWork gather_profile_work(const Profile& profile);
 
-// The work of step `index`: its device nodes, and its host events when the host marks it.
+// The work of step `index`: its device nodes, and the host events under each host's annotation
+// of it when the hosts mark it.
 StepWork step_work(const Profile& profile, const ProfileWork& all, size_t index);
 
 }  // namespace jaxprof
