@@ -17,6 +17,7 @@
 #include "jaxprof/formats/nsys_jax/nsys_device_metadata.h"
 #include "jaxprof/formats/nsys_jax/nsys_gpu_ranges.h"
 #include "jaxprof/formats/nsys_jax/nsys_host_ranges.h"
+#include "jaxprof/formats/nsys_jax/nsys_launch_threads.h"
 #include "jaxprof/io/jobs.h"
 #include "jaxprof/io/parquet.h"
 #include "jaxprof/io/xz.h"
@@ -256,19 +257,14 @@ uint32_t NsysJaxSource::metadata_for(Profile& p, uint32_t plane, StringId name) 
 // only GPU the process saw (a process driving one GPU has no launcher threads); failing both, the
 // process's index, with a warning.
 int64_t main_device_of(const NsysThreads& threads, const std::map<int64_t, NsysDevice>& device_info,
-                       uint32_t process_index, const ZipArchive& zip, const ProcessMembers& m,
-                       const std::string& file, std::vector<std::string>& warnings) {
+                       uint32_t process_index, const std::string& file,
+                       std::vector<std::string>& warnings) {
   int64_t main_device = threads.first_launcher_device;
   if (main_device < 0 && device_info.size() == 1) main_device = device_info.begin()->first;
   if (main_device < 0) {
     main_device = process_index;
-    if (!m.threads)
-      warnings.push_back(zip.path() + ": no member " + std::string(kThreadsMember) +
-                         " (thread names); calling the device " + std::to_string(main_device));
-    else
-      warnings.push_back(file +
-                         ": no XlaLauncher threads in the thread metadata; calling the device " +
-                         std::to_string(main_device));
+    warnings.push_back(file + ": no XlaLauncher threads in the thread metadata; calling the device " +
+                       std::to_string(main_device));
   }
   return main_device;
 }
@@ -325,8 +321,19 @@ void NsysJaxSource::import_process(Profile& p, const ZipArchive& zip_, const Pro
     std::string_view raw = zip_.read(*m.devices, device_storage);
     device_info = parse_device_metadata(raw, zip_.member_path(*m.devices));
   }
-  const int64_t main_device =
-      main_device_of(threads, device_info, process_index, zip_, m, file, warnings);
+  int64_t main_device = -1;
+  if (m.threads) {
+    main_device = main_device_of(threads, device_info, process_index, file, warnings);
+  } else {
+    // The older layout: every launching thread is a GPU (main_device is then never used).
+    LaunchThreadDevices by_thread =
+        devices_from_launch_threads(trace.ranges, device_info, process_index);
+    threads.launcher_device = by_thread.device;
+    main_device = by_thread.device.empty() ? process_index : by_thread.device.begin()->second;
+    // One GPU the device table names is certain; anything else rests on nsys-jax's assumption.
+    if (!by_thread.ids_from_table || by_thread.local_devices != 1 || by_thread.conflicts)
+      warnings.push_back(launch_thread_warning(zip_.path(), by_thread, m.devices != nullptr));
+  }
 
   uint32_t host = static_cast<uint32_t>(p.hosts.size());
   p.hosts.push_back(Host{m.host, zip_.member_path(*m.trace), 0});
@@ -618,6 +625,19 @@ void import_nsys_jax(Profile& profile, std::shared_ptr<Buffer> archive, const st
   unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), 8));
   if (options.threads) threads = options.threads;
   jobs.start(threads);
+
+  // Members an archive may lack, each with what goes without it (the older layout lacks the
+  // thread and device tables: import_process says how the devices are found then).
+  for (const ProcessMembers& m : processes)
+    if (!m.pushpop)
+      profile.warnings.push_back(zip->path() + ": no member " + std::string(kPushPopCsv) + " or " +
+                                 std::string(kPushPopParquet) + " for " + m.host +
+                                 " (host NVTX ranges): no compile phases (compile), nothing set "
+                                 "apart as compiling");
+  if (dumps.empty())
+    profile.warnings.push_back(zip->path() + ": no HLO dump (dump/*" + std::string(kHloSuffix) +
+                               "): ops without opcode, category, source line or replica groups; "
+                               "collectives without message sizes (roofline, collectives)");
 
   uint32_t source = static_cast<uint32_t>(profile.sources.size());
   auto src = std::make_unique<NsysJaxSource>(profile, source);
