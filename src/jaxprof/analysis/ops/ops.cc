@@ -276,7 +276,7 @@ struct Acc {
   }
 };
 
-void finish(OpGroup& out, const Acc& a, int64_t busy) {
+void finish(OpGroup& out, const Acc& a, DeviceOps& device) {
   out.count = a.d.count;
   out.total_ps = a.d.sum;
   out.self_ps = a.self;
@@ -284,7 +284,8 @@ void finish(OpGroup& out, const Acc& a, int64_t busy) {
   out.max_ps = a.d.count ? a.d.max : 0;
   out.mean_ps = a.d.mean();
   out.std_ps = a.d.std();
-  out.share = busy > 0 ? static_cast<double>(a.self) / static_cast<double>(busy) : 0;
+  out.share = device.shares(static_cast<double>(a.self), static_cast<double>(device.busy_ps),
+                            out.name + " on " + device.device);
 }
 
 // An hlo-op group as `ops` describes it, from its representative.
@@ -379,19 +380,19 @@ void for_each_device_ops(const PartialSet& set, const OpsOptions& options,
         OpGroup& g = out.groups.emplace_back();
         g.name = key.first.empty() ? "(no module)" : std::string(key.first);
         g.program_id = key.second;
-        finish(g, acc, out.busy_ps);
+        finish(g, acc, out);
       }
     } else if (options.group_by == GroupBy::kKernel || options.group_by == GroupBy::kName) {
       for (const auto& [key, acc] : by_key) {
         OpGroup& g = out.groups.emplace_back();
         g.name = std::string(std::get<0>(key));
-        finish(g, acc, out.busy_ps);
+        finish(g, acc, out);
       }
     } else if (options.group_by == GroupBy::kHloOp) {
       for (const auto& [key, acc] : by_key) {
         OpGroup& g = out.groups.emplace_back();
         describe_hlo_op(h, acc, g);
-        finish(g, acc, out.busy_ps);
+        finish(g, acc, out);
       }
     } else {
       // Category and opcode are unions of hlo-op groups: describe each op, merge by its label.
@@ -409,7 +410,7 @@ void for_each_device_ops(const PartialSet& set, const OpsOptions& options,
         g.name = label;
         if (options.group_by == GroupBy::kCategory) g.category = g.name;
         if (options.group_by == GroupBy::kOpcode) g.opcode = g.name;
-        finish(g, acc, out.busy_ps);
+        finish(g, acc, out);
       }
     }
     std::stable_sort(out.groups.begin(), out.groups.end(), [](const OpGroup& a, const OpGroup& b) {
@@ -427,7 +428,12 @@ void for_each_device_ops(const PartialSet& set, const OpsOptions& options,
 OpsResult ops_from_partials(const PartialSet& set, const OpsOptions& options) {
   OpsResult result;
   result.group_by = options.group_by;
-  for_each_device_ops(set, options, [&](DeviceOps&& d) { result.devices.push_back(std::move(d)); });
+  ShareGuard shares;
+  for_each_device_ops(set, options, [&](DeviceOps&& d) {
+    shares.merge(d.shares);
+    result.devices.push_back(std::move(d));
+  });
+  if (shares.clipped()) result.warnings.push_back(shares.warning("its device's busy time"));
   for (const HostPartial& h : set.heads())
     if (h.op_capped) {
       result.warnings.push_back(

@@ -12,6 +12,7 @@
 #include "jaxprof/analysis/ops/op_clock.h"
 #include "jaxprof/analysis/steps/steady_state.h"
 #include "jaxprof/model/profile.h"
+#include "jaxprof/model/share_guard.h"
 
 namespace jaxprof {
 
@@ -69,6 +70,7 @@ struct DeviceOps {
   uint64_t device_clock_events = 0;
   std::vector<OpGroup> groups;
   size_t groups_total = 0;  // groups before --top kept the largest
+  ShareGuard shares;        // groups whose self time exceeds the busy time (share shown as 1)
 };
 
 struct OpsResult {

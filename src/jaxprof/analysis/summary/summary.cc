@@ -19,10 +19,6 @@ namespace jaxprof {
 
 namespace {
 
-double ratio(int64_t part, int64_t whole) {
-  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0;
-}
-
 std::string pct(double share) { return fmt::format("{:.0f}%", share * 100); }
 
 std::string dur(double ps) { return human_duration(ps); }
@@ -43,7 +39,7 @@ void observe(SummaryResult& r, const CollectivesResult& coll) {
     r.observations.push_back(
         {std::move(rule), std::move(text), static_cast<int64_t>(time_ps + 0.5), share});
   };
-  double between = ratio(d.idle_between_modules_ps, steady_span);
+  double between = r.shares(d.idle_between_modules_ps, steady_span, "idle between modules");
   if (d.executions == 0 && between >= kIdleShare)
     add("idle",
         fmt::format("{} of device time is idle (the profile has no module executions to place it "
@@ -57,7 +53,7 @@ void observe(SummaryResult& r, const CollectivesResult& coll) {
                     "steps)",
                     pct(between)),
         d.idle_between_modules_ps / n, between);
-  double inside = ratio(d.idle_in_modules_ps, steady_span);
+  double inside = r.shares(d.idle_in_modules_ps, steady_span, "idle inside modules");
   if (inside >= kIdleShare)
     add("idle-in-modules",
         fmt::format("{} of device time is idle inside module executions: ops wait for the host, "
@@ -70,7 +66,7 @@ void observe(SummaryResult& r, const CollectivesResult& coll) {
                           [](const SummaryCollective& a, const SummaryCollective& b) {
                             return a.exposed_ps < b.exposed_ps;
                           });
-    double share = ratio(c.exposed_ps, steady_span);
+    double share = r.shares(c.exposed_ps, steady_span, c.name + " exposed");
     if (share >= kExposedShare)
       add("exposed-collective",
           fmt::format("{} ({}, N={}) is exposed for {} per execution, {} of device time: "
@@ -87,7 +83,7 @@ void observe(SummaryResult& r, const CollectivesResult& coll) {
                       op.source.empty() ? "" : " (" + op.source + ")", pct(op.share)),
           op.self_ps / n, op.share);
   }
-  double memcpy = ratio(d.memcpy_exposed_ps, steady_span);
+  double memcpy = r.shares(d.memcpy_exposed_ps, steady_span, "exposed memcpy");
   if (memcpy >= kMemcpyShare)
     add("exposed-memcpy",
         fmt::format("{} of device time is memory copies hidden by nothing (host<->device "
@@ -96,7 +92,7 @@ void observe(SummaryResult& r, const CollectivesResult& coll) {
         d.memcpy_exposed_ps / n, memcpy);
   double mean_span = d.span_ps / n;
   if (r.compile.wall_ps > 0 && r.compile.wall_ps >= kCompileShare * mean_span) {
-    double share = r.compile.wall_ps / mean_span;
+    double share = r.shares(r.compile.wall_ps, mean_span, "compiling");
     add("compile",
         fmt::format("compiling took {} ({} compile{}, most in {}), {} of the devices' span: "
                     "warm-up in the capture{}",
@@ -119,7 +115,7 @@ void observe(SummaryResult& r, const CollectivesResult& coll) {
                       "it: a straggler",
                       coll.most_late_device, coll.most_late_count, coll.multi_device_instances,
                       dur(static_cast<double>(wait))),
-          wait / n, ratio(wait, steady_span));
+          wait / n, r.shares(wait, steady_span, "waiting for " + coll.most_late_device));
   }
   std::stable_sort(
       r.observations.begin(), r.observations.end(),
@@ -150,7 +146,17 @@ void summarize_device_time(const PartialSet& set, const SummaryOptions& options,
     s.idle_in_modules_ps += d.idle_in_modules_ps;
     s.idle_between_modules_ps += d.idle_between_modules_ps;
   }
-  r.device.idle_share = ratio(r.device.idle_ps, r.device.steady_span_ps());
+  SummaryDeviceTime& d = r.device;
+  const double steady = static_cast<double>(d.steady_span_ps());
+  auto share = [&](int64_t ps, const char* what) {
+    return r.shares(static_cast<double>(ps), steady, what);
+  };
+  d.idle_share = share(d.idle_ps, "idle");
+  d.compute_share = share(d.compute_ps, "compute");
+  d.comm_exposed_share = share(d.comm_exposed_ps, "exposed communication");
+  d.memcpy_exposed_share = share(d.memcpy_exposed_ps, "exposed memcpy");
+  d.idle_in_modules_share = share(d.idle_in_modules_ps, "idle inside modules");
+  d.idle_between_modules_share = share(d.idle_between_modules_ps, "idle between modules");
 }
 
 void summarize_modules(const PartialSet& set, const SummaryOptions& options, SummaryResult& r) {
@@ -190,7 +196,7 @@ void summarize_ops(const PartialSet& set, const SummaryOptions& options, Summary
   r.duration_clock = duration_clock(device_clock_events, op_events);
   std::vector<SummaryOp> all_ops;
   for (auto& [key, o] : merged) {
-    o.share = ratio(o.self_ps, busy);
+    o.share = r.shares(o.self_ps, busy, o.name);
     all_ops.push_back(std::move(o));
   }
   std::sort(all_ops.begin(), all_ops.end(), [](const SummaryOp& a, const SummaryOp& b) {
@@ -239,6 +245,7 @@ void summarize_collectives(const PartialSet& set, const SummaryOptions& options,
   }
   r.warnings = coll.warnings;
   observe(r, coll);
+  if (r.shares.clipped()) r.warnings.push_back(r.shares.warning("its base (busy or steady device time)"));
   if (r.observations.size() > options.observations) r.observations.resize(options.observations);
 }
 

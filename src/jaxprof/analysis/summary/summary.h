@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "jaxprof/model/share_guard.h"
 #include "jaxprof/analysis/ops/op_clock.h"
 #include "jaxprof/analysis/steps/steady_state.h"
 #include "jaxprof/model/profile.h"
@@ -33,7 +34,10 @@ struct SummaryDeviceTime {
   int64_t idle_ps = 0;
   int64_t idle_in_modules_ps = 0;
   int64_t idle_between_modules_ps = 0;
-  double idle_share = 0;  // idle / (span - set_apart)
+  // Shares of the steady device time (span - set_apart), the bases every page uses.
+  double idle_share = 0;
+  double compute_share = 0, comm_exposed_share = 0, memcpy_exposed_share = 0;
+  double idle_in_modules_share = 0, idle_between_modules_share = 0;
   int64_t steady_span_ps() const { return span_ps - set_apart_ps; }
 };
 
@@ -100,6 +104,7 @@ struct SummaryResult {
   SetApartSummary set_apart;
   std::vector<Observation> observations;
   std::vector<std::string> warnings;
+  ShareGuard shares;  // shares clipped to 1 (their warning is in `warnings`)
 };
 
 SummaryResult compute_summary(const Profile& profile, const SummaryOptions& options = {});

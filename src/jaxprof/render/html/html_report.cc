@@ -70,14 +70,15 @@ std::string summary_body(const SummaryResult& s, const std::string& source) {
   if (d.span_ps > 0) {
     double span = static_cast<double>(d.span_ps);
     kv("device time (sum of spans)", human_duration(span));
+    // The shares are `jaxprof summary`'s: of the steady device time, as idle's.
     kv("compute", fmt::format("{} ({})", human_duration(static_cast<double>(d.compute_ps)),
-                              human_percent(static_cast<double>(d.compute_ps) / span)));
+                              human_percent(d.compute_share)));
     kv("exposed communication",
        fmt::format("{} ({})", human_duration(static_cast<double>(d.comm_exposed_ps)),
-                   human_percent(static_cast<double>(d.comm_exposed_ps) / span)));
+                   human_percent(d.comm_exposed_share)));
     kv("exposed memcpy",
        fmt::format("{} ({})", human_duration(static_cast<double>(d.memcpy_exposed_ps)),
-                   human_percent(static_cast<double>(d.memcpy_exposed_ps) / span)));
+                   human_percent(d.memcpy_exposed_share)));
     kv("idle",
        fmt::format("{} ({}; in modules {}, between modules {})",
                    human_duration(static_cast<double>(d.idle_ps)), human_percent(d.idle_share),

@@ -132,6 +132,8 @@ std::string html_sources_body(HtmlPageParts& parts, const std::vector<SummaryOp>
     l.total_ps += o.total_ps;
     l.share += o.share;
   }
+  // Each op's share is at most 1 (ShareGuard warned of any clipped); so is a line's.
+  for (auto& [key, l] : by_line) l.share = std::min(l.share, 1.0);
   std::vector<const SourceLine*> lines;
   for (const auto& [key, l] : by_line) lines.push_back(&l);
   std::stable_sort(lines.begin(), lines.end(), [](const SourceLine* a, const SourceLine* b) {

@@ -86,7 +86,6 @@ std::string table(const SummaryResult& r) {
   if (d.devices == 0) return "no device op events found (try `jaxprof info`)\n";
   double n = d.devices;
   const int64_t steady = d.steady_span_ps();
-  auto share = [&](int64_t ps) { return human_percent(steady ? ps / double(steady) : 0); };
   std::string span = dur(d.span_ps / n) + " span";
   if (d.set_apart_ps > 0)
     span +=
@@ -95,9 +94,11 @@ std::string table(const SummaryResult& r) {
       "Devices: {} on {} host{}; per device {}, {} busy, idle {} ({} between modules, {} "
       "inside)\n",
       d.devices, r.hosts.size(), r.hosts.size() == 1 ? "" : "s", span, dur(d.busy_ps / n),
-      share(d.idle_ps), share(d.idle_between_modules_ps), share(d.idle_in_modules_ps));
+      human_percent(d.idle_share), human_percent(d.idle_between_modules_share),
+      human_percent(d.idle_in_modules_share));
   out += fmt::format("  compute {}   exposed communication {}   exposed memcpy {}\n",
-                     share(d.compute_ps), share(d.comm_exposed_ps), share(d.memcpy_exposed_ps));
+                     human_percent(d.compute_share), human_percent(d.comm_exposed_share),
+                     human_percent(d.memcpy_exposed_share));
   if (std::string line = render_set_apart_line(r.set_apart); !line.empty())
     out += "  " + line + "\n";
   out += "\n";
