@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "jaxprof/common/warning_kind.h"
 #include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/common/parallel_parts.h"
 #include "jaxprof/common/error.h"
@@ -18,6 +19,14 @@
 #include "jaxprof/render/text/steady_state_render.h"
 
 namespace jaxprof::cli {
+
+namespace {
+// --verbose: every warning its own line.
+bool& verbose_warnings() {
+  static bool verbose = false;
+  return verbose;
+}
+}  // namespace
 
 std::vector<CommandRegistration>& registered_commands() {
   static std::vector<CommandRegistration> commands;
@@ -42,6 +51,14 @@ void add_common(CLI::App* cmd, CommonOptions& o, const std::vector<std::string>&
     if (std::find(formats.begin(), formats.end(), "table") != formats.end()) add_wide_option(cmd);
   }
   add_threads_option(cmd, o.threads);
+  add_verbose_option(cmd);
+}
+
+void add_verbose_option(CLI::App* cmd) {
+  cmd->add_flag_callback(
+      "--verbose", [] { verbose_warnings() = true; },
+      "Warnings: print every one (default: many of one kind print as one line with a count "
+      "and an example; JSON's \"warnings\" always lists them all)");
 }
 
 void add_wide_option(CLI::App* cmd) {
@@ -267,7 +284,10 @@ OutputFormat format_of(const CommonOptions& o) {
 }
 
 void warn(const std::vector<std::string>& warnings) {
-  for (const auto& w : warnings) std::fprintf(stderr, "jaxprof: warning: %s\n", w.c_str());
+  // Many of one kind read as one line each (common/warning_kind.h); --verbose lists them all.
+  const std::vector<std::string> lines =
+      verbose_warnings() ? warnings : summarise_warnings(warnings);
+  for (const auto& w : lines) std::fprintf(stderr, "jaxprof: warning: %s\n", w.c_str());
 }
 
 }  // namespace jaxprof::cli

@@ -37,6 +37,8 @@ void add_common(CLI::App* cmd, CommonOptions& o,
 // --wide: table cells are never cut (also set on every command that prints tables by
 // add_common).
 void add_wide_option(CLI::App* cmd);
+// --verbose: every warning on stderr, not one line per kind (also set by add_common).
+void add_verbose_option(CLI::App* cmd);
 // For commands that read host by host (load_set): --keep-going, and partials as paths.
 void add_host_by_host(CLI::App* cmd, CommonOptions& o);
 // Reads the hosts one by one into partials holding `extract.parts` (load_partials.h), with a

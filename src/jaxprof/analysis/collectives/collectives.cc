@@ -1,3 +1,4 @@
+#include "jaxprof/common/warning_kind.h"
 #include "jaxprof/analysis/collectives/collectives.h"
 
 #include <algorithm>
@@ -640,8 +641,7 @@ void order_rows(const CollectivesOptions& options, CollectivesResult& result) {
                    });
   for (const CollectiveOp& op : result.ops)
     if (op.message_bytes == 0 && op.count > 0) {
-      result.warnings.push_back("no HLO for " + op.module + "/" + op.name +
-                                ": message size and bandwidth unknown");
+      result.warnings.push_back(kNoHloForCollective.text(op.module, op.name));
     }
 }
 
