@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -142,8 +143,9 @@ void ExpectOpcodesSumHloOps(const Profile& profile) {
     std::map<std::string, std::tuple<uint64_t, int64_t, int64_t>> got;
     for (const OpGroup& g : by_opcode.devices[d].groups) {
       EXPECT_EQ(g.opcode, g.name);
-      EXPECT_DOUBLE_EQ(g.share, static_cast<double>(g.self_ps) /
-                                    static_cast<double>(by_opcode.devices[d].busy_ps));
+      // At most 1: on the TF V100 capture overlapping streams hold more self time than busy.
+      EXPECT_DOUBLE_EQ(g.share, std::min(1.0, static_cast<double>(g.self_ps) /
+                                                  static_cast<double>(by_opcode.devices[d].busy_ps)));
       got[g.name] = {g.count, g.total_ps, g.self_ps};
     }
     EXPECT_EQ(got, want) << ops.devices[d].device;
