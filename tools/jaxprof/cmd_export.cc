@@ -31,7 +31,8 @@ RegisterCommand export_command(90, [](CLI::App& app) -> std::function<int()> {
                   "Output file: Perfetto's protobuf (*.pftrace, any name), or Chrome trace JSON "
                   "(*.json, *.json.gz); .gz compresses")
       ->required();
-  cmd->add_option("--format", o->format,
+  // Not --format: that flag picks how a command prints (table, json, csv); this is the file's.
+  cmd->add_option("--trace-format", o->format,
                   "proto or json (default auto: json for *.json and *.json.gz, else proto)")
       ->check(CLI::IsMember({"auto", "proto", "json"}))
       ->capture_default_str();

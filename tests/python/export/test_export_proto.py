@@ -118,7 +118,7 @@ def test_proto_holds_the_json_events(jaxprof_bin, tmp_path, trace_class, name, p
 def test_format_option_and_extension(jaxprof_bin, tmp_path):
     path = oc.require_profile(oc.DATA_DIR / "jax_cpu_matmul")
     for args, proto in ((["t.pftrace"], True), (["t.json"], False), (["t.json.gz"], False),
-                        (["x.json", "--format", "proto"], True), (["x.bin", "--format", "json"],
+                        (["x.json", "--trace-format", "proto"], True), (["x.bin", "--trace-format", "json"],
                                                                  False)):
         out = tmp_path / args[0]
         proc = oc.run_cli(jaxprof_bin, ["export", str(path), "--perfetto", str(out), *args[1:]])
