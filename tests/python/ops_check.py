@@ -177,7 +177,9 @@ def check_group(where: str, group_by: str, got: Dict[str, Any], want: xo.Group,
     # mean's magnitude (1e-12 of the mean) so a tiny spread is not over-judged
     check_rel(f"{where}: std_ns", got["std_ns"], std, Fraction(1, 10**9) + mean / 10**12)
     if busy_ps:
-        check_rel(f"{where}: share", got["share"], Fraction(want.self_ps, busy_ps),
+        # A group's self time can pass its device's busy time where lines of one device overlap
+        # (events counted more than once): the share is then shown as 100% with a warning.
+        check_rel(f"{where}: share", got["share"], min(Fraction(want.self_ps, busy_ps), 1),
                   Fraction(1, 10**12))
     if group_by == "hlo-op":
         assert "module" in got, f"{where}: hlo-op group without 'module'"

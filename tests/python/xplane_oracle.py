@@ -757,7 +757,7 @@ def to_json(result: List[Dict[str, Any]]) -> Dict[str, Any]:
                  "self_ns": ps_to_ns(g.self_ps), "mean_ns": g.total_ps / g.count / 1000,
                  "min_ns": ps_to_ns(g.min_ps), "max_ns": ps_to_ns(g.max_ps),
                  "std_ns": math.sqrt(g.variance_ps2()) / 1000,
-                 "share": (g.self_ps / d["busy_ps"]) if d["busy_ps"] else 0.0}
+                 "share": min(g.self_ps / d["busy_ps"], 1.0) if d["busy_ps"] else 0.0}
             if g.has_module:
                 j["module"] = g.module
             if g.has_program_id:
