@@ -5,6 +5,7 @@
 #include "cli_common.h"
 #include "jaxprof/common/error.h"
 #include "jaxprof/render/perfetto/perfetto.h"
+#include "window_options.h"
 
 namespace jaxprof::cli {
 namespace {
@@ -14,6 +15,7 @@ RegisterCommand export_command(90, [](CLI::App& app) -> std::function<int()> {
     CommonOptions common;
     std::string perfetto;
     std::string format = "auto";
+    WindowFlags window;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
@@ -25,7 +27,10 @@ RegisterCommand export_command(90, [](CLI::App& app) -> std::function<int()> {
       "arrows from each host launch to its kernels, memory in use per allocator, and per\n"
       "device a 'category' track (compute, exposed communication, exposed memcpy, idle) and a\n"
       "'modules' track; op events carry their HLO name, JAX op path, source line, category and\n"
-      "collective bandwidth. Open the file in ui.perfetto.dev. See docs/export.md.");
+      "collective bandwidth. Open the file in ui.perfetto.dev. See docs/export.md.\n"
+      "A window (--steps, --time) keeps the events that overlap it, whole, clips the memory\n"
+      "counters to it and keeps the arrows whose both ends are kept; a note says how much.\n"
+      "A trace that would pass --warn-size gets a warning with a window that fits.");
   add_common(cmd, o->common, /*formats=*/{});  // the file is the output
   cmd->add_option("--perfetto", o->perfetto,
                   "Output file: Perfetto's protobuf (*.pftrace, any name), or Chrome trace JSON "
@@ -36,6 +41,7 @@ RegisterCommand export_command(90, [](CLI::App& app) -> std::function<int()> {
                   "proto or json (default auto: json for *.json and *.json.gz, else proto)")
       ->check(CLI::IsMember({"auto", "proto", "json"}))
       ->capture_default_str();
+  add_window_options(cmd, o->window);
   return [o]() {
     LoadedProfile loaded;
     load(o->common, loaded);
@@ -43,15 +49,21 @@ RegisterCommand export_command(90, [](CLI::App& app) -> std::function<int()> {
                         : o->format == "json" ? TraceFormat::kJson
                                               : TraceFormat::kAuto;
     bool proto = trace_format_of(o->perfetto, asked) == TraceFormat::kProto;
-    PerfettoSummary s = write_perfetto_file(loaded.profile, o->perfetto, asked);
+    std::optional<TraceWindow> window = resolve_window(o->window, loaded.profile);
+    warn_if_too_big(o->window, loaded.profile, proto, window);
+    WindowCounts counts;
+    PerfettoSummary s = write_trace(loaded.profile, o->perfetto, asked, window, counts);
     warn(loaded.profile.warnings);
-    for (const std::string& n : s.notes) std::fprintf(stderr, "jaxprof: note: %s\n", n.c_str());
+    // With a window, the counts are of the capture the window was cut from.
+    std::string of = window ? fmt::format(" of {} ({} of {} slices), cut from", window->label,
+                                          counts.slices_kept, counts.slices)
+                            : ",";
     announce_written(
         o->perfetto,
-        fmt::format("{}, {} devices, {} op events, {} host events, {} category segments, {} "
+        fmt::format("{}{} {} devices, {} op events, {} host events, {} category segments, {} "
                     "module executions, {} collective events with bandwidth, {} launch arrows, "
                     "{} memory counter tracks",
-                    proto ? "Perfetto protobuf trace" : "Perfetto/Chrome trace (JSON)", s.devices,
+                    proto ? "Perfetto protobuf trace" : "Perfetto/Chrome trace (JSON)", of, s.devices,
                     s.op_events, s.host_events, s.segments, s.executions, s.collective_events,
                     s.flows, s.counter_tracks),
         "  open https://ui.perfetto.dev and use \"Open trace file\" (or `jaxprof view`)\n");

@@ -22,6 +22,7 @@
 #include "cli_common.h"
 #include "jaxprof/common/error.h"
 #include "jaxprof/render/perfetto/perfetto.h"
+#include "window_options.h"
 
 namespace jaxprof::cli {
 namespace {
@@ -183,6 +184,7 @@ RegisterCommand view_command(95, [](CLI::App& app) -> std::function<int()> {
     bool keep = false;
     uint16_t port = 9001;
     double serve_for = 300;
+    WindowFlags window;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
@@ -191,7 +193,8 @@ RegisterCommand view_command(95, [](CLI::App& app) -> std::function<int()> {
   cmd->footer(
       "The trace is what `jaxprof export --perfetto` writes. --serve answers on 127.0.0.1 only,\n"
       "with CORS for ui.perfetto.dev, and stops once the trace was downloaded (or after\n"
-      "--serve-for seconds). See docs/cli.md.");
+      "--serve-for seconds). --steps and --time write a window of it, as `export` does.\n"
+      "See docs/cli.md.");
   add_common(cmd, o->common, /*formats=*/{});
   cmd->add_option("-o,--output", o->output,
                   "Trace file (default: <host or session>.perfetto.json.gz in the current "
@@ -204,13 +207,17 @@ RegisterCommand view_command(95, [](CLI::App& app) -> std::function<int()> {
       ->capture_default_str();
   cmd->add_flag("--keep-serving", o->keep,
                 "Keep serving after the first download (until --serve-for)");
+  add_window_options(cmd, o->window);
   return [o]() {
     LoadedProfile loaded;
     load(o->common, loaded);
     fs::path out = o->output.empty() ? default_output(loaded) : fs::path(o->output);
-    PerfettoSummary s = write_perfetto_file(loaded.profile, out.string());
+    std::optional<TraceWindow> window = resolve_window(o->window, loaded.profile);
+    bool proto = trace_format_of(out.string(), TraceFormat::kAuto) == TraceFormat::kProto;
+    warn_if_too_big(o->window, loaded.profile, proto, window);
+    WindowCounts counts;
+    PerfettoSummary s = write_trace(loaded.profile, out.string(), TraceFormat::kAuto, window, counts);
     warn(loaded.profile.warnings);
-    for (const std::string& n : s.notes) std::fprintf(stderr, "jaxprof: note: %s\n", n.c_str());
     const ProfileFiles& files = loaded.files;
     std::string capture_dir = !files.session_dir.empty() ? files.session_dir
                               : files.hosts.empty()
