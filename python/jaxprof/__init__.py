@@ -23,7 +23,7 @@ __all__ = [
     "ProfileError", "ProfileNotFoundError", "CorruptProfileError", "InvalidOptionError",
     "trace", "annotate", "trace_function", "step", "StepProfiler", "latest", "summarize",
     "wait_for_device",
-    "Profiler", "ProfilingError", "autotune",
+    "Profiler", "ProfilingError", "autotune", "sessions", "extract_session",
 ]
 
 _LAZY = {
@@ -31,6 +31,7 @@ _LAZY = {
     "StepProfiler": "capture", "latest": "capture", "summarize": "capture",
     "wait_for_device": "capture",
     "Profiler": "compat", "ProfilingError": "compat", "view": "view", "Viewer": "view",
+    "sessions": "_sessions", "extract_session": "_sessions",
 }
 
 

@@ -53,4 +53,5 @@ NB_MODULE(_core, m) {
   bind_autotune(m);
   bind_partials(m);
   bind_critical_path(m);
+  bind_sessions(m);
 }

@@ -45,5 +45,7 @@ void bind_autotune(nb::module_& m);
 void bind_partials(nb::module_& m);
 // _core_critical_path.cc: the critical path of each step and its what-if replays.
 void bind_critical_path(nb::module_& m);
+// _core_sessions.cc: the sessions of a log directory (jaxprof.sessions).
+void bind_sessions(nb::module_& m);
 
 }  // namespace jaxprof::python

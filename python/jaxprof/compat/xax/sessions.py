@@ -1,9 +1,10 @@
 """Finding the captures under a profiles folder, in any of the layouts JAX writes.
 
-A session is a directory holding at least one ``<host>.xplane.pb`` (or ``.xplane.pb.gz``).
-jaxprof's captures sit at ``<profiles>/plugins/profile/<session>/``; XAX wrote one log
-directory per capture (``<profiles>/<name>_step_<N>/plugins/profile/<session>/``). Both, and
-a session or ``plugins/profile`` directory given directly, are found by walking the tree.
+A session is a directory holding at least one profile file (``<host>.xplane.pb[.gz]``,
+``<host>.trace.json[.gz]``). jaxprof's captures sit at ``<profiles>/plugins/profile/<session>/``;
+XAX wrote one log directory per capture (``<profiles>/<name>_step_<N>/plugins/profile/
+<session>/``). Both, and a session or ``plugins/profile`` directory given directly, are found by
+``jaxprof.sessions`` (the listing of ``jaxprof sessions``, in C++), which this module wraps.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional, Union
 
+from ..._sessions import sessions as _list
 from ...errors import ProfileNotFoundError
 
 __all__ = ["ProfileSession", "list_sessions", "find_session", "human_size"]
 
 PathLike = Union[str, "os.PathLike[str]"]
-HOST_SUFFIXES = (".xplane.pb", ".xplane.pb.gz")
+HOST_SUFFIXES = (".xplane.pb", ".xplane.pb.gz", ".trace.json", ".trace.json.gz")
 
 
 @dataclass
@@ -65,7 +67,7 @@ def human_size(n: int) -> str:
 
 
 def list_sessions(profile_dir: PathLike) -> List[ProfileSession]:
-    """Every session under ``profile_dir``, oldest first (by their newest file).
+    """Every session under ``profile_dir``, oldest first (by their newest file, then name).
 
     Raises ProfileNotFoundError when ``profile_dir`` is not a directory; an empty list means
     a directory without captures.
@@ -75,17 +77,11 @@ def list_sessions(profile_dir: PathLike) -> List[ProfileSession]:
         reason = "no such directory" if not root.exists() else "not a directory"
         raise ProfileNotFoundError(f"{root}: {reason}", str(root), reason)
     sessions = []
-    for dirpath, _dirnames, filenames in os.walk(root):
-        hosts = sorted(f for f in filenames if f.endswith(HOST_SUFFIXES))
-        if not hosts:
-            continue
-        d = Path(dirpath)
-        files = sorted(d / f for f in filenames if (d / f).is_file())
-        rel = d.relative_to(root).as_posix()
-        s = ProfileSession(d, d.name if rel == "." else rel, [d / h for h in hosts], files)
-        s.mtime = max(f.stat().st_mtime for f in files)
+    for d in reversed(_list(root)):  # newest first there
+        s = ProfileSession(Path(d["path"]), d["name"],
+                           [Path(f["path"]) for f in d["files"] if f["host"] is not None],
+                           [Path(f["path"]) for f in d["files"]], d["mtime"])
         sessions.append(s)
-    sessions.sort(key=lambda s: (s.mtime, s.name))
     return sessions
 
 

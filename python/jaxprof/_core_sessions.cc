@@ -1,0 +1,28 @@
+// The sessions of a log directory (io/session_list.h), for jaxprof.sessions() and XAX's
+// view_profile: the CLI's JSON (`jaxprof sessions --format json`), and copying one out.
+#include "_core.h"
+
+#include "jaxprof/io/session_list.h"
+#include "jaxprof/render/text/sessions_render.h"
+
+namespace jaxprof::python {
+
+void bind_sessions(nb::module_& m) {
+  m.def(
+      "sessions_json",
+      [](const std::string& log_dir) {
+        std::vector<SessionInfo> sessions = list_sessions(log_dir);
+        return render_sessions(sessions, log_dir, OutputFormat::kJson);
+      },
+      nb::arg("log_dir"), nb::call_guard<nb::gil_scoped_release>());
+  m.def(
+      "extract_session",
+      [](const std::string& log_dir, const std::string& session, const std::string& dest) {
+        std::vector<SessionInfo> sessions = list_sessions(log_dir);
+        return extract_session(find_session(sessions, session, log_dir), dest);
+      },
+      nb::arg("log_dir"), nb::arg("session"), nb::arg("dest"),
+      nb::call_guard<nb::gil_scoped_release>());
+}
+
+}  // namespace jaxprof::python
