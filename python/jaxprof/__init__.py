@@ -19,7 +19,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "load", "Profile", "Events", "Plane", "Result", "OpsResult", "InfoResult", "FlameResult",
-    "SummaryResult", "MemoryResult", "RooflineResult", "view", "Viewer",
+    "SummaryResult", "MemoryResult", "RooflineResult", "view", "Viewer", "ExternalViewer",
     "ProfileError", "ProfileNotFoundError", "CorruptProfileError", "InvalidOptionError",
     "trace", "annotate", "trace_function", "step", "StepProfiler", "latest", "summarize",
     "wait_for_device",
@@ -31,6 +31,7 @@ _LAZY = {
     "StepProfiler": "capture", "latest": "capture", "summarize": "capture",
     "wait_for_device": "capture",
     "Profiler": "compat", "ProfilingError": "compat", "view": "view", "Viewer": "view",
+    "ExternalViewer": "view",
     "sessions": "_sessions", "extract_session": "_sessions",
 }
 

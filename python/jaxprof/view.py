@@ -4,13 +4,18 @@ loopback server for ui.perfetto.dev (the Python side of ``jaxprof view``)."""
 from __future__ import annotations
 
 import http.server
+import os
+import shlex
+import shutil
+import subprocess
 import threading
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, List, Optional, Union
 
+from . import _core
 from ._profile import PathLike, load
 
-__all__ = ["view", "Viewer"]
+__all__ = ["view", "Viewer", "ExternalViewer"]
 
 PERFETTO_PORT = 9001  # the only port ui.perfetto.dev fetches ?url= traces from
 
@@ -151,11 +156,63 @@ class Viewer:
         return f"<jaxprof.Viewer {self.trace_path}{state}>"
 
 
+class ExternalViewer:
+    """The viewer :func:`view` started with ``ui="tensorboard"`` or ``"xprof"``: ``command``
+    (its argv), ``log_dir``, ``url``, and ``process`` (None with ``print_command``); ``stop()``
+    ends it, ``wait()`` waits for it."""
+
+    def __init__(self, ui: str, command: List[str], log_dir: str, url: str,
+                 process: "Optional[subprocess.Popen[bytes]]") -> None:
+        self.ui, self.command, self.log_dir, self.url, self.process = (ui, command, log_dir, url,
+                                                                       process)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+    def wait(self, timeout: Optional[float] = None) -> Optional[int]:
+        return None if self.process is None else self.process.wait(timeout)
+
+    def __enter__(self) -> "ExternalViewer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = "" if self.process is None else f" pid {self.process.pid}"
+        return f"<jaxprof.ExternalViewer {shlex.join(self.command)}{state}>"
+
+
+def _external(ui: str, path: PathLike, session: Optional[str], port: Optional[int],
+              print_command: bool, quiet: bool) -> ExternalViewer:
+    """``jaxprof view --ui tensorboard|xprof``: the same command line (from the C++ core)."""
+    argv, log_dir, url, missing = _core.viewer_command(ui, os.fspath(path), session or "",
+                                                       int(port or 0))
+    if print_command:
+        if not quiet:
+            print(shlex.join(argv), flush=True)
+        return ExternalViewer(ui, argv, log_dir, url, None)
+    exe = shutil.which(argv[0])
+    if exe is None:
+        raise RuntimeError(missing)
+    if not quiet:
+        print(f"starting {ui} on {log_dir}: {shlex.join(argv)}\nopen {url} (viewer.stop() ends "
+              "it)", flush=True)
+    return ExternalViewer(ui, argv, log_dir, url, subprocess.Popen([exe] + argv[1:]))
+
+
 def view(path: PathLike, serve: bool = False, *, block: bool = False,
-         port: int = PERFETTO_PORT, serve_for: float = 300.0, keep_serving: bool = False,
+         port: Optional[int] = None, serve_for: float = 300.0, keep_serving: bool = False,
          output: Optional[PathLike] = None, session: Optional[str] = None,
-         hosts: Optional[Iterable[str]] = None, quiet: bool = False) -> Viewer:
-    """Writes a Perfetto-loadable trace and prints how to open it.
+         hosts: Optional[Iterable[str]] = None, quiet: bool = False, ui: str = "perfetto",
+         print_command: bool = False) -> Union[Viewer, ExternalViewer]:
+    """Writes a Perfetto-loadable trace and prints how to open it; or, with ``ui="tensorboard"``
+    or ``"xprof"``, starts that viewer on the capture's log directory.
 
     The trace is what ``jaxprof export --perfetto`` writes (the same C++ code), by default
     ``<host or session>.perfetto.json.gz`` in the current directory (never inside the capture
@@ -170,7 +227,20 @@ def view(path: PathLike, serve: bool = False, *, block: bool = False,
         port: ui.perfetto.dev only fetches ``?url=`` traces from port 9001; 0 picks any port.
         output: where to write the trace instead.
         quiet: do not print the instructions (they are in ``Viewer.instructions``).
+        ui: ``"perfetto"`` (the trace, as above), ``"tensorboard"`` (``tensorboard --logdir
+            LOGDIR --port 6006``) or ``"xprof"`` (``xprof server --logdir LOGDIR --port
+            8791``), run on the directory above ``plugins/profile/<session>/`` and returned as
+            an :class:`ExternalViewer`; ``port`` overrides theirs. Raises RuntimeError saying
+            how to install it when its command is not on PATH (``jaxprof view --ui``: exit 2).
+        print_command: with ``ui="tensorboard"|"xprof"``, only print (and return) the command.
     """
+    if ui not in ("perfetto", "tensorboard", "xprof"):
+        raise ValueError(f"ui={ui!r}: expected 'perfetto', 'tensorboard' or 'xprof'")
+    if ui != "perfetto":
+        return _external(ui, path, session, port, print_command, quiet)
+    if print_command:
+        raise ValueError("print_command goes with ui='tensorboard' or ui='xprof'")
+    port = PERFETTO_PORT if port is None else port
     profile = load(path, session=session, hosts=hosts)
     read = profile.input
     files = profile.files
@@ -185,7 +255,7 @@ def view(path: PathLike, serve: bool = False, *, block: bool = False,
         f"Perfetto UI:  open https://ui.perfetto.dev, click \"Open trace file\", pick {out}\n"
         f"              (or jaxprof.view(..., serve=True) and open "
         f"{_perfetto_url(PERFETTO_PORT, out.name)})\n"
-        f"XProf:        xprof --logdir {log_dir} --port 8791   then http://localhost:8791\n"
+        f"XProf:        xprof server --logdir {log_dir} --port 8791   then http://localhost:8791\n"
         f"TensorBoard:  tensorboard --logdir {log_dir}   then the Profile tab\n")
     if not layout:
         text += ("              (XProf and TensorBoard read "

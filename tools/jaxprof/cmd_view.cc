@@ -12,6 +12,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +22,7 @@
 
 #include "cli_common.h"
 #include "jaxprof/common/error.h"
+#include "jaxprof/io/viewer_command.h"
 #include "jaxprof/render/perfetto/perfetto.h"
 #include "window_options.h"
 
@@ -176,6 +178,31 @@ void serve(const fs::path& file, uint16_t port, double seconds, bool keep) {
   ::close(fd);
 }
 
+// --ui tensorboard|xprof: that viewer, started on the capture's log directory in place of this
+// process (or its command line, with --print-command).
+int start_viewer(const std::string& ui, const CommonOptions& common, int port, bool print_only) {
+  ViewerLaunch v = viewer_launch(ui, common.paths.front(), common.session, port);
+  if (print_only) {
+    write(shell_command(v.argv) + "\n");
+    return 0;
+  }
+  const char* path_env = std::getenv("PATH");
+  std::string exe = find_on_path(v.argv.front(), path_env ? path_env : "");
+  if (exe.empty()) {
+    std::fprintf(stderr, "jaxprof: %s\n",
+                 not_installed_message(v, "--ui perfetto (the default)").c_str());
+    return kExitBadInput;
+  }
+  write(fmt::format("starting {} on {}: {}\nopen {} (Ctrl-C stops it)\n", ui, v.log_dir,
+                    shell_command(v.argv), v.url));
+  std::fflush(stdout);
+  std::vector<char*> argv;
+  for (std::string& a : v.argv) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  ::execv(exe.c_str(), argv.data());
+  throw InputError(exe, fmt::format("cannot start: {}", std::strerror(errno)));
+}
+
 RegisterCommand view_command(95, [](CLI::App& app) -> std::function<int()> {
   struct Options {
     CommonOptions common;
@@ -185,6 +212,8 @@ RegisterCommand view_command(95, [](CLI::App& app) -> std::function<int()> {
     uint16_t port = 9001;
     double serve_for = 300;
     WindowFlags window;
+    std::string ui = "perfetto";
+    bool print_command = false;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
@@ -194,7 +223,10 @@ RegisterCommand view_command(95, [](CLI::App& app) -> std::function<int()> {
       "The trace is what `jaxprof export --perfetto` writes. --serve answers on 127.0.0.1 only,\n"
       "with CORS for ui.perfetto.dev, and stops once the trace was downloaded (or after\n"
       "--serve-for seconds). --steps and --time write a window of it, as `export` does.\n"
-      "See docs/cli.md.");
+      "--ui tensorboard runs `tensorboard --logdir LOGDIR --port 6006` and --ui xprof runs\n"
+      "`xprof server --logdir LOGDIR --port 8791` (--port overrides) on the capture's log\n"
+      "directory, the one above plugins/profile/<session>/, when installed (else: how to\n"
+      "install it, exit 2). See docs/cli.md.");
   add_common(cmd, o->common, /*formats=*/{});
   cmd->add_option("-o,--output", o->output,
                   "Trace file (default: <host or session>.perfetto.json.gz in the current "
@@ -208,7 +240,20 @@ RegisterCommand view_command(95, [](CLI::App& app) -> std::function<int()> {
   cmd->add_flag("--keep-serving", o->keep,
                 "Keep serving after the first download (until --serve-for)");
   add_window_options(cmd, o->window);
-  return [o]() {
+  cmd->add_option("--ui", o->ui,
+                  "perfetto: write the trace (and serve it with --serve); tensorboard or xprof: "
+                  "start that viewer on the log directory")
+      ->check(CLI::IsMember({"perfetto", "tensorboard", "xprof"}))
+      ->capture_default_str();
+  cmd->add_flag("--print-command", o->print_command,
+                "With --ui tensorboard|xprof: print the command line, start nothing");
+  auto* port_option = cmd->get_option("--port");
+  return [o, port_option]() {
+    if (o->ui != "perfetto")
+      return start_viewer(o->ui, o->common, port_option->count() ? o->port : 0,
+                          o->print_command);
+    if (o->print_command)
+      throw InputError("", "--print-command goes with --ui tensorboard or --ui xprof");
     LoadedProfile loaded;
     load(o->common, loaded);
     fs::path out = o->output.empty() ? default_output(loaded) : fs::path(o->output);
@@ -230,7 +275,7 @@ RegisterCommand view_command(95, [](CLI::App& app) -> std::function<int()> {
         "wrote {}: {} devices, {} op events, {} category segments, {} module executions\n\n"
         "Perfetto UI:  open https://ui.perfetto.dev, click \"Open trace file\", pick {}\n"
         "              (or `jaxprof view {} --serve` and open {})\n"
-        "XProf:        xprof --logdir {} --port 8791   then http://localhost:8791\n"
+        "XProf:        xprof server --logdir {} --port 8791   then http://localhost:8791\n"
         "TensorBoard:  tensorboard --logdir {}   then the Profile tab\n",
         out.string(), s.devices, s.op_events, s.segments, s.executions, out.string(),
         o->common.paths.front(), perfetto_url(9001, name), log_dir, log_dir);

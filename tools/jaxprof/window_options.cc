@@ -45,7 +45,7 @@ int64_t parse_step(const std::string& text, const std::string& option) {
 void add_window_options(CLI::App* cmd, WindowFlags& f) {
   cmd->add_option("--steps", f.steps,
                   "Only the steps A to B (both included; A alone: one step), numbered as the "
-                  "steps of `jaxprof modules --format json` (their step_num)");
+                  "steps of `jaxprof modules` (the number of each in its JSON)");
   cmd->add_option("--time", f.time,
                   "Only START:END from the profile's zero (its first instant, time 0 of the "
                   "trace), in ns or with a unit (ns, us, ms, s): 2ms:3.5ms; an empty end is the "

@@ -122,7 +122,7 @@ def test_cli_view_writes_a_trace_with_the_ops_events(tmp_path: Path,
     trace_path = tmp_path / "vm.perfetto.json.gz"
     assert "wrote vm.perfetto.json.gz" in out
     assert "ui.perfetto.dev" in out and "Open trace file" in out
-    assert f"xprof --logdir {logs.resolve()}" in out and "tensorboard --logdir" in out
+    assert f"xprof server --logdir {logs.resolve()}" in out and "tensorboard --logdir" in out
     trace = json.loads(gzip.decompress(trace_path.read_bytes()))
     ops = cli_json("ops", str(logs), "--include-autotuning", "--include-warmup")
     want = sum(d["selected_events"] for d in ops["devices"])

@@ -75,7 +75,7 @@ def test_view_leaves_the_run_directory_alone(jaxprof_bin, tmp_path):
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")
     assert sorted(p.name for p in logs.rglob("*")) == before
     assert (tmp_path / "vm.perfetto.json.gz").is_file()
-    assert "xprof --logdir" in proc.stdout.decode()
+    assert "xprof server --logdir" in proc.stdout.decode()
 
 
 def test_derived_tracks_are_marked_and_dropped(jaxprof_bin, tmp_path):
