@@ -147,7 +147,7 @@ PerfettoSummary write_trace(const Profile& p, const std::string& path, TraceForm
   PerfettoSummary s;
   if (window) {
     s = write_perfetto_window_file(p, path, format, *window, counts);
-    s.notes.push_back(fmt::format("{}: {}", window->label, counts.note()));
+    s.notes.push_back(fmt::format("window ({}): {}", window->label, counts.note()));
   } else {
     s = write_perfetto_file(p, path, format);
   }

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <limits>
 
 #include "jaxprof/common/error.h"
 #include "jaxprof/common/units.h"
@@ -17,7 +18,7 @@
 namespace jaxprof {
 
 std::string WindowCounts::note() const {
-  return fmt::format("window: kept {} of {} slices, {} of {} counter points, {} of {} arrows",
+  return fmt::format("kept {} of {} slices, {} of {} counter points, {} of {} arrows",
                      slices_kept, slices, counter_points_kept, counter_points, flows_kept, flows);
 }
 
@@ -74,9 +75,11 @@ void WindowTraceSink::end(const std::vector<std::string>& notes) {
   close_counter();
   counts_.flows_kept = flows_.size();
   std::vector<std::string> all = notes;
-  all.push_back(fmt::format("{} [{} ns, {} ns] of the profile's time; {}", w_.label,
-                            ps_to_ns_exact(w_.begin_ps), ps_to_ns_exact(w_.end_ps),
-                            counts_.note()));
+  std::string end = w_.end_ps == std::numeric_limits<int64_t>::max()
+                        ? std::string("its end")
+                        : ps_to_ns_exact(w_.end_ps) + " ns";
+  all.push_back(fmt::format("window ({}) [{} ns, {}] of the profile's time: {}", w_.label,
+                            ps_to_ns_exact(w_.begin_ps), end, counts_.note()));
   inner_.end(all);
 }
 
