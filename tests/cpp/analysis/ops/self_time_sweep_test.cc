@@ -109,7 +109,7 @@ Spans permuted(const Spans& s, const std::vector<uint32_t>& o) {
 TEST(SelfTimeSweep, EqualsTheScanOfOpenEventsOnGeneratedLines) {
   std::mt19937_64 rng(20240611);
   const int64_t tols[] = {0, 1, 7, 100, 999, 1000, 1001, 5000, 30000};
-  size_t lines = 0, deep = 0, swept_lines = 0;
+  size_t lines = 0, deep = 0;
   for (int round = 0; round < 4000; ++round) {
     auto r = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
     const int64_t tol = r(0, 3) == 0 ? r(0, 20000) : tols[r(0, 8)];
@@ -132,24 +132,9 @@ TEST(SelfTimeSweep, EqualsTheScanOfOpenEventsOnGeneratedLines) {
     std::iota(identity.begin(), identity.end(), 0u);
     std::vector<int64_t> self;
     compute_self_times(ev, 0, static_cast<uint32_t>(n), self, masked ? &mask : nullptr, tol);
-    const std::vector<int64_t> expected = reference(identity, s.b, s.d, masked ? &mask : nullptr, tol);
-    ASSERT_EQ(self, expected) << "round " << round << " tol " << tol;
+    ASSERT_EQ(self, reference(identity, s.b, s.d, masked ? &mask : nullptr, tol))
+        << "round " << round << " tol " << tol;
     ++lines;
-    // compute_self_times keeps the scan for lines that nest a few deep: the sweep on its own.
-    std::vector<int64_t> pb, pe;
-    std::vector<size_t> at;
-    bool in_order = true;
-    for (size_t i = 0; i < n; ++i) {
-      if (masked && !mask[i]) continue;
-      in_order = in_order && s.d[i] >= 0 && (pb.empty() || pb.back() <= s.b[i]);
-      pb.push_back(s.b[i]), pe.push_back(s.b[i] + s.d[i]), at.push_back(i);
-    }
-    if (in_order) {
-      std::vector<int64_t> swept(pb.size());
-      sweep_self_times(pb.data(), pe.data(), pb.size(), tol, swept.data());
-      for (size_t k = 0; k < at.size(); ++k) ASSERT_EQ(swept[k], expected[at[k]]) << "sweep, round " << round;
-      ++swept_lines;
-    }
 
     // The same spans on the device clock of a line whose timeline order is shuffled; some
     // events without a device clock keep their timeline span.
@@ -178,7 +163,6 @@ TEST(SelfTimeSweep, EqualsTheScanOfOpenEventsOnGeneratedLines) {
   }
   EXPECT_EQ(lines, 8000u);
   EXPECT_GT(deep, 40u);
-  EXPECT_GT(swept_lines, 2000u);
 }
 
 // 100,000 events nested 1,000 deep (and copies of one op stacked on each other) in milliseconds:
