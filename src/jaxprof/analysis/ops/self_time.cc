@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <numeric>
 
-#include "jaxprof/analysis/ops/self_time_sweep.h"
-
 namespace jaxprof {
 
 namespace {
@@ -17,12 +15,11 @@ struct Open {
   int64_t cover_end;    // end of that union (children arrive in start order)
 };
 
-// The scan of open events: O(events x depth). It defines the results (with the tolerance, nesting
-// is not transitive and events may overlap without nesting); the sweep reproduces them where
-// starts are in order, and this remains for input that is not.
+// The self times of `count` events given in (start asc, duration desc) order: the k-th event in
+// that order is `at(k)` (its index in `self`), with timespan [begin(i), begin(i) + dur(i)).
 template <typename At, typename Begin, typename Dur>
-void scan_open_events(uint32_t count, At at, Begin begin, Dur dur, std::vector<int64_t>& self,
-                      const std::vector<uint8_t>* participates, int64_t tol) {
+void self_times_in_order(uint32_t count, At at, Begin begin, Dur dur, std::vector<int64_t>& self,
+                         const std::vector<uint8_t>* participates, int64_t tol) {
   self.assign(count, 0);
   std::vector<Open> open;
   for (uint32_t k = 0; k < count; ++k) {
@@ -49,37 +46,6 @@ void scan_open_events(uint32_t count, At at, Begin begin, Dur dur, std::vector<i
     open.push_back(Open{i, b, en, 0, b});
     self[i] = d;
   }
-}
-
-// The self times of `count` events given in (start asc, duration desc) order: the k-th event in
-// that order is `at(k)` (its index in `self`), with timespan [begin(i), begin(i) + dur(i)).
-// Events that do not participate are left out before the sweep, as the scan skips them.
-template <typename At, typename Begin, typename Dur>
-void self_times_in_order(uint32_t count, At at, Begin begin, Dur dur, std::vector<int64_t>& self,
-                         const std::vector<uint8_t>* participates, int64_t tol) {
-  std::vector<uint32_t> index;
-  std::vector<int64_t> b, e;
-  index.reserve(count);
-  b.reserve(count);
-  e.reserve(count);
-  bool in_order = tol >= 0;
-  for (uint32_t k = 0; k < count && in_order; ++k) {
-    const uint32_t i = at(k);
-    if (participates && !(*participates)[i]) continue;
-    const int64_t bi = begin(i), di = dur(i);
-    in_order = di >= 0 && (b.empty() || b.back() <= bi);
-    index.push_back(i);
-    b.push_back(bi);
-    e.push_back(bi + di);
-  }
-  if (!in_order) {
-    scan_open_events(count, at, begin, dur, self, participates, tol);
-    return;
-  }
-  std::vector<int64_t> swept(index.size());
-  sweep_self_times(b.data(), e.data(), index.size(), tol, swept.data());
-  self.assign(count, 0);
-  for (size_t k = 0; k < index.size(); ++k) self[index[k]] = swept[k];
 }
 
 }  // namespace
