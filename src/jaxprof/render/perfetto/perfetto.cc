@@ -516,8 +516,13 @@ PerfettoSummary write_perfetto_file(const Profile& profile, const std::string& p
     ProtoTraceSink sink(piece);
     return write_perfetto(profile, sink);
   };
-  bool gz = path.size() >= 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
-  if (gz) {
+  return stream_to_file(path, write);
+}
+
+PerfettoSummary stream_to_file(
+    const std::string& path,
+    const std::function<PerfettoSummary(const std::function<void(std::string_view)>&)>& write) {
+  if (path.ends_with(".gz")) {
     gzFile f = gzopen(path.c_str(), "wb6");
     if (!f) throw InputError(path, std::string("cannot write: ") + std::strerror(errno));
     bool ok = true;

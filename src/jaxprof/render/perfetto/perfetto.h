@@ -56,6 +56,11 @@ TraceFormat trace_format_of(const std::string& path, TraceFormat asked);
 
 // Writes the trace to `path` (gzip-compressed when it ends in ".gz"), streamed: the output is
 // never whole in memory. Throws InputError when the file cannot be written.
+// Streams what `write` produces to `path` (gzip-compressed when it ends in ".gz"), throwing
+// InputError naming the path when it cannot be written.
+PerfettoSummary stream_to_file(
+    const std::string& path,
+    const std::function<PerfettoSummary(const std::function<void(std::string_view)>&)>& write);
 PerfettoSummary write_perfetto_file(const Profile& profile, const std::string& path,
                                     TraceFormat format = TraceFormat::kAuto);
 

@@ -13,6 +13,7 @@
 #include "jaxprof/common/error.h"
 #include "jaxprof/common/units.h"
 #include "jaxprof/render/perfetto/json_trace_sink.h"
+#include "jaxprof/render/perfetto/perfetto.h"
 #include "jaxprof/render/perfetto/proto_trace_sink.h"
 
 namespace jaxprof {
@@ -122,31 +123,6 @@ class FlowScanSink : public TraceSink {
   std::set<uint64_t> out_, in_, kept_out_, kept_in_;
 };
 
-// Streams what `write` produces to `path`, gzip-compressed when it ends in ".gz".
-PerfettoSummary stream_to_file(
-    const std::string& path,
-    const std::function<PerfettoSummary(const std::function<void(std::string_view)>&)>& write) {
-  if (path.ends_with(".gz")) {
-    gzFile f = gzopen(path.c_str(), "wb6");
-    if (!f) throw InputError(path, std::string("cannot write: ") + std::strerror(errno));
-    bool ok = true;
-    PerfettoSummary s = write([&](std::string_view piece) {
-      if (ok && gzwrite(f, piece.data(), static_cast<unsigned>(piece.size())) !=
-                    static_cast<int>(piece.size()))
-        ok = false;
-    });
-    if (gzclose(f) != Z_OK || !ok) throw InputError(path, "write failed");
-    return s;
-  }
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) throw InputError(path, std::string("cannot write: ") + std::strerror(errno));
-  bool ok = true;
-  PerfettoSummary s = write([&](std::string_view piece) {
-    if (ok && std::fwrite(piece.data(), 1, piece.size(), f) != piece.size()) ok = false;
-  });
-  if (std::fclose(f) != 0 || !ok) throw InputError(path, "write failed");
-  return s;
-}
 
 }  // namespace
 
