@@ -55,8 +55,13 @@ OutputFormat py_format(const std::string& format) {
 }
 
 // Filters named as the Python caller writes them.
-EventFilterSpec py_filter() {
+EventFilterSpec py_filter(const std::string& device = "", const std::string& prefix = "",
+                          const std::string& match = "", int64_t min_duration_ps = 0) {
   EventFilterSpec f;
+  f.device = device;
+  f.prefix = prefix;
+  f.match = match;
+  f.min_duration_ps = min_duration_ps;
   f.names = {.match = "match=", .device = "device=", .min_duration = "min_duration_ns="};
   return f;
 }
@@ -65,17 +70,13 @@ std::string ops_json(PyProfile& self, const std::string& group_by, const std::st
                      const std::string& prefix, const std::string& match, int64_t min_duration_ps,
                      uint64_t max_events, size_t top, const std::string& format, bool by_program) {
   OpsOptions o;
-  o.filter = py_filter();
+  o.filter = py_filter(device, prefix, match, min_duration_ps);
   o.by_program = by_program;
   if (!parse_group_by(group_by, o.group_by))
     throw InputError("", "group_by='" + group_by +
                              "': expected one of 'hlo-op', 'kernel', 'module', 'name', "
                              "'category', 'opcode'");
   OutputFormat f = py_format(format);
-  o.filter.device = device;
-  o.filter.prefix = prefix;
-  o.filter.match = match;
-  o.filter.min_duration_ps = min_duration_ps;
   o.filter.max_events = max_events;
   o.top = top;
   o.steady = self.steady;
@@ -114,11 +115,7 @@ std::string kernels_json(PyProfile& self, const std::string& device, const std::
                          const std::string& format) {
   OutputFormat f = py_format(format);
   KernelsOptions o;
-  o.filter = py_filter();
-  o.filter.device = device;
-  o.filter.prefix = prefix;
-  o.filter.match = match;
-  o.filter.min_duration_ps = min_duration_ps;
+  o.filter = py_filter(device, prefix, match, min_duration_ps);
   o.top = top;
   nb::gil_scoped_release release;
   EventFilter check(o.filter);
@@ -207,8 +204,7 @@ std::string collectives_json(PyProfile& self, const std::string& device, size_t 
                              const std::string& format) {
   OutputFormat f = py_format(format);
   CollectivesOptions o;
-  o.filter = py_filter();
-  o.filter.device = device;
+  o.filter = py_filter(device);
   o.top = top;
   o.instances = instances;
   o.steady = self.steady;
