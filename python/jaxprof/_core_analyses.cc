@@ -266,12 +266,14 @@ std::string set_apart_json(PyProfile& self) {
 }
 
 // The Perfetto/Chrome trace of `jaxprof export --perfetto` (the same code), written to `path`.
-nb::dict export_perfetto(PyProfile& self, const std::string& path) {
+nb::dict export_perfetto(PyProfile& self, const std::string& path, bool align) {
   PerfettoSummary s;
   {
     nb::gil_scoped_release release;
     std::lock_guard lock(self.mu);
-    s = write_perfetto_file(self.profile(), path);
+    PerfettoOptions options;
+    if (align) options.host_clocks = host_clocks(self.profile());
+    s = write_perfetto_file(self.profile(), path, TraceFormat::kAuto, options);
   }
   nb::dict d;
   d["devices"] = s.devices;
@@ -321,7 +323,7 @@ void bind_analyses(nb::module_& m) {
       .def("memory", &memory, "only"_a, "allocator"_a, "module"_a, "top"_a, "points"_a)
       .def("compile_json", &compile_json, "top_steps"_a, "format"_a = "json", "top"_a = 0)
       .def("summary", &summary_render, "top"_a, "observations"_a, "text"_a)
-      .def("export_perfetto", &export_perfetto, "path"_a)
+      .def("export_perfetto", &export_perfetto, "path"_a, "align"_a = true)
       .def("set_apart_json", &set_apart_json);
 
   nb::class_<PyFlame>(m, "Flame")

@@ -461,14 +461,16 @@ class Profile:
         ``pyarrow.Table``. Needs duckdb and pyarrow (``pip install 'jaxprof[sql]'``)."""
         return _tables.sql(lambda name: _tables.build_table(self._core, name), query)
 
-    def export_perfetto(self, path: PathLike) -> Dict[str, Any]:
-        """Writes the device timeline as a Perfetto/Chrome trace (``jaxprof export
-        --perfetto``; gzip-compressed when ``path`` ends in ``.gz``).
+    def export_perfetto(self, path: PathLike, *, align: bool = True) -> Dict[str, Any]:
+        """Writes the whole capture as a Perfetto trace (``jaxprof export --perfetto``: Perfetto's
+        protobuf, or Chrome trace JSON for ``*.json``; gzip-compressed when ``path`` ends in
+        ``.gz``). Several hosts are put on one clock by the offsets ``jaxprof hosts`` estimates
+        unless ``align=False`` (``--no-align``).
 
         Returns what was written: ``devices``, ``op_events``, ``segments``, ``executions``,
-        ``collective_events`` and ``notes`` (what the export left out).
+        ``collective_events`` and ``notes`` (what the export left out, and the clock offsets).
         """
-        return self._core.export_perfetto(os.fspath(path))
+        return self._core.export_perfetto(os.fspath(path), align)
 
     def __repr__(self) -> str:
         return (f"<jaxprof.Profile hosts={self.hosts} planes={len(self._core.planes())} "

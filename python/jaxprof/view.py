@@ -210,7 +210,7 @@ def view(path: PathLike, serve: bool = False, *, block: bool = False,
          port: Optional[int] = None, serve_for: float = 300.0, keep_serving: bool = False,
          output: Optional[PathLike] = None, session: Optional[str] = None,
          hosts: Optional[Iterable[str]] = None, quiet: bool = False, ui: str = "perfetto",
-         print_command: bool = False) -> Union[Viewer, ExternalViewer]:
+         print_command: bool = False, align: bool = True) -> Union[Viewer, ExternalViewer]:
     """Writes a Perfetto-loadable trace and prints how to open it; or, with ``ui="tensorboard"``
     or ``"xprof"``, starts that viewer on the capture's log directory.
 
@@ -233,6 +233,8 @@ def view(path: PathLike, serve: bool = False, *, block: bool = False,
             an :class:`ExternalViewer`; ``port`` overrides theirs. Raises RuntimeError saying
             how to install it when its command is not on PATH (``jaxprof view --ui``: exit 2).
         print_command: with ``ui="tensorboard"|"xprof"``, only print (and return) the command.
+        align: put several hosts on one clock (the offsets ``jaxprof hosts`` estimates);
+            ``False`` keeps their recorded clocks (``--no-align``).
     """
     if ui not in ("perfetto", "tensorboard", "xprof"):
         raise ValueError(f"ui={ui!r}: expected 'perfetto', 'tensorboard' or 'xprof'")
@@ -246,7 +248,7 @@ def view(path: PathLike, serve: bool = False, *, block: bool = False,
     files = profile.files
     first = files[0] if files else "jaxprof"
     out = Path(output) if output is not None else _default_output(read)
-    written = profile.export_perfetto(out)
+    written = profile.export_perfetto(out, align=align)
     capture_dir = Path(read["session_dir"]) if read.get("session_dir") else Path(first).parent
     log_dir, layout = _log_dir(capture_dir)
     text = (

@@ -52,7 +52,7 @@ RegisterCommand export_command(90, [](CLI::App& app) -> std::function<int()> {
     std::optional<TraceWindow> window = resolve_window(o->window, loaded.profile);
     warn_if_too_big(o->window, loaded.profile, proto, window);
     WindowCounts counts;
-    PerfettoSummary s = write_trace(loaded.profile, o->perfetto, asked, window, counts);
+    PerfettoSummary s = write_trace(loaded.profile, o->perfetto, asked, window, counts, o->window);
     warn(loaded.profile.warnings);
     // With a window, the counts are of the capture the window was cut from.
     std::string of = window ? fmt::format(" of {} ({} of {} slices), cut from", window->label,
@@ -63,9 +63,9 @@ RegisterCommand export_command(90, [](CLI::App& app) -> std::function<int()> {
         fmt::format("{}{} {} devices, {} op events, {} host events, {} category segments, {} "
                     "module executions, {} collective events with bandwidth, {} launch arrows, "
                     "{} memory counter tracks",
-                    proto ? "Perfetto protobuf trace" : "Perfetto/Chrome trace (JSON)", of, s.devices,
-                    s.op_events, s.host_events, s.segments, s.executions, s.collective_events,
-                    s.flows, s.counter_tracks),
+                    proto ? "Perfetto protobuf trace" : "Perfetto/Chrome trace (JSON)", of,
+                    s.devices, s.op_events, s.host_events, s.segments, s.executions,
+                    s.collective_events, s.flows, s.counter_tracks),
         "  open https://ui.perfetto.dev and use \"Open trace file\" (or `jaxprof view`)\n");
     return 0;
   };

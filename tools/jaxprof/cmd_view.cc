@@ -250,8 +250,7 @@ RegisterCommand view_command(95, [](CLI::App& app) -> std::function<int()> {
   auto* port_option = cmd->get_option("--port");
   return [o, port_option]() {
     if (o->ui != "perfetto")
-      return start_viewer(o->ui, o->common, port_option->count() ? o->port : 0,
-                          o->print_command);
+      return start_viewer(o->ui, o->common, port_option->count() ? o->port : 0, o->print_command);
     if (o->print_command)
       throw InputError("", "--print-command goes with --ui tensorboard or --ui xprof");
     LoadedProfile loaded;
@@ -261,7 +260,8 @@ RegisterCommand view_command(95, [](CLI::App& app) -> std::function<int()> {
     bool proto = trace_format_of(out.string(), TraceFormat::kAuto) == TraceFormat::kProto;
     warn_if_too_big(o->window, loaded.profile, proto, window);
     WindowCounts counts;
-    PerfettoSummary s = write_trace(loaded.profile, out.string(), TraceFormat::kAuto, window, counts);
+    PerfettoSummary s =
+        write_trace(loaded.profile, out.string(), TraceFormat::kAuto, window, counts, o->window);
     warn(loaded.profile.warnings);
     const ProfileFiles& files = loaded.files;
     std::string capture_dir = !files.session_dir.empty() ? files.session_dir

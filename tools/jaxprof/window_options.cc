@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "jaxprof/analysis/hosts/host_clocks.h"
 #include "jaxprof/analysis/steps/steps.h"
 #include "jaxprof/analysis/timeline/window_events.h"
 #include "jaxprof/common/error.h"
@@ -53,6 +54,9 @@ void add_window_options(CLI::App* cmd, WindowFlags& f) {
   cmd->add_option("--warn-size", f.warn_bytes,
                   "Say so (and suggest a window) when the trace would pass this many bytes")
       ->capture_default_str();
+  cmd->add_flag("--no-align", f.no_align,
+                "Several hosts keep their recorded clocks (default: each is moved by the clock "
+                "offset `jaxprof hosts` estimates, so that the hosts share one clock)");
 }
 
 int64_t parse_time_ps(const std::string& text, const std::string& option) {
@@ -65,7 +69,7 @@ int64_t parse_time_ps(const std::string& text, const std::string& option) {
   }
   std::string unit = text.substr(used);
   unit.erase(0, unit.find_first_not_of(' '));
-  double scale = unit.empty() || unit == "ns" ? 1e3
+  double scale = unit.empty() || unit == "ns"          ? 1e3
                  : unit == "us" || unit == "\xc2\xb5s" ? 1e6
                  : unit == "ms"                        ? 1e9
                  : unit == "s"                         ? 1e12
@@ -78,8 +82,7 @@ int64_t parse_time_ps(const std::string& text, const std::string& option) {
 }
 
 std::optional<TraceWindow> resolve_window(const WindowFlags& f, const Profile& p) {
-  if (!f.steps.empty() && !f.time.empty())
-    throw InputError("", "give --steps or --time, not both");
+  if (!f.steps.empty() && !f.time.empty()) throw InputError("", "give --steps or --time, not both");
   if (!f.time.empty()) {
     auto [a, b] = split_range(f.time, "--time");
     if (f.time.find(':') == std::string::npos)
@@ -98,8 +101,9 @@ std::optional<TraceWindow> resolve_window(const WindowFlags& f, const Profile& p
   std::optional<TimeSpan> span = steps_span(steps, first, last);
   if (!span) {
     if (steps.steps.empty())
-      throw InputError("", "--steps: the profile marks no steps (docs/modules.md, Steps); use "
-                           "--time");
+      throw InputError("",
+                       "--steps: the profile marks no steps (docs/modules.md, Steps); use "
+                       "--time");
     int64_t lo = steps.steps.front().number, hi = lo;
     for (const Step& s : steps.steps) lo = std::min(lo, s.number), hi = std::max(hi, s.number);
     throw InputError("", fmt::format("--steps {}: no step numbered so; the profile's steps "
@@ -142,14 +146,25 @@ void warn_if_too_big(const WindowFlags& f, const Profile& p, bool proto,
                human_bytes(f.warn_bytes).c_str(), hint.c_str());
 }
 
+std::map<std::string, HostClock> host_clocks(const WindowFlags& f, const Profile& p) {
+  if (f.no_align) return {};
+  return jaxprof::host_clocks(p);
+}
+
 PerfettoSummary write_trace(const Profile& p, const std::string& path, TraceFormat format,
-                            const std::optional<TraceWindow>& window, WindowCounts& counts) {
+                            const std::optional<TraceWindow>& window, WindowCounts& counts,
+                            const WindowFlags& flags) {
+  PerfettoOptions options{.host_clocks = host_clocks(flags, p)};
+  if (p.hosts.size() > 1 && !flags.no_align && options.host_clocks.empty())
+    std::fprintf(stderr,
+                 "jaxprof: note: no collective spans several hosts: each host keeps its recorded "
+                 "clock\n");
   PerfettoSummary s;
   if (window) {
-    s = write_perfetto_window_file(p, path, format, *window, counts);
+    s = write_perfetto_window_file(p, path, format, *window, counts, options);
     s.notes.push_back(fmt::format("window ({}): {}", window->label, counts.note()));
   } else {
-    s = write_perfetto_file(p, path, format);
+    s = write_perfetto_file(p, path, format, options);
   }
   for (const std::string& n : s.notes) std::fprintf(stderr, "jaxprof: note: %s\n", n.c_str());
   return s;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -16,6 +17,7 @@ namespace jaxprof::cli {
 struct WindowFlags {
   std::string steps, time;
   double warn_bytes = 1e9;  // Perfetto's UI holds about this much of a trace file
+  bool no_align = false;    // several hosts keep their recorded clocks
 };
 void add_window_options(CLI::App* cmd, WindowFlags& flags);
 
@@ -31,9 +33,14 @@ std::optional<TraceWindow> resolve_window(const WindowFlags& flags, const Profil
 void warn_if_too_big(const WindowFlags& flags, const Profile& profile, bool proto,
                      const std::optional<TraceWindow>& window);
 
-// Writes the trace (the window of it when one is given: `counts` says what it kept), and prints
-// its notes on stderr.
+// Several hosts' clock offsets (`jaxprof hosts`' estimates), to put them on one clock; empty for
+// one host or with --no-align.
+std::map<std::string, HostClock> host_clocks(const WindowFlags& flags, const Profile& profile);
+
+// Writes the trace (the window of it when one is given: `counts` says what it kept; several
+// hosts on one clock unless --no-align), and prints its notes on stderr.
 PerfettoSummary write_trace(const Profile& profile, const std::string& path, TraceFormat format,
-                            const std::optional<TraceWindow>& window, WindowCounts& counts);
+                            const std::optional<TraceWindow>& window, WindowCounts& counts,
+                            const WindowFlags& flags);
 
 }  // namespace jaxprof::cli

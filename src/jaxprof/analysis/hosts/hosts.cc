@@ -7,9 +7,10 @@
 #include <map>
 
 #include "jaxprof/analysis/collectives/collectives.h"
+#include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/analysis/steps/modules.h"
-#include "jaxprof/model/partial/partial.h"
 #include "jaxprof/analysis/steps/steps.h"
+#include "jaxprof/model/partial/partial.h"
 
 namespace jaxprof {
 
@@ -171,9 +172,15 @@ HostsResult hosts_from_partials(const PartialSet& set, const HostsOptions& optio
         ++rows[last].arrived_last;
       }
     }
-    for (size_t h = 0; h < rows.size(); ++h)
-      if (!offsets[h].empty())
-        rows[h].clock_offset_ps = static_cast<int64_t>(std::llround(median(offsets[h])));
+    for (size_t h = 0; h < rows.size(); ++h) {
+      if (offsets[h].empty()) continue;
+      const double m = median(offsets[h]);
+      std::vector<double> deviations;
+      for (double o : offsets[h]) deviations.push_back(std::abs(o - m));
+      rows[h].clock_offset_ps = static_cast<int64_t>(std::llround(m));
+      rows[h].clock_offset_error_ps =
+          std::max<int64_t>(1000, std::llround(1.4826 * median(deviations)));
+    }
   }
   if (set.hosts().size() < 2)
     r.notes.push_back("one host: nothing to compare it with");
@@ -193,6 +200,12 @@ HostsResult hosts_from_partials(const PartialSet& set, const HostsOptions& optio
     r.hosts.back().rank = static_cast<uint32_t>(i + 1);
   }
   return r;
+}
+
+HostsResult compute_hosts(const Profile& p, const HostsOptions& options) {
+  PartialExtractOptions extract;
+  extract.parts = kPartTimeline | kPartExecutions | kPartSteps | kPartCollectives;
+  return hosts_from_partials(PartialSet(extract_partials(p, extract)), options);
 }
 
 }  // namespace jaxprof

@@ -13,6 +13,7 @@
 namespace jaxprof {
 
 class PartialSet;
+struct Profile;
 
 struct HostsOptions {
   double outlier_score = 3.5;  // robust z-score of a host's median step time that flags it
@@ -38,6 +39,10 @@ struct HostRow {
   // How much later than the median host it arrived, summed over instances (negative: earlier).
   int64_t late_ps = 0;
   std::optional<int64_t> clock_offset_ps;  // its clock against the median host's
+  // How far the estimate may be off: 1.4826 x the median absolute deviation of the
+  // per-instance estimates (a standard deviation where they scatter normally), at least 1 ns,
+  // the resolution of the end times the estimate is the median of.
+  std::optional<int64_t> clock_offset_error_ps;
   uint32_t rank = 0;  // by late_ps: 1 = the host that arrives latest at collectives
 };
 
@@ -45,11 +50,13 @@ struct HostsResult {
   std::string step_source;  // steps.h sources, "module NAME", or "none"
   double median_step_ps = 0;
   double mad_step_ps = 0;
-  uint64_t instances = 0;  // collective instances across hosts
+  uint64_t instances = 0;      // collective instances across hosts
   std::vector<HostRow> hosts;  // by rank
   std::vector<std::string> notes;
 };
 
 HostsResult hosts_from_partials(const PartialSet& set, const HostsOptions& options = {});
+// The same of a profile loaded whole (every host of it in memory).
+HostsResult compute_hosts(const Profile& profile, const HostsOptions& options = {});
 
 }  // namespace jaxprof

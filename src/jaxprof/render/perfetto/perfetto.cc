@@ -13,6 +13,7 @@
 
 #include "jaxprof/analysis/collectives/collectives.h"
 #include "jaxprof/analysis/compile/compile.h"
+#include "jaxprof/analysis/memory/memory_timeline.h"
 #include "jaxprof/analysis/ops/category.h"
 #include "jaxprof/analysis/ops/device_events.h"
 #include "jaxprof/analysis/ops/memory_op.h"
@@ -22,7 +23,6 @@
 #include "jaxprof/common/error.h"
 #include "jaxprof/common/units.h"
 #include "jaxprof/io/base64.h"
-#include "jaxprof/analysis/memory/memory_timeline.h"
 #include "jaxprof/render/perfetto/json_trace_sink.h"
 #include "jaxprof/render/perfetto/launch_flows.h"
 #include "jaxprof/render/perfetto/perfetto_args.h"
@@ -218,7 +218,7 @@ class PerfettoWriter {
   TraceSink& out_;
   OpTexts texts_;
   StringId correlation_name_ = UINT32_MAX;  // the stat's name, interned (UINT32_MAX: none)
-  uint64_t byte_stats_ = 0;  // byte-valued stats left out
+  uint64_t byte_stats_ = 0;                 // byte-valued stats left out
 };
 
 PerfettoWriter::PerfettoWriter(const Profile& p, TraceSink& sink, PerfettoSummary& s)
@@ -267,9 +267,10 @@ void PerfettoWriter::collect_planes() {
       if (has_events) {
         uint64_t n = 0;
         for (uint32_t li : plane.lines) n += p_.lines[li].event_count;
-        s_.notes.push_back(fmt::format("plane {}: {} events not exported (neither a device nor "
-                                       "a host's CPU plane)",
-                                       p_.str(plane.name), n));
+        s_.notes.push_back(
+            fmt::format("plane {}: {} events not exported (neither a device nor "
+                        "a host's CPU plane)",
+                        p_.str(plane.name), n));
       }
       continue;
     }
@@ -409,8 +410,7 @@ void PerfettoWriter::line_track(const ExportedPlane& xp, int pid, size_t k, bool
       continue;
     }
     uint64_t flow_in = line.kernel_ids ? flows_->into_kernel(plane.host, e) : 0;
-    op_event(xp.plane, e, pid, tid, !memory_op.never() && memory_op(e) != MemoryOp::kNone,
-             flow_in);
+    op_event(xp.plane, e, pid, tid, !memory_op.never() && memory_op(e) != MemoryOp::kNone, flow_in);
   }
 }
 
@@ -476,23 +476,29 @@ void PerfettoWriter::add_notes() {
   if (byte_stats_)
     s_.notes.push_back(fmt::format("{} byte-valued stats (opaque payloads) left out", byte_stats_));
   if (s_.module_line_events)
-    s_.notes.push_back(fmt::format(
-        "{} events of XLA Modules lines written from the module executions they give",
-        s_.module_line_events));
+    s_.notes.push_back(
+        fmt::format("{} events of XLA Modules lines written from the module executions they give",
+                    s_.module_line_events));
   uint64_t plane_stats = 0;
   for (const Plane& plane : p_.planes) plane_stats += plane.stats.size();
   if (plane_stats)
-    s_.notes.push_back(fmt::format("{} plane stats (device capabilities, ...) left out",
-                                   plane_stats));
+    s_.notes.push_back(
+        fmt::format("{} plane stats (device capabilities, ...) left out", plane_stats));
   if (memory_.events && s_.counter_tracks == 0)
     s_.notes.push_back("allocator events without bytes in use: no memory counter tracks");
 }
 
 }  // namespace
 
-PerfettoSummary write_perfetto(const Profile& p, TraceSink& sink) {
+PerfettoSummary write_perfetto(const Profile& p, TraceSink& sink, const PerfettoOptions& options) {
   PerfettoSummary s;
-  PerfettoWriter(p, sink, s).write();
+  if (options.host_clocks.empty()) {
+    PerfettoWriter(p, sink, s).write();
+    return s;
+  }
+  s.notes.push_back(clock_alignment_note(options.host_clocks));
+  ClockShiftSink aligned(sink, options.host_clocks);
+  PerfettoWriter(p, aligned, s).write();
   return s;
 }
 
@@ -509,12 +515,15 @@ TraceFormat trace_format_of(const std::string& path, TraceFormat asked) {
 }
 
 PerfettoSummary write_perfetto_file(const Profile& profile, const std::string& path,
-                                    TraceFormat format) {
+                                    TraceFormat format, const PerfettoOptions& options) {
   const bool proto = trace_format_of(path, format) == TraceFormat::kProto;
   auto write = [&](const std::function<void(std::string_view)>& piece) {
-    if (!proto) return write_perfetto(profile, piece);
+    if (!proto) {
+      JsonTraceSink sink(piece);
+      return write_perfetto(profile, sink, options);
+    }
     ProtoTraceSink sink(piece);
-    return write_perfetto(profile, sink);
+    return write_perfetto(profile, sink, options);
   };
   return stream_to_file(path, write);
 }

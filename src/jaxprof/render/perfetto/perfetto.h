@@ -12,11 +12,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "jaxprof/model/profile.h"
+#include "jaxprof/render/perfetto/clock_shift_sink.h"
 #include "jaxprof/render/perfetto/trace_sink.h"
 
 namespace jaxprof {
@@ -26,14 +28,14 @@ struct PerfettoSummary {
   uint64_t op_events = 0;
   uint64_t segments = 0;
   uint64_t executions = 0;
-  uint64_t collective_events = 0;  // op events given bandwidth args
-  uint64_t host_events = 0;        // host-thread events
+  uint64_t collective_events = 0;    // op events given bandwidth args
+  uint64_t host_events = 0;          // host-thread events
   uint64_t other_device_events = 0;  // device-line events that are not ops (TPU Steps, ...)
   uint64_t module_line_events = 0;   // XLA Modules events, written from the executions
   uint64_t flows = 0;                // arrows from a host launch to its kernel
   uint64_t counter_tracks = 0, counter_points = 0;  // memory in use per allocator
-  uint64_t hlo_modules = 0;        // HloProtos carried along
-  std::vector<std::string> notes;  // what the export left out, and why
+  uint64_t hlo_modules = 0;                         // HloProtos carried along
+  std::vector<std::string> notes;                   // what the export left out, and why
 };
 
 // Exact microseconds from picoseconds: 1234567 -> "1.234567", 5000000 -> "5", -1 -> "-0.000001".
@@ -42,8 +44,15 @@ std::string ps_to_us_exact(int64_t ps);
 // A JSON string literal that is also safe inside HTML: < > & become \u003c \u003e \u0026.
 std::string json_string_html_safe(std::string_view s);
 
+struct PerfettoOptions {
+  // Several hosts on one clock: each host's offset, taken out of its times (clock_shift_sink.h).
+  // Empty: every host keeps its recorded clock.
+  std::map<std::string, HostClock> host_clocks;
+};
+
 // Writes the trace to a sink (JSON or Perfetto protobuf, trace_sink.h).
-PerfettoSummary write_perfetto(const Profile& profile, TraceSink& sink);
+PerfettoSummary write_perfetto(const Profile& profile, TraceSink& sink,
+                               const PerfettoOptions& options = {});
 
 // Streams the JSON trace to `sink` in pieces (the text can be far larger than the profile).
 PerfettoSummary write_perfetto(const Profile& profile,
@@ -62,6 +71,7 @@ PerfettoSummary stream_to_file(
     const std::string& path,
     const std::function<PerfettoSummary(const std::function<void(std::string_view)>&)>& write);
 PerfettoSummary write_perfetto_file(const Profile& profile, const std::string& path,
-                                    TraceFormat format = TraceFormat::kAuto);
+                                    TraceFormat format = TraceFormat::kAuto,
+                                    const PerfettoOptions& options = {});
 
 }  // namespace jaxprof

@@ -19,8 +19,8 @@
 namespace jaxprof {
 
 std::string WindowCounts::note() const {
-  return fmt::format("kept {} of {} slices, {} of {} counter points, {} of {} arrows",
-                     slices_kept, slices, counter_points_kept, counter_points, flows_kept, flows);
+  return fmt::format("kept {} of {} slices, {} of {} counter points, {} of {} arrows", slices_kept,
+                     slices, counter_points_kept, counter_points, flows_kept, flows);
 }
 
 void WindowTraceSink::process(int pid, std::string_view name, std::string_view host) {
@@ -68,7 +68,8 @@ void WindowTraceSink::counter(int pid, int tid, int64_t time_ps, int64_t value) 
 
 // A track whose every point came before the window still holds its last value through it.
 void WindowTraceSink::close_counter() {
-  if (open_.pending && !open_.started) inner_.counter(open_.pid, open_.tid, w_.begin_ps, open_.value);
+  if (open_.pending && !open_.started)
+    inner_.counter(open_.pid, open_.tid, w_.begin_ps, open_.value);
   open_ = {};
 }
 
@@ -123,14 +124,13 @@ class FlowScanSink : public TraceSink {
   std::set<uint64_t> out_, in_, kept_out_, kept_in_;
 };
 
-
 }  // namespace
 
 PerfettoSummary write_perfetto_window_file(const Profile& profile, const std::string& path,
                                            TraceFormat format, const TraceWindow& window,
-                                           WindowCounts& counts) {
+                                           WindowCounts& counts, const PerfettoOptions& options) {
   FlowScanSink scan(window);
-  write_perfetto(profile, scan);
+  write_perfetto(profile, scan, options);
   counts = {};
   counts.flows = scan.flows();
   const bool proto = trace_format_of(path, format) == TraceFormat::kProto;
@@ -138,11 +138,11 @@ PerfettoSummary write_perfetto_window_file(const Profile& profile, const std::st
     if (proto) {
       ProtoTraceSink inner(piece);
       WindowTraceSink sink(inner, window, scan.kept(), counts);
-      return write_perfetto(profile, sink);
+      return write_perfetto(profile, sink, options);
     }
     JsonTraceSink inner(piece);
     WindowTraceSink sink(inner, window, scan.kept(), counts);
-    return write_perfetto(profile, sink);
+    return write_perfetto(profile, sink, options);
   });
 }
 

@@ -52,9 +52,8 @@ class WindowTraceSink : public TraceSink {
   void process(int pid, std::string_view name, std::string_view host) override;
   void thread(int pid, int tid, std::string_view name, bool derived) override;
   void counter_track(int pid, int tid, std::string_view name) override;
-  void slice(int pid, int tid, std::string_view name, std::string_view name_json,
-             int64_t start_ps, int64_t duration_ps, const TraceArgs* args,
-             SliceFlow flow) override;
+  void slice(int pid, int tid, std::string_view name, std::string_view name_json, int64_t start_ps,
+             int64_t duration_ps, const TraceArgs* args, SliceFlow flow) override;
   void counter(int pid, int tid, int64_t time_ps, int64_t value) override;
   void end(const std::vector<std::string>& notes) override;
 
@@ -79,6 +78,7 @@ class WindowTraceSink : public TraceSink {
 // compresses, streamed); `counts` says what was kept.
 PerfettoSummary write_perfetto_window_file(const Profile& profile, const std::string& path,
                                            TraceFormat format, const TraceWindow& window,
-                                           WindowCounts& counts);
+                                           WindowCounts& counts,
+                                           const PerfettoOptions& options = {});
 
 }  // namespace jaxprof

@@ -25,14 +25,15 @@ std::string json(const HostsResult& r) {
         "\"slow\": {}, \"span_ns\": {}, \"busy_ns\": {}, \"idle_ns\": {}, "
         "\"idle_between_modules_ns\": {}, \"idle_share\": {}, \"host_bound_share\": {}, "
         "\"collectives\": {}, \"arrived_last\": {}, \"late_ns\": {}, \"wait_caused_ns\": {}, "
-        "\"waited_ns\": {}, \"clock_offset_ns\": {}}}",
+        "\"waited_ns\": {}, \"clock_offset_ns\": {}, \"clock_offset_error_ns\": {}}}",
         i ? ", " : "", h.rank, json_string(h.host), h.devices, h.steps, ps_to_ns(h.step_mean_ps),
         ps_to_ns(h.step_median_ps), ps_to_ns(h.step_p90_ps), ps_to_ns(h.step_max_ps),
         h.step_score ? fmt::format("{}", *h.step_score) : "null", h.slow ? "true" : "false",
         ps_to_ns_exact(h.span_ps), ps_to_ns_exact(h.busy_ps), ps_to_ns_exact(h.idle_ps),
         ps_to_ns_exact(h.idle_between_modules_ps), h.idle_share, h.host_bound_share, h.collectives,
         h.arrived_last, ps_to_ns_exact(h.late_ps), ps_to_ns_exact(h.wait_caused_ps),
-        ps_to_ns_exact(h.waited_ps), ns_or_null(h.clock_offset_ps));
+        ps_to_ns_exact(h.waited_ps), ns_or_null(h.clock_offset_ps),
+        ns_or_null(h.clock_offset_error_ps));
   }
   out += "], \"notes\": [";
   for (size_t i = 0; i < r.notes.size(); ++i)
@@ -45,15 +46,16 @@ std::string csv(const HostsResult& r) {
   std::string out =
       "rank,host,devices,steps,step_median_ns,step_p90_ns,step_score,slow,idle_share,"
       "host_bound_share,collectives,arrived_last,late_ns,wait_caused_ns,waited_ns,"
-      "clock_offset_ns\n";
+      "clock_offset_ns,clock_offset_error_ns\n";
   for (const HostRow& h : r.hosts)
     out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", h.rank, csv_field(h.host), h.devices,
-        h.steps, ps_to_ns(h.step_median_ps), ps_to_ns(h.step_p90_ps),
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", h.rank, csv_field(h.host),
+        h.devices, h.steps, ps_to_ns(h.step_median_ps), ps_to_ns(h.step_p90_ps),
         h.step_score ? fmt::format("{}", *h.step_score) : "", h.slow ? "true" : "false",
         h.idle_share, h.host_bound_share, h.collectives, h.arrived_last, ps_to_ns_exact(h.late_ps),
         ps_to_ns_exact(h.wait_caused_ps), ps_to_ns_exact(h.waited_ps),
-        h.clock_offset_ps ? ps_to_ns_exact(*h.clock_offset_ps) : "");
+        h.clock_offset_ps ? ps_to_ns_exact(*h.clock_offset_ps) : "",
+        h.clock_offset_error_ps ? ps_to_ns_exact(*h.clock_offset_error_ps) : "");
   return out;
 }
 
@@ -87,8 +89,8 @@ std::string table(const HostsResult& r, size_t top) {
   std::string out = fmt::format(
       "{} host{}; step times from {}: median {} (MAD {}); {} collective instances across "
       "hosts\n\n",
-      r.hosts.size(), r.hosts.size() == 1 ? "" : "s", r.step_source, human_duration(r.median_step_ps),
-      human_duration(r.mad_step_ps), r.instances);
+      r.hosts.size(), r.hosts.size() == 1 ? "" : "s", r.step_source,
+      human_duration(r.median_step_ps), human_duration(r.mad_step_ps), r.instances);
   out += t.render(40);
   if (top > 0 && r.hosts.size() > top) out += more_rows_line(top, r.hosts.size(), "hosts");
   for (const std::string& n : r.notes) out += "note: " + n + "\n";

@@ -1,0 +1,60 @@
+// Several hosts on one clock: a sink in front of the real one that moves every time of a host's
+// processes by that host's clock offset (analysis/hosts: when collectives end on each host), so
+// that an instant on one host's track lines up with the same instant on another's. The offsets
+// and how far each may be off go into the trace's notes.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "jaxprof/analysis/hosts/host_clocks.h"
+#include "jaxprof/render/perfetto/trace_sink.h"
+
+namespace jaxprof {
+
+class ClockShiftSink : public TraceSink {
+ public:
+  // `clocks` by host name; a host not in it keeps its recorded clock (and the notes say so).
+  ClockShiftSink(TraceSink& inner, std::map<std::string, HostClock> clocks)
+      : inner_(inner), clocks_(std::move(clocks)) {}
+
+  void begin(int64_t base_ns) override { inner_.begin(base_ns); }
+  void hlo_proto(std::string_view program_id_json, std::string_view module, bool bare_module,
+                 std::string_view serialized) override {
+    inner_.hlo_proto(program_id_json, module, bare_module, serialized);
+  }
+  void process(int pid, std::string_view name, std::string_view host) override;
+  void thread(int pid, int tid, std::string_view name, bool derived) override {
+    inner_.thread(pid, tid, name, derived);
+  }
+  void counter_track(int pid, int tid, std::string_view name) override {
+    inner_.counter_track(pid, tid, name);
+  }
+  void slice(int pid, int tid, std::string_view name, std::string_view name_json, int64_t start_ps,
+             int64_t duration_ps, const TraceArgs* args, SliceFlow flow) override {
+    inner_.slice(pid, tid, name, name_json, start_ps - shift(pid), duration_ps, args, flow);
+  }
+  void counter(int pid, int tid, int64_t time_ps, int64_t value) override {
+    inner_.counter(pid, tid, time_ps - shift(pid), value);
+  }
+  void end(const std::vector<std::string>& notes) override;
+
+ private:
+  int64_t shift(int pid) const {
+    auto it = by_pid_.find(pid);
+    return it == by_pid_.end() ? 0 : it->second;
+  }
+
+  TraceSink& inner_;
+  const std::map<std::string, HostClock> clocks_;
+  std::unordered_map<int, int64_t> by_pid_;
+  std::map<std::string, bool> seen_;  // hosts with processes: whether each had an offset
+};
+
+// The note that says how the hosts were put on one clock (also printed on stderr).
+std::string clock_alignment_note(const std::map<std::string, HostClock>& clocks);
+
+}  // namespace jaxprof
