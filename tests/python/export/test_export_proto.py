@@ -1,7 +1,8 @@
 """`jaxprof export --perfetto FILE.pftrace` writes Perfetto's protobuf trace format. An independent
 reader (the protobuf package decoding perfetto_trace.proto, a subset of Perfetto's published
 protos with their field numbers) finds the same events on every track as jaxprof's JSON export,
-at the same times rounded down to Perfetto's nanoseconds (docs/export.md)."""
+at the same times rounded down to Perfetto's nanoseconds, with the same string and integer args
+(names and string values interned in the protobuf; docs/export.md)."""
 from __future__ import annotations
 
 import json
@@ -40,9 +41,10 @@ def trace_class(tmp_path_factory):
 
 
 def read_proto(cls, path):
-    """{(process, track): [(name, begin_ns, end_ns)]}, counters, flows, from the packets."""
+    """{(process, track): [(name, begin_ns, end_ns, args)]}, counters, flows, from the packets;
+    args: the sorted (key, value) pairs of the string and integer args."""
     trace = cls.FromString(path.read_bytes())
-    tracks, processes, names = {}, {}, {}
+    tracks, processes, names, keys, values = {}, {}, {}, {}, {}
     slices, counters, open_ = defaultdict(list), defaultdict(list), defaultdict(list)
     flows_out, flows_in = set(), set()
     assert {p.trusted_packet_sequence_id for p in trace.packet} == {1}
@@ -51,6 +53,12 @@ def read_proto(cls, path):
         for n in p.interned_data.event_names:
             assert n.iid not in names
             names[n.iid] = n.name
+        for n in p.interned_data.debug_annotation_names:
+            assert n.iid not in keys
+            keys[n.iid] = n.name
+        for n in p.interned_data.debug_annotation_string_values:
+            assert n.iid not in values
+            values[n.iid] = n.str.decode()
         if p.HasField("track_descriptor"):
             t = p.track_descriptor
             if t.HasField("process"):
@@ -62,13 +70,20 @@ def read_proto(cls, path):
             continue
         e = p.track_event
         if e.type == e.TYPE_SLICE_BEGIN:
-            open_[e.track_uuid].append((names[e.name_iid], p.timestamp))
+            args = []
+            for a in e.debug_annotations:
+                kind = a.WhichOneof("value")
+                if kind in ("string_value_iid", "string_value", "int_value", "uint_value"):
+                    v = values[a.string_value_iid] if kind == "string_value_iid" else \
+                        getattr(a, kind)
+                    args.append((keys[a.name_iid], v))
+            open_[e.track_uuid].append((names[e.name_iid], p.timestamp, tuple(sorted(args))))
             flows_out.update(e.flow_ids)
             flows_in.update(e.terminating_flow_ids)
         elif e.type == e.TYPE_SLICE_END:
-            name, begin = open_[e.track_uuid].pop()
+            name, begin, args = open_[e.track_uuid].pop()
             proc, track, _ = tracks[e.track_uuid]
-            slices[proc, track].append((name, begin, p.timestamp))
+            slices[proc, track].append((name, begin, p.timestamp, args))
         elif e.type == e.TYPE_COUNTER:
             proc, track, counter = tracks[e.track_uuid]
             assert counter
@@ -92,7 +107,9 @@ def read_json(path):
     for e in events:
         key = (procs.get(e["pid"]), threads.get((e["pid"], e["tid"])))
         if e["ph"] == "X":
-            slices[key].append((e["name"], ns(e["ts"]), ns(e["ts"] + e["dur"])))
+            args = tuple(sorted((k, v) for k, v in e.get("args", {}).items()
+                                if isinstance(v, (str, int)) and not isinstance(v, bool)))
+            slices[key].append((e["name"], ns(e["ts"]), ns(e["ts"] + e["dur"]), args))
         elif e["ph"] == "C":
             counters[key].append((ns(e["ts"]), e["args"]["bytes"]))
     flows = sum(1 for e in events if e.get("flow_in"))

@@ -17,7 +17,8 @@ constexpr uint64_t kIncrementalStateCleared = 1, kNeedsIncrementalState = 2;
 }  // namespace packet
 namespace interned {
 constexpr uint32_t kEventNames = 2, kDebugAnnotationNames = 3;  // {iid = 1, name = 2}
-}
+constexpr uint32_t kDebugAnnotationStringValues = 29;           // {iid = 1, str = 2}
+}  // namespace interned
 namespace descriptor {
 constexpr uint32_t kUuid = 1, kName = 2, kProcess = 3, kParentUuid = 5, kCounter = 8;
 constexpr uint32_t kProcessPid = 1, kProcessName = 6;
@@ -31,10 +32,15 @@ constexpr uint64_t kSliceBegin = 1, kSliceEnd = 2, kInstant = 3, kCounter = 4;
 }  // namespace event
 namespace annotation {
 constexpr uint32_t kNameIid = 1, kBool = 2, kUint = 3, kInt = 4, kDouble = 5, kString = 6,
-                   kLegacyJson = 9;
+                   kLegacyJson = 9, kStringIid = 17;
 }
 
 constexpr uint32_t kSequence = 1;
+
+// String arg values are interned (an op's path, source line and module repeat on every run of
+// it: 58% of the bytes of a TPU capture's trace were such strings) up to this many distinct
+// values; later new ones are written in place, so that memory stays bounded.
+constexpr size_t kMaxInternedValues = size_t{1} << 20;
 
 void put_utf8(uint32_t c, std::string& out) {
   if (c < 0x80) {
@@ -55,9 +61,9 @@ void put_utf8(uint32_t c, std::string& out) {
 }
 
 uint32_t hex4(std::string_view s, size_t i) {
-  return i + 4 <= s.size() ? static_cast<uint32_t>(std::strtoul(std::string(s.substr(i, 4)).c_str(),
-                                                                nullptr, 16))
-                           : 0xFFFD;
+  return i + 4 <= s.size()
+             ? static_cast<uint32_t>(std::strtoul(std::string(s.substr(i, 4)).c_str(), nullptr, 16))
+             : 0xFFFD;
 }
 
 // The text of a JSON string literal (as json_string writes them: quotes, backslash escapes).
@@ -70,11 +76,21 @@ std::string json_unquote(std::string_view s) {
     }
     char c = s[++i];
     switch (c) {
-      case 'n': out += '\n'; break;
-      case 't': out += '\t'; break;
-      case 'r': out += '\r'; break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
+      case 'n':
+        out += '\n';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 'b':
+        out += '\b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
       case 'u': {
         uint32_t u = hex4(s, i + 1);
         i += 4;
@@ -88,7 +104,8 @@ std::string json_unquote(std::string_view s) {
         put_utf8(u, out);
         break;
       }
-      default: out += c;  // \" \\ \/
+      default:
+        out += c;  // \" \\ \/
     }
   }
   return out;
@@ -123,8 +140,7 @@ bool json_to_annotation(std::string_view json, wire::Writer& a) {
 }
 
 uint64_t ProtoTraceSink::track_uuid(int pid, int tid, size_t lane) {
-  return (static_cast<uint64_t>(pid + 1) << 32) | (static_cast<uint64_t>(lane) << 24) |
-         static_cast<uint64_t>(tid + 1);
+  return uuids_.try_emplace(TrackKey{pid, tid, lane}, uuids_.size() + 1).first->second;
 }
 
 uint64_t ProtoTraceSink::ns(int64_t ps) const {
@@ -219,6 +235,16 @@ void ProtoTraceSink::annotations(const TraceArgs& args, wire::Writer& event,
     wire::Writer a;
     a.varint(annotation::kNameIid,
              intern(annotation_names_, interned::kDebugAnnotationNames, key, interned));
+    if (json.size() >= 2 && json.front() == '"') {
+      std::string text = json_unquote(json);
+      if (string_values_.size() < kMaxInternedValues || string_values_.count(text))
+        a.varint(annotation::kStringIid,
+                 intern(string_values_, interned::kDebugAnnotationStringValues, text, interned));
+      else
+        a.bytes(annotation::kString, text);
+      event.message(event::kDebugAnnotations, a);
+      continue;
+    }
     if (json_to_annotation(json, a)) event.message(event::kDebugAnnotations, a);
   }
 }

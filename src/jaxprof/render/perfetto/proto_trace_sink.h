@@ -30,17 +30,16 @@ class ProtoTraceSink : public TraceSink {
   void process(int pid, std::string_view name, std::string_view host) override;
   void thread(int pid, int tid, std::string_view name, bool derived) override;
   void counter_track(int pid, int tid, std::string_view name) override;
-  void slice(int pid, int tid, std::string_view name, std::string_view name_json,
-             int64_t start_ps, int64_t duration_ps, const TraceArgs* args,
-             SliceFlow flow) override;
+  void slice(int pid, int tid, std::string_view name, std::string_view name_json, int64_t start_ps,
+             int64_t duration_ps, const TraceArgs* args, SliceFlow flow) override;
   void counter(int pid, int tid, int64_t time_ps, int64_t value) override;
   void end(const std::vector<std::string>& notes) override;
 
-  // A track's uuid: processes ((pid+1) << 32), their tracks below, a lane of overlapping
-  // slices above the tid.
-  static uint64_t track_uuid(int pid, int tid, size_t lane = 0);
-
  private:
+  // A track's uuid (tid -1: the process's own), numbered in the order tracks are first met:
+  // small numbers take one or two bytes in each of the two packets of every slice.
+  uint64_t track_uuid(int pid, int tid, size_t lane = 0);
+
   struct Track {
     std::string name;
     // Per lane: the ends of the slices open at the last start, innermost last.
@@ -49,8 +48,8 @@ class ProtoTraceSink : public TraceSink {
   };
   // Packet fields shared by every packet (the sequence), then the body.
   void packet(wire::Writer& body);
-  void descriptor(uint64_t uuid, uint64_t parent, std::string_view name, int pid,
-                  bool counter, std::string_view process_name = {});
+  void descriptor(uint64_t uuid, uint64_t parent, std::string_view name, int pid, bool counter,
+                  std::string_view process_name = {});
   uint64_t ns(int64_t ps) const;
   // The interned id of a name in one of the interned tables, adding it to `interned` (the
   // packet's InternedData) when new.
@@ -67,7 +66,20 @@ class ProtoTraceSink : public TraceSink {
   std::string buf_;
   int64_t base_ns_ = 0;
   bool cleared_ = false;  // the first packet clears the sequence's incremental state
-  std::unordered_map<std::string, uint64_t> event_names_, annotation_names_;
+  std::unordered_map<std::string, uint64_t> event_names_, annotation_names_, string_values_;
+  struct TrackKey {
+    int pid, tid;
+    size_t lane;
+    bool operator==(const TrackKey&) const = default;
+  };
+  struct TrackKeyHash {
+    size_t operator()(const TrackKey& k) const {
+      return std::hash<uint64_t>()((static_cast<uint64_t>(static_cast<uint32_t>(k.pid)) << 32) |
+                                   static_cast<uint32_t>(k.tid)) ^
+             (k.lane * 0x9E3779B97F4A7C15ull);
+    }
+  };
+  std::unordered_map<TrackKey, uint64_t, TrackKeyHash> uuids_;
   std::map<std::pair<int, int>, Track> tracks_;
 };
 
