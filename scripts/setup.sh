@@ -23,6 +23,14 @@ if ((${#missing[@]})); then
 fi
 
 if [ "${JAXPROF_WITH_PYTHON_DEPS:-0}" = 1 ]; then
+  # The HTML report's tests drive a real headless Chromium (tests/python/cdp_browser.py).
+  if ! dpkg-query -W -f='${Status}' chromium 2>/dev/null | grep -q "install ok installed"; then
+    echo "setup: installing Debian package: chromium (browser tests)" >&2
+    sudo_cmd=()
+    [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+    "${sudo_cmd[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq chromium >/dev/null
+  fi
   # Test-only Python packages: pytest runs the suite, protobuf is the independent reference
   # decoder, jax captures fresh profiles; nanobind and scikit-build-core build the Python package
   # (installed beforehand so `pip install --no-build-isolation .` needs no network), pandas and

@@ -7,6 +7,7 @@ directory). Skipped where Chromium is not installed (apt-get install -y chromium
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -191,6 +192,64 @@ def check_flames(b: Browser, name: str) -> None:
         assert "%" in b.eval(f"document.querySelector('#{sid} .flame-match').textContent")
 
 
+# Every text of every visible chart, with its box on the page against its chart's (rotated
+# titles included).
+CHART_TEXTS = """Array.prototype.concat.apply([], Array.prototype.map.call(
+  document.querySelectorAll('svg.chart'), function (svg) {
+    var s = svg.getBoundingClientRect();
+    if (!s.width) return [];  // a hidden device's chart
+    return Array.prototype.map.call(svg.querySelectorAll('text'), function (t) {
+      var b = t.getBoundingClientRect();
+      return {cls: svg.getAttribute('class'), text: t.textContent, x0: b.left - s.left,
+              x1: b.right - s.left, y: (b.top + b.bottom) / 2,
+              anchor: t.getAttribute('text-anchor'), w: s.width};
+    });
+  }))"""
+
+PREFIX = {"": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+
+
+def check_chart_labels(b: Browser, name: str) -> None:
+    """No label of a chart runs off its left or right edge; the roofline's rate ticks read back
+    as successive powers of ten, from the bottom up."""
+    texts = b.eval(CHART_TEXTS)
+    for t in texts:
+        assert t["x0"] >= -0.5 and t["x1"] <= t["w"] + 0.5, f"{name}: label cut: {t}"
+    ticks = [t for t in texts if "roofline" in t["cls"] and t["anchor"] == "end"
+             and re.fullmatch(r"[0-9.]+ [kMGTPE]?FLOP/s", t["text"])]
+    if not ticks:
+        return
+    values = []
+    for t in sorted(ticks, key=lambda t: -t["y"]):
+        number, unit = t["text"].split(" ")
+        values.append(float(number) * PREFIX[unit[: -len("FLOP/s")]])
+    for lo, hi in zip(values, values[1:]):
+        assert hi == pytest.approx(lo * 10), f"{name}: rate ticks {[t['text'] for t in ticks]}"
+
+
+def check_device_picker(b: Browser, name: str) -> None:
+    """Several devices: one roofline chart shows, and picking a device shows its chart and folds
+    the table to its rows."""
+    devices = b.eval("""Array.prototype.map.call(
+        document.querySelectorAll('select.device-picker option'), function (o) { return o.value; })""")
+    if len(devices) < 2:
+        return
+    def shown():
+        return b.eval("""Array.prototype.filter.call(document.querySelectorAll('.roofline-chart'),
+            function (c) { return !c.hidden; }).map(function (c) { return c.dataset.device; })""")
+    def table_devices():
+        return set(b.eval("""Array.prototype.filter.call(
+            document.getElementById('roofline-table').tBodies[0].rows,
+            function (r) { return !r.hidden && !r.classList.contains('detail'); })
+            .map(function (r) { return r.dataset.device; })"""))
+    assert shown() == [devices[0]] and table_devices() == {devices[0]}, name
+    pick = devices[-1]
+    b.eval(f"""(function () {{ var s = document.querySelector('select.device-picker');
+        s.value = {pick!r}; s.dispatchEvent(new Event('change')); }})()""")
+    assert shown() == [pick] and table_devices() == {pick}, name
+    check_chart_labels(b, name)  # the newly shown chart too
+
+
 @pytest.fixture(scope="module")
 def browser():
     exe = chromium()
@@ -220,6 +279,8 @@ def test_report_reads_and_drills_in_chromium(jaxprof_bin, browser, tmp_path):
         check_kernel_link(b, name)
         check_memory(b, name)
         check_flames(b, name)
+        check_chart_labels(b, name)
+        check_device_picker(b, name)
         if name == "evil":
             assert EVIL in b.eval("document.getElementById('kernels-table').textContent")
             assert b.eval("document.querySelectorAll('script').length") == 4

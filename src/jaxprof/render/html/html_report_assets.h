@@ -164,6 +164,25 @@ inline constexpr const char* kScript = R"JS(
     apply(table);
   });
 
+  // Device pickers: show the chart of the picked device (the elements of class data-charts with
+  // its data-device) and fold the target tables to its rows; the table's chip clears the fold.
+  each(document.querySelectorAll('select.device-picker'), function (select) {
+    function pick() {
+      var device = select.value;
+      each(document.querySelectorAll('.' + select.getAttribute('data-charts')), function (c) {
+        c.hidden = c.getAttribute('data-device') !== device;
+      });
+      select.getAttribute('data-targets').split(' ').forEach(function (id) {
+        var t = document.getElementById(id);
+        if (!t) return;
+        state(t).scope = {device: device};
+        apply(t);
+      });
+    }
+    select.addEventListener('change', pick);
+    pick();
+  });
+
   // Drill-down: narrow the target tables to the link's scope and go to the first of them; or
   // open a row under this one with every column's whole text.
   function drill(button) {

@@ -4,24 +4,38 @@
 
 #include <algorithm>
 
+#include "jaxprof/common/units.h"
 #include "jaxprof/render/flame/flame_svg.h"
 #include "jaxprof/render/html/roofline_svg.h"
-#include "jaxprof/common/units.h"
 
 namespace jaxprof {
 
 namespace {
-constexpr size_t kMaxCharts = 8;  // devices drawn; the table lists every device
-}
+// Devices drawn (one shown at a time, picked from a list); the table lists every device.
+constexpr size_t kMaxCharts = 64;
+}  // namespace
 
 RooflineHtml roofline_html(const RooflineResult& r, size_t top) {
   RooflineHtml out;
   out.empty = r.devices.empty();
-  for (size_t i = 0; i < r.devices.size() && i < kMaxCharts; ++i) {
+  // Devices that run the same program draw near-identical charts: one at a time, with a picker
+  // that also folds the table to the device (the page's script, html_report_assets.h).
+  const size_t drawn = std::min(r.devices.size(), kMaxCharts);
+  if (drawn > 1) {
+    out.charts +=
+        "<p class=\"tools\"><label>device <select class=\"device-picker\" "
+        "data-charts=\"roofline-chart\" data-targets=\"roofline-table\">";
+    for (size_t i = 0; i < drawn; ++i)
+      out.charts += fmt::format("<option>{}</option>", xml_escape(r.devices[i].device));
+    out.charts += "</select></label></p>\n";
+  }
+  for (size_t i = 0; i < drawn; ++i) {
     const RooflineDevice& d = r.devices[i];
     out.charts += fmt::format(
-        "<p class=\"muted\">{}: {} of op time has FLOPs and bytes. Peaks: {}.</p>\n<div>{}</div>\n",
-        xml_escape(d.device), human_percent(d.coverage.share()),
+        "<div class=\"roofline-chart\" data-device=\"{}\"{}><p class=\"muted\">{}: {} of op time "
+        "has FLOPs and bytes. Peaks: {}.</p>\n<div>{}</div></div>\n",
+        xml_escape(d.device), i ? " hidden" : "", xml_escape(d.device),
+        human_percent(d.coverage.share()),
         xml_escape(d.peaks.model.empty() ? std::string("device not identified") : d.peaks.model),
         roofline_svg(d));
   }
@@ -30,6 +44,7 @@ RooflineHtml roofline_html(const RooflineResult& r, size_t top) {
                               r.devices.size() - kMaxCharts);
   HtmlTable& t = out.table;
   t.id = "roofline-table";
+  t.filterable = r.devices.size() > 1;
   for (auto [h, numeric] : std::initializer_list<std::pair<const char*, bool>>{{"device", false},
                                                                                {"op", false},
                                                                                {"module", false},
@@ -59,6 +74,7 @@ RooflineHtml roofline_html(const RooflineResult& r, size_t top) {
                         opt(f.intensity, 1, ""), text_cell(bound_name(f.bound)),
                         f.efficiency ? percent_cell(*f.efficiency) : text_cell("—"),
                         text_cell(cost_source_name(o.source))});
+      t.row_data.push_back({{"device", d.device}});
     }
   }
   return out;

@@ -7,8 +7,8 @@
 #include <set>
 #include <vector>
 
-#include "jaxprof/render/flame/flame_svg.h"
 #include "jaxprof/common/units.h"
+#include "jaxprof/render/flame/flame_svg.h"
 
 namespace jaxprof {
 namespace {
@@ -27,6 +27,17 @@ const char* category_color(std::string_view c) {
 }
 
 std::string rate_label(double flops_per_s) { return format_value(Measure::kFlopRate, flops_per_s); }
+
+// A tick of the rate axis at a power of ten, short enough for the margin: "100 MFLOP/s",
+// "10 kFLOP/s", "1 FLOP/s" (the tables' FLOP/s units have no k, and print two decimals).
+std::string rate_tick(double flops_per_s) {
+  static constexpr std::pair<double, const char*> kPrefixes[] = {
+      {1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+  for (const auto& [scale, prefix] : kPrefixes)
+    if (flops_per_s >= scale * 0.999)
+      return fmt::format("{:g} {}FLOP/s", std::round(flops_per_s / scale * 1000) / 1000, prefix);
+  return fmt::format("{:g} FLOP/s", flops_per_s);
+}
 
 }  // namespace
 
@@ -116,7 +127,7 @@ std::string roofline_svg(const RooflineDevice& d) {
     out += fmt::format(
         "<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#eee\"/>"
         "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
-        kL, y, kW - kR, kL - 4, y + 4, rate_label(std::pow(10, e)));
+        kL, y, kW - kR, kL - 4, y + 4, rate_tick(std::pow(10, e)));
   }
   out += fmt::format(
       "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">arithmetic intensity (FLOPs per "
