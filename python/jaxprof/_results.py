@@ -7,6 +7,7 @@ import html
 import re
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
+from ._cli_html import cli_html
 from ._optional import require
 
 __all__ = ["Result", "OpsResult", "InfoResult", "ResultJSON", "FlameResult", "SummaryResult",
@@ -19,7 +20,7 @@ class Result:
     ``data`` is exactly what ``jaxprof COMMAND --format json`` prints (parsed), ``rows`` a flat
     list of dicts (one per table row) that ``to_pandas()`` turns into a DataFrame. Printed (or
     shown at a Python prompt) the result is the table ``jaxprof COMMAND`` prints; in Jupyter it
-    renders as an HTML table.
+    renders as the same text, its tables as HTML tables with the CLI's columns and units.
     """
 
     #: Columns shown first in tables, when present.
@@ -73,6 +74,9 @@ class Result:
         return self.text.rstrip("\n")
 
     def _repr_html_(self, max_rows: int = 50) -> str:
+        # What the CLI prints, its tables as HTML tables: the same columns, units and cut names.
+        if self._text is not None:
+            return cli_html(self.text)
         cols = self.columns()
         out = ["<table>", "<thead><tr>"]
         out += [f"<th>{html.escape(c)}</th>" for c in cols]
@@ -233,7 +237,7 @@ class SummaryResult(Result):
     """``Profile.summary()``: the one-screen answer (``data`` = ``jaxprof summary --format
     json``). One row per observation (``rule``, ``text``, ``time_ns``, ``share``); ``modules``,
     ``ops``, ``collectives``, ``compile`` and ``device`` hold the sections; ``text`` is what
-    ``jaxprof summary`` prints. In Jupyter it renders as the sections' HTML tables."""
+    ``jaxprof summary`` prints. In Jupyter it renders as that text, its tables as HTML tables."""
 
     _lead = ("rule", "text", "time_ns", "share")
 
@@ -248,28 +252,8 @@ class SummaryResult(Result):
         return self.data.get("observations", [])
 
     def _repr_html_(self, max_rows: int = 50) -> str:
-        d = self.data
-        out = ["<div>"]
-        dev = d.get("device") or {}
-        if dev:
-            out.append("<p><b>Devices</b>: " + html.escape(
-                f"{dev.get('devices', 0)} on {len(d.get('hosts', []))} host(s); "
-                f"idle {100.0 * float(dev.get('idle_share', 0.0)):.1f}%") + "</p>")
-        if self.observations:
-            out.append("<p><b>Observations</b></p><ol>")
-            out += [f"<li>{html.escape(o['text'])}</li>" for o in self.observations]
-            out.append("</ol>")
-        for key in ("modules", "ops", "collectives"):
-            items = d.get(key) or []
-            if items:
-                out.append(f"<p><b>{key.capitalize()}</b></p>")
-                out.append(_html_table(items, max_rows))
-        comp = d.get("compile")
-        if isinstance(comp, dict) and comp:
-            flat = {k: v for k, v in comp.items() if not isinstance(v, (list, dict))}
-            out.append("<p><b>Compile</b></p>" + _html_table([flat], max_rows))
-        out.append("</div>")
-        return "".join(out)
+        # `jaxprof summary` as it prints: the same figures, bases and units.
+        return cli_html(self.text)
 
 
 class MemoryResult(Result):
@@ -407,7 +391,9 @@ class RooflineResult(Result):
 
     def _repr_html_(self, max_rows: int = 50) -> str:
         charts = "".join(f"<div>{s}</div>" for s in self._svgs[:8])
-        return charts + super()._repr_html_(max_rows)
+        more = (f"<p>{len(self._svgs) - 8} more devices' charts: svg(device)</p>"
+                if len(self._svgs) > 8 else "")
+        return charts + more + super()._repr_html_(max_rows)
 
 
 def _html_table(items: List[Dict[str, Any]], max_rows: int) -> str:

@@ -71,7 +71,8 @@ def test_info_equals_cli_json() -> None:
 def test_results_render_and_convert() -> None:
     r = jaxprof.load(DATA / "jax_cpu_matmul.xplane.pb.gz").ops()
     html = r._repr_html_()
-    assert html.startswith("<table>") and "ynn_fusion" in html
+    assert html.startswith('<div class="jaxprof-cli">') and "<table>" in html
+    assert "ynn_fusion" in html and "total (" in html  # the CLI's columns, with their units
     pd = pytest.importorskip("pandas")
     df = r.to_pandas()
     assert list(df.columns[:4]) == ["device", "host", "name", "count"]
@@ -178,4 +179,4 @@ def test_other_analyses_equal_cli_json(path: Path) -> None:
     assert modules.data == cli_json("modules", str(path))
     assert len(modules.rows) == len(modules.data["modules"])
     assert p.kernels().data == cli_json("kernels", str(path))
-    assert p.timeline()._repr_html_().startswith("<table>")
+    assert "<table>" in p.timeline()._repr_html_()
