@@ -41,16 +41,31 @@ class Writer {
   }
   const std::string& str() const { return out_; }
   std::string take() { return std::move(out_); }
+  // Empties it, keeping its memory: a writer reused per record allocates once.
+  void clear() { out_.clear(); }
+
+  // Appends `child` as field `field` of a message being written to `out` (a stream of
+  // length-delimited records, as a Trace of TracePackets is).
+  static void append_message(std::string& out, uint32_t field, const Writer& child) {
+    append_varint(out, (uint64_t{field} << 3) | 2);
+    append_varint(out, child.out_.size());
+    out.append(child.out_);
+  }
 
  private:
-  void tag(uint32_t field, uint32_t type) { raw_varint((uint64_t{field} << 3) | type); }
-  void raw_varint(uint64_t v) {
+  static void append_varint(std::string& out, uint64_t v) {
+    // Into a buffer, then one append: a push_back per byte checks the capacity each time.
+    char buf[10];
+    size_t n = 0;
     while (v >= 0x80) {
-      out_.push_back(static_cast<char>(v | 0x80));
+      buf[n++] = static_cast<char>(v | 0x80);
       v >>= 7;
     }
-    out_.push_back(static_cast<char>(v));
+    buf[n++] = static_cast<char>(v);
+    out.append(buf, n);
   }
+  void tag(uint32_t field, uint32_t type) { raw_varint((uint64_t{field} << 3) | type); }
+  void raw_varint(uint64_t v) { append_varint(out_, v); }
   std::string out_;
 };
 

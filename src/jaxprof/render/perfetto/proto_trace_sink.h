@@ -51,10 +51,17 @@ class ProtoTraceSink : public TraceSink {
   void descriptor(uint64_t uuid, uint64_t parent, std::string_view name, int pid, bool counter,
                   std::string_view process_name = {});
   uint64_t ns(int64_t ps) const;
+  // Looked up by string_view, without making a string (the tables are hit several times per
+  // slice).
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  using InternTable = std::unordered_map<std::string, uint64_t, StringHash, std::equal_to<>>;
   // The interned id of a name in one of the interned tables, adding it to `interned` (the
   // packet's InternedData) when new.
-  uint64_t intern(std::unordered_map<std::string, uint64_t>& table, uint32_t field,
-                  std::string_view name, wire::Writer& interned);
+  uint64_t intern(InternTable& table, uint32_t field, std::string_view name,
+                  wire::Writer& interned);
   size_t lane_of(Track& t, int64_t start_ps, int64_t end_ps);
   void annotations(const TraceArgs& args, wire::Writer& event, wire::Writer& interned);
   void flush() {
@@ -66,7 +73,9 @@ class ProtoTraceSink : public TraceSink {
   std::string buf_;
   int64_t base_ns_ = 0;
   bool cleared_ = false;  // the first packet clears the sequence's incremental state
-  std::unordered_map<std::string, uint64_t> event_names_, annotation_names_, string_values_;
+  InternTable event_names_, annotation_names_;
+  // String arg values by their JSON literal (decoded only when first met).
+  InternTable string_values_;
   struct TrackKey {
     int pid, tid;
     size_t lane;
@@ -81,6 +90,7 @@ class ProtoTraceSink : public TraceSink {
   };
   std::unordered_map<TrackKey, uint64_t, TrackKeyHash> uuids_;
   std::map<std::pair<int, int>, Track> tracks_;
+  wire::Writer interned_, event_, body_, annotation_;  // reused by slice() and annotations()
 };
 
 // The value of a JSON text as a DebugAnnotation's value field (bool, int, uint, double, string,
