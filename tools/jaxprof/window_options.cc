@@ -155,7 +155,7 @@ PerfettoSummary write_trace(const Profile& p, const std::string& path, TraceForm
                             const std::optional<TraceWindow>& window, WindowCounts& counts,
                             const WindowFlags& flags) {
   PerfettoOptions options{.host_clocks = host_clocks(flags, p)};
-  if (p.hosts.size() > 1 && !flags.no_align && options.host_clocks.empty())
+  if (p.hosts.size() > 1 && !flags.no_align && !p.clocks_aligned && options.host_clocks.empty())
     std::fprintf(stderr,
                  "jaxprof: note: no collective spans several hosts: each host keeps its recorded "
                  "clock\n");

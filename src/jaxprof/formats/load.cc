@@ -84,7 +84,10 @@ void load_profile(const std::vector<std::string>& paths, const LoadOptions& opti
     finish_import(out.profile);
     check_one_session(out);
     // Several processes: their clocks are aligned so straggler and wait times mean something.
-    if (out.profile.hosts.size() > 1) align_nsys_jax_clocks(out.profile);
+    if (out.profile.hosts.size() > 1) {
+      align_nsys_jax_clocks(out.profile);
+      out.profile.clocks_aligned = true;
+    }
     return;
   }
 

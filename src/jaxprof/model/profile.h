@@ -247,6 +247,9 @@ class Profile {
   StringTable strings;
   HloIndex hlo;
   int64_t base_ns = 0;              // absolute time (ns since the epoch) of start_ps == 0
+  // The hosts' clocks were put on one at import (nsys-jax archives, as nsys-jax does): nothing
+  // else moves them again.
+  bool clocks_aligned = false;
   std::vector<std::string> errors;  // XSpace errors and warnings, with the file they came from
   std::vector<std::string> warnings;
   std::vector<std::unique_ptr<EventSource>> sources;

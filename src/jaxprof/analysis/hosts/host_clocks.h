@@ -17,8 +17,8 @@ struct HostClock {
   int64_t error_ps = 0;
 };
 
-// By host name, the hosts with an estimate; empty for one host or when no collective spans
-// several hosts.
+// By host name, the hosts with an estimate; empty for one host, for hosts put on one clock at
+// import (Profile::clocks_aligned), or when no collective spans several hosts.
 std::map<std::string, HostClock> host_clocks(const Profile& profile);
 
 }  // namespace jaxprof
