@@ -67,3 +67,18 @@ def archives(shared_fixtures):
 @pytest.fixture(scope="session")
 def proc0(archives):
     return archives[0]
+
+
+# A new capture with real JAX (tests/data/capture_cpu_profiles.py's 8-device MLP, whose global_sse
+# compiles inside the trace), made once per test run for the tests that need a fresh one.
+@pytest.fixture(scope="session")
+def fresh_8dev_capture(tmp_path_factory) -> Path:
+    pytest.importorskip("jax", reason="jax is needed to capture profiles (pip install jax)")
+    import subprocess
+
+    out = tmp_path_factory.mktemp("fresh_8dev")
+    script = ops_check.ROOT / "tests" / "data" / "capture_cpu_profiles.py"
+    proc = subprocess.run([sys.executable, str(script), "--out", str(out), "--only",
+                           "jax_cpu_8dev"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return out / "jax_cpu_8dev"

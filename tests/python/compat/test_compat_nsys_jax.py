@@ -155,3 +155,38 @@ def test_xplane_capture_frames():
     _, inst = xla_module_metadata(int(comm["ProgramId"].iloc[0])).find_instruction(
         comm["Name"].iloc[0])
     assert inst.opcode == "all-reduce"
+
+
+def test_fresh_capture_compile_frame_is_jaxprof_compile(jaxprof_bin, fresh_8dev_capture):
+    """On an xplane capture the compile frame holds the compile events `jaxprof compile` counts
+    (JAX's stages, XLA's passes and code generation on the worker threads) under one range per
+    compile, so that the notebook's statistics add up to the command's compile time."""
+    import json
+    import subprocess
+
+    frame = load_profiler_data(fresh_8dev_capture, frames={"compile"})["compile"]
+    for col in ("Name", "DurNonChildNs", "DurChildNs", "NumChild", "RangeStack", "TID",
+                "ParentId", "ProgramName"):
+        assert col in frame.columns
+    got = json.loads(subprocess.run(
+        [str(jaxprof_bin), "compile", str(fresh_8dev_capture), "--format", "json"],
+        capture_output=True, text=True, check=True).stdout)
+    (compile_,) = got["events"]  # global_sse compiles inside the trace
+    stats = generate_compilation_statistics(frame)
+    assert stats["DurNonChildNs"].sum() == pytest.approx(got["wall_ns"], abs=1e-3)
+    # Every compile event is a range of the frame, once: as many per name as the command counts.
+    root = frame[frame["ParentId"].isna()]
+    assert list(root["Name"]) == ["(compile)"]
+    assert list(root["ProgramName"]) == [compile_["module"]] == ["jit_global_sse"]
+    counts = frame[frame["ParentId"].notna()].groupby("Name").size().to_dict()
+    assert counts == {s["name"]: s["count"] for s in compile_["steps"] if s["count"]}
+    # The root's own time is the launching thread's time outside the stages; the stages and the
+    # passes are its descendants, the worker threads' ranges under the launching thread's.
+    between = {s["name"]: s["wall_ns"] for s in compile_["steps"]}.get("(between stages)", 0.0)
+    assert float(root["DurNonChildNs"].iloc[0]) == pytest.approx(between, abs=1e-3)
+    assert frame["RangeStack"].str.startswith(f":{root.index[0]}").all()
+    main_tid = int(root["TID"].iloc[0])
+    workers = frame[frame["TID"] != main_tid]
+    assert workers["TID"].nunique() == compile_["worker_threads"]
+    assert "JitCompiler::Compile" in set(workers["Name"])
+    assert "lower_sharding_computation" in set(frame.loc[frame["TID"] == main_tid, "Name"])

@@ -1,15 +1,21 @@
 """nsys-jax's compile frame: every host range inside a compile jaxprof found (compiles table),
 with the ranges that worker threads ran during it placed under the launching thread's deepest
-open range, as nsys-jax splices them in."""
+open range, as nsys-jax splices them in.
+
+nsys-jax archives have one XlaCompile range per compile, which is the frame's root. xplane
+captures have none: a compile there is a run of JAX stages (trace, lower, backend compile) on the
+launching thread, so the frame holds the compile events jaxprof counted (``compile_passes``)
+under one root range per compile that spans its wall time (``_compile_stages``)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from ._source import thread_id
+from ._compile_stages import COMPILE_ROOT, stage_tree
+from ._source import thread_ids
 
 # Ranges of other libraries (NCCL, cuBLAS) count as their parent's own time, as in nsys-jax,
 # which keeps only XLA's ("TSL:") ranges.
@@ -33,64 +39,97 @@ def _subtree(root: int, children: Dict[int, List[int]]) -> List[int]:
     return out
 
 
+class HostRanges:
+    """The ``host_ranges`` table as arrays, with each range's children."""
+
+    def __init__(self, p: Any) -> None:
+        hr = p.table("host_ranges").to_pandas()
+        self.ids = hr["id"].to_numpy(dtype=np.int64)
+        self.start = hr["start_ps"].to_numpy(dtype=np.int64)
+        self.dur = hr["duration_ps"].to_numpy(dtype=np.int64)
+        self.end = self.start + self.dur
+        self.depth = hr["depth"].to_numpy(dtype=np.int64)
+        self.host = hr["host"].astype(str).to_numpy()
+        self.thread = hr["thread"].astype(str).to_numpy()
+        self.parent = hr["parent"].to_numpy(dtype=np.float64, na_value=np.nan)
+        self.names = hr["name"].astype(str).to_numpy()
+        self.row_of = {int(i): k for k, i in enumerate(self.ids)}
+        self.children: Dict[int, List[int]] = defaultdict(list)
+        for k in np.flatnonzero(~np.isnan(self.parent)):
+            self.children[int(self.parent[k])].append(int(self.ids[k]))
+
+
+def _xla_compile_tree(r: HostRanges, c: Any, new_parent: Dict[int, float]) -> Optional[List[int]]:
+    """The ranges of a compile whose launching thread has one range over its whole wall time
+    (XlaCompile in nsys-jax archives): that range's subtree and the worker threads' ranges
+    within it. None when there is no such range."""
+    end = c.start_ps + c.wall_ps
+    at = np.flatnonzero((r.host == str(c.host)) & (r.thread == str(c.thread))
+                        & (r.start >= c.start_ps) & (r.end <= end))
+    if not len(at):
+        return None
+    at = at[r.depth[at] == r.depth[at].min()]
+    if len(at) != 1 or r.start[at[0]] != c.start_ps or r.end[at[0]] != end:
+        return None
+    root_row = int(at[0])
+    tree = _subtree(int(r.ids[root_row]), r.children)
+    tree_rows = np.array([r.row_of[i] for i in tree])
+    # Worker threads' outermost ranges within the compile, under the deepest range of the
+    # launching thread that holds them.
+    workers = np.flatnonzero((r.host == r.host[root_row]) & (r.thread != r.thread[root_row])
+                             & (r.depth == 0) & (r.start >= c.start_ps) & (r.end <= end))
+    for w in workers:
+        holds = tree_rows[(r.start[tree_rows] <= r.start[w]) & (r.end[tree_rows] >= r.end[w])]
+        if not len(holds):
+            continue
+        new_parent[int(r.ids[w])] = float(r.ids[holds[np.argmax(r.depth[holds])]])
+        tree.extend(_subtree(int(r.ids[w]), r.children))
+    return tree
+
+
 def compile_frame(p: Any, pd: Any) -> Any:
-    hr = p.table("host_ranges").to_pandas()
+    r = HostRanges(p)
     comps = p.table("compiles").to_pandas()
-    ids = hr["id"].to_numpy(dtype=np.int64)
-    start = hr["start_ps"].to_numpy(dtype=np.int64)
-    dur = hr["duration_ps"].to_numpy(dtype=np.int64)
-    end = start + dur
-    depth = hr["depth"].to_numpy(dtype=np.int64)
-    host = hr["host"].astype(str).to_numpy()
-    thread = hr["thread"].astype(str).to_numpy()
-    parent = hr["parent"].to_numpy(dtype=np.float64, na_value=np.nan)
-    names = hr["name"].astype(str).to_numpy()
-    row_of = {int(i): k for k, i in enumerate(ids)}
-    children: Dict[int, List[int]] = defaultdict(list)
-    for k in np.flatnonzero(~np.isnan(parent)):
-        children[int(parent[k])].append(int(ids[k]))
+    passes = p.table("compile_passes").to_pandas()
+    names_of = {int(k): set(v) for k, v in passes.groupby("compile")["name"]}
 
     new_parent: Dict[int, float] = {}
     program: Dict[int, tuple] = {}
     rows: List[int] = []
+    roots: List[Dict[str, Any]] = []  # the compile ranges of xplane captures
+    next_id = int(r.ids.max()) + 1 if len(r.ids) else 0
     for c in comps.itertuples():
-        # The compile's outermost ranges on its thread (one XlaCompile range in nsys-jax
-        # archives; on xplane captures the stages jaxprof groups into one compile).
-        at = np.flatnonzero((host == str(c.host)) & (thread == str(c.thread))
-                            & (start >= c.start_ps) & (end <= c.start_ps + c.wall_ps))
-        if not len(at):
-            continue
-        at = at[depth[at] == depth[at].min()]
-        root_row = int(at[0])
         pid = -1 if c.program_id is None or pd.isna(c.program_id) else int(c.program_id)
         module = "" if c.module is None or pd.isna(c.module) else str(c.module)
-        tree = [r for k in at for r in _subtree(int(ids[k]), children)]
-        tree_rows = np.array([row_of[r] for r in tree])
-        # Worker threads' outermost ranges within the compile, under the deepest range of the
-        # launching thread that holds them.
-        workers = np.flatnonzero((host == host[root_row]) & (thread != thread[root_row])
-                                 & (depth == 0) & (start >= c.start_ps)
-                                 & (end <= c.start_ps + c.wall_ps))
-        for w in workers:
-            holds = tree_rows[(start[tree_rows] <= start[w]) & (end[tree_rows] >= end[w])]
-            if not len(holds):
-                continue
-            new_parent[int(ids[w])] = float(ids[holds[np.argmax(depth[holds])]])
-            tree.extend(_subtree(int(ids[w]), children))
-        for r in tree:
-            program[r] = (pid, module)
+        tree = _xla_compile_tree(r, c, new_parent)
+        if tree is None:
+            root = {"id": next_id, "start": int(c.start_ps), "dur": int(c.wall_ps),
+                    "thread": str(c.thread), "program": (pid, module)}
+            next_id += 1
+            tree = stage_tree(r, c, names_of.get(int(c.compile), set()), root["id"], new_parent)
+            roots.append(root)
+        for i in tree:
+            program[i] = (pid, module)
         rows.extend(tree)
     rows_idx = np.array(sorted(set(rows)), dtype=np.int64)
-    k = np.array([row_of[r] for r in rows_idx], dtype=np.int64)
+    k = np.array([r.row_of[i] for i in rows_idx], dtype=np.int64)
+    tids = thread_ids(list(r.thread[k]) + [x["thread"] for x in roots])
     df = pd.DataFrame({
-        "StartNs": p.base_ns + start[k] / 1000.0,
-        "DurNs": dur[k] / 1000.0,
-        "Name": np.array([_nsys_name(n) for n in names[k]], dtype=object),
-        "TID": [thread_id(t, i) for i, t in enumerate(thread[k])],
-        "ParentId": [new_parent.get(int(r), parent[row_of[int(r)]]) for r in rows_idx],
-        "ProgramId": np.array([program[int(r)][0] for r in rows_idx], dtype=np.int32),
-        "ProgramName": np.array([program[int(r)][1] for r in rows_idx], dtype=object),
-    }, index=pd.Index(rows_idx.astype(np.int32), name="RangeId"))
+        "StartNs": np.concatenate([r.start[k], [x["start"] for x in roots]]) / 1000.0
+        + p.base_ns,
+        "DurNs": np.concatenate([r.dur[k], [x["dur"] for x in roots]]) / 1000.0,
+        "Name": np.array([_nsys_name(n) for n in r.names[k]] + [COMPILE_ROOT] * len(roots),
+                         dtype=object),
+        "TID": np.array(tids, dtype=np.int64),
+        "ParentId": [new_parent.get(int(i), r.parent[r.row_of[int(i)]]) for i in rows_idx]
+        + [np.nan] * len(roots),
+        "ProgramId": np.array([program[int(i)][0] for i in rows_idx]
+                              + [x["program"][0] for x in roots], dtype=np.int32),
+        "ProgramName": np.array([program[int(i)][1] for i in rows_idx]
+                                + [x["program"][1] for x in roots], dtype=object),
+    }, index=pd.Index(np.concatenate([rows_idx, [x["id"] for x in roots]]).astype(np.int32),
+                      name="RangeId"))
+    df = df.sort_index()
     for col in ("StartNs", "DurNs"):
         if (df[col] % 1 == 0).all():
             df[col] = df[col].astype(np.int64)

@@ -71,3 +71,14 @@ def thread_id(name: Any, fallback: int) -> int:
     if not m:
         return fallback
     return int(next(g for g in m.groups() if g is not None))
+
+
+def thread_ids(names: Any) -> list:
+    """``thread_id`` of each thread name, the same for every row of one thread: names without an
+    id ("python3") are numbered after the largest id found."""
+    found = {n: thread_id(n, -1) for n in set(map(str, names))}
+    next_id = max(found.values(), default=-1) + 1
+    for n in sorted(k for k, v in found.items() if v < 0):
+        found[n] = next_id
+        next_id += 1
+    return [found[str(n)] for n in names]
