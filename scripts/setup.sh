@@ -49,6 +49,14 @@ import importlib.util, sys
 sys.exit(0 if all(importlib.util.find_spec(m) for m in ("distributed", "fsspec", "s3fs", "moto",
     "flask_cors")) else 1)
 PY
+  # The notebook docs/notebooks/nsys_jax_analysis.ipynb: tests/python/compat/test_nsys_jax_notebook.py
+  # runs it with nbclient on an IPython kernel, and it plots with matplotlib.
+  python3 - <<'PY' || python3 -m pip install -q --disable-pip-version-check matplotlib nbclient \
+      nbformat ipykernel
+import importlib.util, sys
+sys.exit(0 if all(importlib.util.find_spec(m) for m in ("matplotlib", "nbclient", "nbformat",
+    "ipykernel")) else 1)
+PY
   # XProf, a reference the roofline tests and tests/python/ops/test_xprof_peer.py (op statistics on
   # the device clock) compare with; they skip without it.
   python3 -c 'import importlib.util, sys; sys.exit(0 if importlib.util.find_spec("xprof") else 1)' \
