@@ -75,7 +75,9 @@ def fresh_records(monkeypatch):
     clear_invocations()
 
 
-def test_autotune_lowered_picks_the_faster_config_and_with_result_applies_it():
+def test_autotune_lowered_picks_the_faster_config_and_with_result_applies_it(monkeypatch):
+    monkeypatch.setenv("EJKERNEL_OPS_RECORD", "1")
+    monkeypatch.setenv("EJKERNEL_OPS_STAMP", "hash")
     cache = ConfigCache()
     selector = ConfigSelectorChain(cache, policy=AutotunePolicy(allow_autotune=True),
                                    tuner=Tuner(warmup=1, iters=5))
@@ -168,7 +170,13 @@ def test_env_switches_and_encoded_labels(monkeypatch):
     kernel.version = "2.1"
     x = jnp.ones((64, 64), jnp.float32) / 64
 
+    # Unset, as in ejkernel: no label, no record.
+    lowered = jax.jit(lambda a: executor(kernel, a) - 1).lower(x)
+    assert extract_labels(lowered, "ejkernel_ops") == [] and get_invocations() == {}
+    assert autotune_lowered(selector, lowered).entries == ()
+
     monkeypatch.setenv("EJKERNEL_OPS_STAMP", "none")
+    monkeypatch.setenv("EJKERNEL_OPS_RECORD", "1")
     lowered = jax.jit(lambda a: executor(kernel, a)).lower(x)
     assert extract_labels(lowered, "ejkernel_ops") == []
     assert autotune_lowered(selector, lowered).entries == ()

@@ -33,7 +33,7 @@ __all__ = [
     "EJKERNEL_OPS_RECORD", "EJKERNEL_OPS_STAMP",
 ]
 
-#: Environment variable: ``0`` stops :class:`Executor` from recording calls (default: record).
+#: Environment variable: ``1`` makes :class:`Executor` record calls (default ``0``: no records).
 EJKERNEL_OPS_RECORD = "EJKERNEL_OPS_RECORD"
-#: Environment variable: ``hash`` (default), ``json`` or ``none``: the labels Executor stamps.
+#: Environment variable: ``hash``, ``json`` or ``none`` (default): the labels Executor stamps.
 EJKERNEL_OPS_STAMP = "EJKERNEL_OPS_STAMP"

@@ -103,18 +103,20 @@ def label_prefixes() -> list:
         return sorted(_prefixes)
 
 
+# Both default off, as in ejkernel: labels and records are asked for (EJKERNEL_OPS_STAMP=hash,
+# EJKERNEL_OPS_RECORD=1) before the runs that autotune_lowered is to tune.
 def _stamp_mode() -> str:
-    mode = os.environ.get("EJKERNEL_OPS_STAMP", "hash").strip().lower() or "hash"
+    mode = os.environ.get("EJKERNEL_OPS_STAMP", "none").strip().lower() or "none"
     if mode not in ("hash", "json", "none"):
-        warnings.warn(f"EJKERNEL_OPS_STAMP={mode!r} is not hash, json or none: using hash",
+        warnings.warn(f"EJKERNEL_OPS_STAMP={mode!r} is not hash, json or none: stamping nothing",
                       RuntimeWarning, stacklevel=3)
-        return "hash"
+        return "none"
     return mode
 
 
 def _recording() -> bool:
-    return os.environ.get("EJKERNEL_OPS_RECORD", "1").strip().lower() not in ("0", "false",
-                                                                              "no", "off")
+    return os.environ.get("EJKERNEL_OPS_RECORD", "0").strip().lower() in ("1", "true", "yes",
+                                                                          "on")
 
 
 class Executor(Generic[Cfg, Out]):
@@ -124,12 +126,12 @@ class Executor(Generic[Cfg, Out]):
     arguments, choose (``cfg`` overrides), then run ``kernel.run(*args, cfg=chosen, **kwargs)``
     (through ``jax.custom_vjp`` when the kernel defines ``fwd_with_residuals`` and ``vjp``).
 
-    Labels: with ``EJKERNEL_OPS_STAMP`` ``hash`` (the default) or ``json``, the ops are traced
-    inside ``jax.named_scope("<stamp_prefix>#<op>.v<N>:<call_key>")`` (``json`` adds a scope
-    with the chosen configuration); ``none`` stamps nothing. The ``.v`` form survives lowering
-    to HLO and compilation, where XLA cuts ``@``. Recording: unless ``EJKERNEL_OPS_RECORD`` is
-    ``0``, every call key's abstract arguments are recorded for the current device
-    (:func:`get_invocations`).
+    Labels: with ``EJKERNEL_OPS_STAMP`` ``hash`` or ``json``, the ops are traced inside
+    ``jax.named_scope("<stamp_prefix>#<op>.v<N>:<call_key>")`` (``json`` adds a scope with the
+    chosen configuration); ``none`` (the default, as in ejkernel) stamps nothing. The ``.v`` form
+    survives lowering to HLO and compilation, where XLA cuts ``@``. Recording: with
+    ``EJKERNEL_OPS_RECORD=1`` (default ``0``, as in ejkernel), every call key's abstract
+    arguments are recorded for the current device (:func:`get_invocations`).
     """
 
     def __init__(self, chooser: ConfigChooser, stamp_prefix: Optional[str] = None) -> None:

@@ -60,8 +60,9 @@ def autotune_lowered(selector: ConfigSelectorChain, lowered: Any) -> AutotuningR
     """Tunes every recorded kernel call labelled in ``lowered`` (a ``jax.stages.Lowered``, a
     ``Compiled``, or their text), each distinct (op, call key) once, with ``selector.tuner``.
 
-    A label counts when the call was recorded on this device (``EJKERNEL_OPS_RECORD`` not
-    ``0`` while ``lowered`` was traced); the candidates are the kernel's ``candidate_cfgs`` for
+    Labels are there when ``EJKERNEL_OPS_STAMP`` was ``hash`` or ``json`` while ``lowered`` was
+    traced; one counts when its call was recorded on this device (``EJKERNEL_OPS_RECORD=1``
+    then). Both default off, as in ejkernel. The candidates are the kernel's ``candidate_cfgs`` for
     an :class:`Invocation` of the recorded abstract arguments, timed on concrete stand-ins.
     Winners go to ``selector.cache`` and, with ``selector.persist_autotune``, to
     ``selector.persistent``. Labels not tuned are listed in ``result.skipped``.
@@ -86,7 +87,7 @@ def autotune_lowered(selector: ConfigSelectorChain, lowered: Any) -> AutotuningR
             recorded = invocations.get(op_v, {}).get(key)
             if recorded is None:
                 skipped.append((lab.label, "call not recorded on this device "
-                                "(EJKERNEL_OPS_RECORD=0 while tracing?)"))
+                                "(EJKERNEL_OPS_RECORD=1 not set while tracing?)"))
                 continue
             kernel, args, kwargs = recorded
             inv = Invocation(kernel.op_id, args, kwargs, stamp=False)
