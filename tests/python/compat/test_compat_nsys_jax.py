@@ -190,3 +190,17 @@ def test_fresh_capture_compile_frame_is_jaxprof_compile(jaxprof_bin, fresh_8dev_
     assert workers["TID"].nunique() == compile_["worker_threads"]
     assert "JitCompiler::Compile" in set(workers["Name"])
     assert "lower_sharding_computation" in set(frame.loc[frame["TID"] == main_tid, "Name"])
+    assert (stats["DurNonChildNs"] >= 0).all()
+
+
+def test_nested_worker_threads_are_shared_out_once(xplane_fixtures):
+    """The TPU capture's compiler threads launch threads of their own: each launching-thread
+    range shares out only the region of the workers it launched, so no name's own time goes
+    negative and the names add up to the compiles' wall time."""
+    path = xplane_fixtures / "tpu_4chip_inference.xplane.pb"
+    frame = load_profiler_data(path, frames={"compile"})["compile"]
+    stats = generate_compilation_statistics(frame)
+    wall = jaxprof.load(path).table("compiles").to_pandas()["wall_ps"].sum()
+    assert len(frame[frame["Name"] == "(compile)"]) == 4
+    assert stats["DurNonChildNs"].sum() * 1000 == pytest.approx(int(wall), abs=100)
+    assert (stats["DurNonChildNs"] >= 0).all()

@@ -30,6 +30,33 @@ def remove_child_ranges(df: Any, mask: Any) -> Any:
     return df[~drop]
 
 
+def _launchers(ids: np.ndarray, parent: np.ndarray, main: np.ndarray) -> Dict[int, list]:
+    """{launcher id: positions of the worker rows it launched}, the launcher of a worker row
+    being its nearest ancestor on the launching thread."""
+    pos = {int(i): k for k, i in enumerate(ids)}
+    owner: Dict[int, int] = {}  # worker position -> launcher id (-1: none)
+    out: Dict[int, list] = defaultdict(list)
+    for k in np.flatnonzero(~main):
+        chain, j, found = [], int(k), -1
+        while True:
+            if j in owner:
+                found = owner[j]
+                break
+            chain.append(j)
+            p = parent[j]
+            if np.isnan(p) or int(p) not in pos:
+                break
+            j = pos[int(p)]
+            if main[j]:
+                found = int(ids[j])
+                break
+        for c in chain:
+            owner[c] = found
+        if found >= 0:
+            out[found].append(int(k))
+    return out
+
+
 def generate_compilation_statistics(compile_df: Any) -> Any:
     """Compile time per range name over every compile in ``compile_df``: ``DurNonChildNs`` and
     ``DurChildNs`` sums, sorted by ``DurNonChildNs``. A launching-thread range whose children run
@@ -44,22 +71,21 @@ def generate_compilation_statistics(compile_df: Any) -> Any:
     main = df["TID"].to_numpy() == root_tid
     totals: Dict[str, np.ndarray] = defaultdict(lambda: np.zeros(2))
     parent = df["ParentId"]
-    worker_parents = parent[~main & parent.notna()].astype(np.int64)
-    launchers = sorted({int(i) for i in worker_parents if i in df.index and main[
-        df.index.get_loc(i)]})
-    for launcher in launchers:
-        below = _descendants(df, launcher).to_numpy()
-        workers = below & ~main
-        if not workers.any():
-            continue
-        starts = df["StartNs"].to_numpy(dtype=np.float64)
-        ends = starts + df["DurNs"].to_numpy(dtype=np.float64)
+    starts = df["StartNs"].to_numpy(dtype=np.float64)
+    ends = starts + df["DurNs"].to_numpy(dtype=np.float64)
+    own = df["DurNonChildNs"].to_numpy(dtype=np.float64)
+    child = df["DurChildNs"].to_numpy(dtype=np.float64)
+    names = df["Name"].to_numpy()
+    # Each worker range's launcher: its nearest launching-thread ancestor. A launcher shares out
+    # only its own parallel region, so a range whose worker children launch more workers is not
+    # counted twice.
+    launcher_of = _launchers(df.index.to_numpy(), parent.to_numpy(dtype=np.float64), main)
+    for launcher, rows in sorted(launcher_of.items()):
+        workers = np.array(rows, dtype=np.int64)
         span = ends[workers].max() - starts[workers].min()
-        own = df["DurNonChildNs"].to_numpy(dtype=np.float64)
-        child = df["DurChildNs"].to_numpy(dtype=np.float64)
         busy = own[workers].sum()
         if busy > 0:
-            for name, o, c in zip(df["Name"].to_numpy()[workers], own[workers], child[workers]):
+            for name, o, c in zip(names[workers], own[workers], child[workers]):
                 totals[name] += (span * o / busy, span * c / busy)
         direct = (parent == launcher).to_numpy() & main
         child_ns = df["DurNs"].to_numpy(dtype=np.float64)[direct].sum() + span
