@@ -18,6 +18,7 @@ pytest.importorskip("duckdb")
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
+jaxprof = pytest.importorskip("jaxprof")
 
 ROOT = Path(__file__).resolve().parents[3]
 NOTEBOOK = ROOT / "docs" / "notebooks" / "nsys_jax_analysis.ipynb"
@@ -36,7 +37,8 @@ def run_notebook(profile: Path, out: Path):
     nb = nbformat.read(NOTEBOOK, as_version=4)
     env = {"JAXPROF_PROFILE": str(profile), "JAXPROF_NOTEBOOK_OUTPUT": str(out),
            "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
-    python = str(ROOT / "python")
+    # The kernel imports the jaxprof this process imports (the source tree's or the installed).
+    python = str(Path(jaxprof.__file__).resolve().parents[1])
     path = os.environ.get("PYTHONPATH")
     env["PYTHONPATH"] = python + (os.pathsep + path if path else "")
     old = {k: os.environ.get(k) for k in env}
