@@ -50,7 +50,8 @@ sys.exit(0 if all(importlib.util.find_spec(m) for m in ("distributed", "fsspec",
     "flask_cors")) else 1)
 PY
   # The notebook docs/notebooks/nsys_jax_analysis.ipynb: tests/python/compat/test_nsys_jax_notebook.py
-  # runs it with nbclient on an IPython kernel, and it plots with matplotlib.
+  # runs it with nbclient on an IPython kernel, and it plots with matplotlib; nbclient also runs
+  # tests/python/api/test_notebook_html.py, which skips without it.
   python3 - <<'PY' || python3 -m pip install -q --disable-pip-version-check matplotlib nbclient \
       nbformat ipykernel
 import importlib.util, sys
