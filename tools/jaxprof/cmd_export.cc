@@ -24,7 +24,8 @@ RegisterCommand export_command(90, [](CLI::App& app) -> std::function<int()> {
   cmd->footer(
       "Every line of every device and host plane with every event and its stats (your\n"
       "TraceAnnotation / annotate / trace_function ranges, Python, launches, TPU Steps, NVTX),\n"
-      "arrows from each host launch to its kernels, memory in use per allocator, and per\n"
+      "arrows from each host launch to its kernels and from each collective's first arrival\n"
+      "to its last, memory in use per allocator, and per\n"
       "device a 'category' track (compute, exposed communication, exposed memcpy, idle) and a\n"
       "'modules' track; op events carry their HLO name, JAX op path, source line, category and\n"
       "collective bandwidth. Open the file in ui.perfetto.dev. See docs/export.md.\n"
@@ -62,10 +63,10 @@ RegisterCommand export_command(90, [](CLI::App& app) -> std::function<int()> {
         o->perfetto,
         fmt::format("{}{} {} devices, {} op events, {} host events, {} category segments, {} "
                     "module executions, {} collective events with bandwidth, {} launch arrows, "
-                    "{} memory counter tracks",
+                    "{} collective arrival arrows, {} memory counter tracks",
                     proto ? "Perfetto protobuf trace" : "Perfetto/Chrome trace (JSON)", of,
                     s.devices, s.op_events, s.host_events, s.segments, s.executions,
-                    s.collective_events, s.flows, s.counter_tracks),
+                    s.collective_events, s.flows, s.arrival_flows, s.counter_tracks),
         "  open https://ui.perfetto.dev and use \"Open trace file\" (or `jaxprof view`)\n");
     return 0;
   };

@@ -112,7 +112,8 @@ def read_json(path):
             slices[key].append((e["name"], ns(e["ts"]), ns(e["ts"] + e["dur"]), args))
         elif e["ph"] == "C":
             counters[key].append((ns(e["ts"]), e["args"]["bytes"]))
-    flows = sum(1 for e in events if e.get("flow_in"))
+    # Launch arrows end on slices ("flow_in"); collective arrival arrows are flow events ("f").
+    flows = sum(1 for e in events if e.get("flow_in") or e.get("ph") == "f")
     return slices, counters, flows
 
 

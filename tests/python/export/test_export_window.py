@@ -44,6 +44,11 @@ def expected(whole, begin, end):
                and keeps(begin, end, ps(e["ts"]), ps(e["dur"]))}
     in_ids = {e["bind_id"] for e in whole if e["ph"] == "X" and e.get("flow_in")
               and keeps(begin, end, ps(e["ts"]), ps(e["dur"]))}
+    # Collectives' arrival arrows: flow events bound to the slice that starts at their time.
+    dur = {(e["pid"], e["tid"], e["ts"]): e["dur"] for e in whole if e["ph"] == "X"}
+    for phase, ids in (("s", out_ids), ("f", in_ids)):
+        ids.update(e["id"] for e in whole if e["ph"] == phase and
+                   keeps(begin, end, ps(e["ts"]), ps(dur[e["pid"], e["tid"], e["ts"]])))
     tracks = defaultdict(list)
     for e in whole:
         if e["ph"] == "C":
@@ -68,6 +73,8 @@ def got(window):
             counters[e["pid"], e["tid"]].append((ps(e["ts"]), e["args"]["bytes"]))
     out_ids = {e["bind_id"] for e in window if e.get("flow_out")}
     in_ids = {e["bind_id"] for e in window if e.get("flow_in")}
+    out_ids |= {e["id"] for e in window if e["ph"] == "s"}
+    in_ids |= {e["id"] for e in window if e["ph"] == "f"}
     return slices, dict(counters), out_ids, in_ids
 
 

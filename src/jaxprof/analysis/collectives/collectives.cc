@@ -1,4 +1,3 @@
-#include "jaxprof/common/warning_kind.h"
 #include "jaxprof/analysis/collectives/collectives.h"
 
 #include <algorithm>
@@ -17,6 +16,7 @@
 #include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/analysis/partial/partial_build.h"
 #include "jaxprof/analysis/timeline/intervals.h"
+#include "jaxprof/common/warning_kind.h"
 
 namespace jaxprof {
 
@@ -543,7 +543,7 @@ void add_instance_row(const CollectiveOp& op, bool has_run_id, const OpAcc::Inst
                                             : std::get<0>(x) < std::get<0>(y);
   });
   for (const auto& [dev, begin, end, duration] : in.members)
-    inst.members.push_back({kept.host[dev], begin, end, duration});
+    inst.members.push_back({kept.host[dev], dev, begin, end, duration});
 }
 
 // Each op's mean and bandwidth, and over its instances the wait for the last device to arrive
@@ -598,6 +598,13 @@ void close_devices(const std::vector<uint64_t>& device_late, const KeptDevices& 
       result.most_late_device = kept.name[d];
     }
   }
+  // Members name their device by its index: renumbered to the devices that stay.
+  std::vector<uint32_t> renumbered(result.devices.size());
+  uint32_t kept_devices = 0;
+  for (uint32_t d = 0; d < result.devices.size(); ++d)
+    renumbered[d] = result.devices[d].executions ? kept_devices++ : 0;
+  for (CollectiveInstance& inst : result.instances)
+    for (CollectiveInstance::Member& m : inst.members) m.device = renumbered[m.device];
   std::erase_if(result.devices, [](const CollectiveDevice& d) { return d.executions == 0; });
 }
 

@@ -102,6 +102,7 @@ struct CollectiveInstance {
   std::string late_device;  // latest start; "" for a single device
   struct Member {
     uint32_t host = 0;                 // index into the set's hosts
+    uint32_t device = 0;               // index into the result's devices (name, host name)
     int64_t begin_ps = 0, end_ps = 0;  // on the timeline
     int64_t duration_ps = 0;           // on the device clock where its events carry it (op_clock.h)
   };

@@ -146,6 +146,12 @@ void TraceParser::event(const Fields& f, size_t offset, size_t length) {
     case 0:
       ++tracker_->ignored.empty;  // e.g. the `{}` XLA writes after the last event
       return;
+    case 's':
+    case 'f':
+      // jaxprof's own exports draw collectives' arrival arrows with these: nothing to read back.
+      if (f.name == "jaxprof collective arrival") return;
+      ++tracker_->ignored.other;
+      return;
     default:
       ++tracker_->ignored.other;
       return;

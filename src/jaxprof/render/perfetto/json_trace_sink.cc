@@ -35,10 +35,10 @@ void JsonTraceSink::process(int pid, std::string_view name, std::string_view hos
       ",\n{{\"ph\": \"M\", \"pid\": {}, \"tid\": 0, \"name\": \"process_labels\", \"args\": "
       "{{\"labels\": {}}}}}",
       pid, json_string_html_safe(host)));
-  out(fmt::format(
-      ",\n{{\"ph\": \"M\", \"pid\": {}, \"tid\": 0, \"name\": \"process_sort_index\", "
-      "\"args\": {{\"sort_index\": {}}}}}",
-      pid, pid));
+  out(
+      fmt::format(",\n{{\"ph\": \"M\", \"pid\": {}, \"tid\": 0, \"name\": \"process_sort_index\", "
+                  "\"args\": {{\"sort_index\": {}}}}}",
+                  pid, pid));
 }
 
 void JsonTraceSink::thread(int pid, int tid, std::string_view name, bool derived) {
@@ -47,10 +47,10 @@ void JsonTraceSink::thread(int pid, int tid, std::string_view name, bool derived
       ",\n{{\"ph\": \"M\", \"pid\": {}, \"tid\": {}, \"name\": \"thread_name\", \"args\": "
       "{{\"name\": {}{}}}}}",
       pid, tid, json_string_html_safe(name), derived ? ", \"jaxprof_derived\": true" : ""));
-  out(fmt::format(
-      ",\n{{\"ph\": \"M\", \"pid\": {}, \"tid\": {}, \"name\": \"thread_sort_index\", "
-      "\"args\": {{\"sort_index\": {}}}}}",
-      pid, tid, tid));
+  out(
+      fmt::format(",\n{{\"ph\": \"M\", \"pid\": {}, \"tid\": {}, \"name\": \"thread_sort_index\", "
+                  "\"args\": {{\"sort_index\": {}}}}}",
+                  pid, tid, tid));
 }
 
 void JsonTraceSink::counter_track(int pid, int tid, std::string_view name) {
@@ -72,19 +72,29 @@ void JsonTraceSink::slice(int pid, int tid, std::string_view name, std::string_v
       pid, tid, name_json.empty() ? json_string_html_safe(name) : std::string(name_json),
       ps_to_us_exact(start_ps), ps_to_us_exact(duration_ps), flows,
       args ? args->render() : std::string()));
+  // A complete event binds one arrow ("bind_id"); a collective's arrival arrow is a flow event
+  // of its own (phases s and f), bound to the slice that starts at its time.
+  for (auto [id, phase] : {std::pair{flow.arrival_out, 's'}, std::pair{flow.arrival_in, 'f'}})
+    if (id)
+      out(
+          fmt::format(",\n{{\"ph\": \"{}\", \"pid\": {}, \"tid\": {}, \"name\": \"{}\", "
+                      "\"cat\": \"collective\", \"id\": \"{:#x}\", \"ts\": {}{}}}",
+                      phase, pid, tid, kArrivalFlowName, id, ps_to_us_exact(start_ps),
+                      phase == 'f' ? ", \"bp\": \"e\"" : ""));
 }
 
 void JsonTraceSink::counter(int pid, int tid, int64_t time_ps, int64_t value) {
-  out(fmt::format(
-      ",\n{{\"ph\": \"C\", \"pid\": {}, \"tid\": {}, \"name\": {}, \"ts\": {}, "
-      "\"args\": {{\"bytes\": {}}}}}",
-      pid, tid, counter_names_[{pid, tid}], ps_to_us_exact(time_ps), value));
+  out(
+      fmt::format(",\n{{\"ph\": \"C\", \"pid\": {}, \"tid\": {}, \"name\": {}, \"ts\": {}, "
+                  "\"args\": {{\"bytes\": {}}}}}",
+                  pid, tid, counter_names_[{pid, tid}], ps_to_us_exact(time_ps), value));
 }
 
 void JsonTraceSink::end(const std::vector<std::string>& notes) {
   if (!notes.empty()) {
     std::string list;
-    for (const std::string& n : notes) list += (list.empty() ? "" : ", ") + json_string_html_safe(n);
+    for (const std::string& n : notes)
+      list += (list.empty() ? "" : ", ") + json_string_html_safe(n);
     out(fmt::format(
         ",\n{{\"ph\": \"M\", \"pid\": 0, \"tid\": 0, \"name\": \"jaxprof_notes\", \"args\": "
         "{{\"notes\": [{}]}}}}",

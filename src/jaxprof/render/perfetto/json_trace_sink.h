@@ -5,13 +5,17 @@
 
 #include <functional>
 #include <map>
-#include <utility>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "jaxprof/render/perfetto/trace_sink.h"
 
 namespace jaxprof {
+
+// The name of the flow events that carry a collective's arrival arrow (jaxprof's reader skips
+// them).
+inline constexpr const char* kArrivalFlowName = "jaxprof collective arrival";
 
 class JsonTraceSink : public TraceSink {
  public:
@@ -24,9 +28,8 @@ class JsonTraceSink : public TraceSink {
   void process(int pid, std::string_view name, std::string_view host) override;
   void thread(int pid, int tid, std::string_view name, bool derived) override;
   void counter_track(int pid, int tid, std::string_view name) override;
-  void slice(int pid, int tid, std::string_view name, std::string_view name_json,
-             int64_t start_ps, int64_t duration_ps, const TraceArgs* args,
-             SliceFlow flow) override;
+  void slice(int pid, int tid, std::string_view name, std::string_view name_json, int64_t start_ps,
+             int64_t duration_ps, const TraceArgs* args, SliceFlow flow) override;
   void counter(int pid, int tid, int64_t time_ps, int64_t value) override;
   void end(const std::vector<std::string>& notes) override;
 

@@ -28,8 +28,8 @@ class LaunchFlows {
     return static_cast<uint64_t>(correlation) * 65536u + host + 1;
   }
   const Profile& p_;
-  std::vector<std::optional<HostLaunches>> launches_;      // per host with kernels
-  std::vector<std::unordered_set<int64_t>> kernels_;       // per host: kernels' correlation ids
+  std::vector<std::optional<HostLaunches>> launches_;  // per host with kernels
+  std::vector<std::unordered_set<int64_t>> kernels_;   // per host: kernels' correlation ids
 };
 
 }  // namespace jaxprof

@@ -23,6 +23,7 @@
 #include "jaxprof/common/error.h"
 #include "jaxprof/common/units.h"
 #include "jaxprof/io/base64.h"
+#include "jaxprof/render/perfetto/arrival_flows.h"
 #include "jaxprof/render/perfetto/json_trace_sink.h"
 #include "jaxprof/render/perfetto/launch_flows.h"
 #include "jaxprof/render/perfetto/perfetto_args.h"
@@ -198,7 +199,7 @@ class PerfettoWriter {
   void modules_track(int pid, int tid, size_t di, bool own);
   void line_track(const ExportedPlane& xp, int pid, size_t k, bool module_line);
   void memory_tracks(uint32_t host, int pid);
-  void op_event(uint32_t plane, uint32_t e, int pid, int tid, bool memory, uint64_t flow_in);
+  void op_event(uint32_t plane, uint32_t e, int pid, int tid, bool memory, SliceFlow flow);
   void plain_event(uint32_t plane, uint32_t e, int pid, int tid);
   void add_notes();
 
@@ -215,6 +216,7 @@ class PerfettoWriter {
   std::vector<ExportedPlane> planes_;
   MemoryTimeline memory_;
   std::optional<LaunchFlows> flows_;
+  std::optional<ArrivalFlows> arrivals_;
   TraceSink& out_;
   OpTexts texts_;
   StringId correlation_name_ = UINT32_MAX;  // the stat's name, interned (UINT32_MAX: none)
@@ -234,6 +236,7 @@ PerfettoWriter::PerfettoWriter(const Profile& p, TraceSink& sink, PerfettoSummar
   collect_collectives();
   collect_planes();
   flows_.emplace(p_, devices_);
+  arrivals_.emplace(p_, devices_, coll_);
   collect_memory();
   correlation_name_ = p_.strings.find("correlation_id");
 }
@@ -241,7 +244,7 @@ PerfettoWriter::PerfettoWriter(const Profile& p, TraceSink& sink, PerfettoSummar
 // Collective message sizes and bandwidth factors per (module, op). Every op event is exported,
 // set apart from the steady state or not.
 void PerfettoWriter::collect_collectives() {
-  coll_ = compute_collectives(p_, {.steady = {true, true}});
+  coll_ = compute_collectives(p_, {.instances = true, .members = true, .steady = {true, true}});
   for (const CollectiveOp& c : coll_.ops)
     if (c.message_bytes > 0) collective_[{c.module, c.name}] = &c;
   if (collective_.empty())
@@ -409,8 +412,13 @@ void PerfettoWriter::line_track(const ExportedPlane& xp, int pid, size_t k, bool
       ++(plane.kind == PlaneKind::kHostCpu ? s_.host_events : s_.other_device_events);
       continue;
     }
-    uint64_t flow_in = line.kernel_ids ? flows_->into_kernel(plane.host, e) : 0;
-    op_event(xp.plane, e, pid, tid, !memory_op.never() && memory_op(e) != MemoryOp::kNone, flow_in);
+    SliceFlow flow;
+    flow.in = line.kernel_ids ? flows_->into_kernel(plane.host, e) : 0;
+    const ArrivalFlows::Ends arrival =
+        arrivals_->at(static_cast<size_t>(op_of - devices_.data()), e);
+    flow.arrival_out = arrival.out;
+    flow.arrival_in = arrival.in;
+    op_event(xp.plane, e, pid, tid, !memory_op.never() && memory_op(e) != MemoryOp::kNone, flow);
   }
 }
 
@@ -432,7 +440,7 @@ void PerfettoWriter::memory_tracks(uint32_t host, int pid) {
 
 // An op event: its op's name and args, its own stats, and a collective's bandwidth.
 void PerfettoWriter::op_event(uint32_t plane, uint32_t e, int pid, int tid, bool memory,
-                              uint64_t flow_in) {
+                              SliceFlow flow) {
   const Events& ev = p_.events;
   const OpTexts::OpText& t = texts_.op_text(e, memory);
   int64_t d = ev.duration_ps[e];
@@ -448,8 +456,9 @@ void PerfettoWriter::op_event(uint32_t plane, uint32_t e, int pid, int tid, bool
     args.set("busbw_gbps", number(algbw * t.collective->traits.bus_factor));
     ++s_.collective_events;
   }
-  out_.slice(pid, tid, t.name, t.name_json, ev.start_ps[e], d, &args, {0, flow_in});
-  s_.flows += flow_in != 0;
+  out_.slice(pid, tid, t.name, t.name_json, ev.start_ps[e], d, &args, flow);
+  s_.flows += flow.in != 0;
+  s_.arrival_flows += flow.arrival_in != 0;
   ++s_.op_events;
 }
 

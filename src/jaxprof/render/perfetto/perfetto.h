@@ -33,6 +33,7 @@ struct PerfettoSummary {
   uint64_t other_device_events = 0;  // device-line events that are not ops (TPU Steps, ...)
   uint64_t module_line_events = 0;   // XLA Modules events, written from the executions
   uint64_t flows = 0;                // arrows from a host launch to its kernel
+  uint64_t arrival_flows = 0;        // arrows from a collective's first arrival to its last
   uint64_t counter_tracks = 0, counter_points = 0;  // memory in use per allocator
   uint64_t hlo_modules = 0;                         // HloProtos carried along
   std::vector<std::string> notes;                   // what the export left out, and why

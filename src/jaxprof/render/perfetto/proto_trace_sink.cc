@@ -274,7 +274,9 @@ void ProtoTraceSink::slice(int pid, int tid, std::string_view name, std::string_
   ev.varint(event::kNameIid, intern(event_names_, interned::kEventNames, name, interned));
   if (args) annotations(*args, ev, interned);
   if (flow.out) ev.fixed64(event::kFlowIds, flow.out);
+  if (flow.arrival_out) ev.fixed64(event::kFlowIds, flow.arrival_out);
   if (flow.in) ev.fixed64(event::kTerminatingFlowIds, flow.in);
+  if (flow.arrival_in) ev.fixed64(event::kTerminatingFlowIds, flow.arrival_in);
   body.varint(packet::kTimestamp, ns(start_ps));
   body.message(packet::kTrackEvent, ev);
   if (!interned.str().empty()) body.message(packet::kInternedData, interned);

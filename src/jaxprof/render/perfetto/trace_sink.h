@@ -13,10 +13,13 @@
 
 namespace jaxprof {
 
-// Flow arrows a slice starts or ends (0: none), e.g. from a host launch to its kernel.
+// Flow arrows a slice starts or ends (0: none): from a host launch to its kernel, and from a
+// collective's first arrival to its last (a collective kernel can be both launched and waited
+// for, so the second kind has fields of its own).
 struct SliceFlow {
   uint64_t out = 0;  // an arrow leaves this slice
   uint64_t in = 0;   // an arrow arrives at this slice
+  uint64_t arrival_out = 0, arrival_in = 0;
 };
 
 class TraceSink {

@@ -46,7 +46,8 @@ void WindowTraceSink::slice(int pid, int tid, std::string_view name, std::string
   if (!w_.keeps(start_ps, duration_ps)) return;
   ++counts_.slices_kept;
   inner_.slice(pid, tid, name, name_json, start_ps, duration_ps, args,
-               {keep_flow(flow.out), keep_flow(flow.in)});
+               {keep_flow(flow.out), keep_flow(flow.in), keep_flow(flow.arrival_out),
+                keep_flow(flow.arrival_in)});
 }
 
 // A track's points come in time order: the last one before the window is held back and written
@@ -98,12 +99,13 @@ class FlowScanSink : public TraceSink {
   void counter_track(int, int, std::string_view) override {}
   void slice(int, int, std::string_view, std::string_view, int64_t start_ps, int64_t duration_ps,
              const TraceArgs*, SliceFlow flow) override {
-    if (!flow.out && !flow.in) return;
+    if (!flow.out && !flow.in && !flow.arrival_out && !flow.arrival_in) return;
     bool kept = w_.keeps(start_ps, duration_ps);
-    for (uint64_t id : {flow.out, flow.in}) {
+    for (auto [id, leaves] : {std::pair{flow.out, true}, std::pair{flow.arrival_out, true},
+                              std::pair{flow.in, false}, std::pair{flow.arrival_in, false}}) {
       if (!id) continue;
-      (id == flow.out ? out_ : in_).insert(id);
-      if (kept) (id == flow.out ? kept_out_ : kept_in_).insert(id);
+      (leaves ? out_ : in_).insert(id);
+      if (kept) (leaves ? kept_out_ : kept_in_).insert(id);
     }
   }
   void counter(int, int, int64_t, int64_t) override {}
