@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run XProf's own op statistics on one .xplane.pb file, cold, for benchmarks.
 
-usage: peer_xprof.py [MODE] FILE.xplane.pb [--out OUT]
+usage: peer_xprof.py [MODE] FILE.xplane.pb [--out OUT] [-- CLI_FLAGS...]
 
 MODE (default hlo_stats):
   hlo_stats, op_profile, framework_op_stats, ...
@@ -10,7 +10,8 @@ MODE (default hlo_stats):
       {"use_saved_result": False}): XSpace -> OpStats -> the tool's JSON.
   cli:COMMAND  (for example cli:get_hlo_stats, cli:aggregate_xplane_events)
       XProf's command-line tool `xprof COMMAND FILE --bypass_cache`, run in
-      this process (the same as the `xprof` console script).
+      this process (the same as the `xprof` console script). Flags after `--` go to
+      the command (for example --plane_regex=^/host:CPU$ --event_regex=^train$).
 
 Each run is cold: the file is linked into a fresh temporary directory (XProf
 treats the file's directory as a session, reads every *.xplane.pb beside it
@@ -60,7 +61,7 @@ def run_tool(link, tool):
     return data
 
 
-def run_cli(link, command):
+def run_cli(link, command, flags=()):
     import contextlib  # pylint: disable=import-outside-toplevel
     import io  # pylint: disable=import-outside-toplevel
 
@@ -70,7 +71,7 @@ def run_cli(link, command):
     code = 0
     with contextlib.redirect_stdout(out):
         try:
-            xprof_cli.main(["xprof", command, link, "--bypass_cache"])
+            xprof_cli.main(["xprof", command, link, "--bypass_cache", *flags])
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     text = out.getvalue()
@@ -81,6 +82,10 @@ def run_cli(link, command):
 
 def main(argv):
     args = [a for a in argv[1:]]
+    flags = []
+    if "--" in args:
+        i = args.index("--")
+        args, flags = args[:i], args[i + 1:]
     out_path = None
     if "--out" in args:
         i = args.index("--out")
@@ -109,7 +114,7 @@ def main(argv):
         tempfile.tempdir = None  # pick up the new TMPDIR
 
         if mode.startswith("cli:"):
-            data = run_cli(link, mode[len("cli:"):])
+            data = run_cli(link, mode[len("cli:"):], flags)
         else:
             data = run_tool(link, mode)
         if not data:
