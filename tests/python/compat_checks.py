@@ -11,7 +11,8 @@ A check's status is one of
   pass    jaxprof agrees with the oracle and with what the program did
   fail    a difference: `error` says which
   absent  jaxprof agrees with the oracle, and the capture does not hold this kind of event
-          (JAX before 0.4.3x records no per-op events on CPU): shown as such, never as a pass
+          (several JAX releases record no per-op events on CPU; docs/compatibility.md lists
+          them): shown as such, never as a pass
   n/a     the second reader is not installed or cannot read this capture
 """
 from __future__ import annotations
