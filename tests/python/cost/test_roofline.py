@@ -6,8 +6,10 @@
   text (jaxlib), carried by a synthetic profile;
 - XLA's own cost analysis (`jax.jit(f).lower(...).compile().cost_analysis()`) per program, on a
   profile captured here with JAX on the CPU;
-- XProf's Roofline tool on the shared fixtures, when `xprof` is installed: the same FLOP rates and
-  bandwidths wherever XProf reports one, and a number where it says Unknown;
+- XProf's Roofline tool on the shared fixtures, when `xprof` is installed: the same times, bytes
+  and bandwidths on every op, the same FLOPs except on GPU elementwise fusions, where XProf's
+  count is XLA's GPU cost model's (checked by that rule, xla_gpu_flops.py), and a number where
+  XProf says Unknown;
 - the share of device time with FLOPs and bytes on every GPU and TPU fixture.
 """
 from __future__ import annotations
@@ -24,6 +26,8 @@ from protowire import len_field
 
 import ops_check as oc
 from xspace_builder import Ref, SpaceBuilder
+
+import xla_gpu_flops
 
 FIXTURES = oc.XPLANE_FIXTURES
 
@@ -393,20 +397,47 @@ def xprof_roofline(path: Path, tmp_path: Path) -> list:
 GIB = 2**30
 
 
-@pytest.mark.parametrize("name", ["mi300x_jax_gemm", "mi300x_jax_conv", "tpu_4chip_inference"])
+def module_texts(path: Path) -> dict:
+    """{program id: HLO text} of the HloProtos a profile's /host:metadata carries."""
+    import xplane_oracle as xo
+    hlo = pytest.importorskip("jaxlib._hlo", reason="jaxlib prints the HLO")
+    out = {}
+    for plane in xo.load_xspace(str(path)).planes:
+        if plane.name != "/host:metadata":
+            continue
+        stats = xo._PlaneStats(plane)
+        for key in plane.event_metadata:
+            st = stats.metadata_stats(key)
+            if not isinstance(st.get("Hlo Proto"), bytes):
+                continue
+            proto = xo.HloProto()
+            proto.ParseFromString(st["Hlo Proto"])
+            module = hlo.XlaComputation(proto.hlo_module.SerializeToString())
+            out.setdefault(st.get("program_id", key), module.as_hlo_text())
+    return out
+
+
+@pytest.mark.parametrize("name", ["mi300x_jax_gemm", "mi300x_jax_conv", "mi300x_jax_elementwise",
+                                  "tpu_4chip_inference"])
 def test_rates_agree_with_xprof(jaxprof_bin, tmp_path, name):
+    """Times and bytes agree on every (op, program) XProf costs; FLOPs agree except on GPU
+    fusions with elementwise work, which XProf counts with XLA's GPU cost model
+    (xla_gpu_flops.py, docs/roofline.md "Where jaxprof and XProf differ")."""
     path = oc.require_profile(FIXTURES / f"{name}.xplane.pb")
     rows = xprof_roofline(path, tmp_path)
     # XProf counts every op event: compare with all work included (docs/steady-state.md).
     ours = ops_by(roofline(jaxprof_bin, path, "--include-autotuning", "--include-warmup"))
-    tpu = name.startswith("tpu")
-    checked = unknown_to_xprof = 0
+    gpu = not name.startswith("tpu")
+    hlo = module_texts(path) if gpu else {}
+    checked = unknown_to_xprof = elementwise = 0
     for row in rows:
         pid = int(row["hlo_module_id"])
         groups = ours.get((row["operation"], pid))
         assert groups, f"{row['operation']} ({pid}) missing"
         # XProf sums every device of the host; so do we here.
         time_ns = sum(o["total_ns"] for o in groups)
+        xprof_time_ns = row["total_time"] * 1e3  # us
+        assert time_ns == pytest.approx(xprof_time_ns, rel=1e-6)
         if row["bound_by"] == "Unknown":
             # XProf has no cost: jaxprof gives one, and says from where.
             unknown_to_xprof += 1
@@ -414,22 +445,36 @@ def test_rates_agree_with_xprof(jaxprof_bin, tmp_path, name):
             continue
         flops = sum(o["flops"] for o in groups)
         nbytes = sum(o["bytes_accessed"] for o in groups)
-        xprof_time_ns = row["total_time"] * 1e3  # us
-        # FLOPs and bytes: XProf's rate times its own time.
-        assert flops == pytest.approx(row["measured_flop_rate"] * xprof_time_ns, rel=1e-6, abs=1)
+        count = sum(o["count"] for o in groups)
+        xprof_flops = row["measured_flop_rate"] * xprof_time_ns
+        # Bytes and the bandwidth: equal everywhere.
         assert nbytes == pytest.approx(row["measured_memory_bw"] * GIB * xprof_time_ns * 1e-9,
                                        rel=1e-6, abs=1)
-        # Rates: both time TPU ops with the device's own clock (device_duration_ps,
-        # docs/clocks.md); the host-aligned copy would be up to 13% off on this profile.
-        rel = 1e-6
-        if time_ns > 0:
-            assert flops / time_ns == pytest.approx(row["measured_flop_rate"], rel=rel)
-            assert nbytes / time_ns == pytest.approx(row["measured_memory_bw"] * GIB / 1e9,
-                                                     rel=rel)
+        assert nbytes / time_ns == pytest.approx(row["measured_memory_bw"] * GIB / 1e9, rel=1e-6)
+        kinds = (xla_gpu_flops.elementwise_kinds(hlo[pid], row["operation"])
+                 if gpu and pid in hlo else [])
+        if kinds:
+            # XLA's GPU model: 3 FLOPs per element and op, measured cycles for transcendentals
+            # (which jaxprof counts apart), recomputed values counted again.
+            elementwise += 1
+            model = xla_gpu_flops.op_flops(hlo[pid], row["operation"]) * count
+            assert xprof_flops == pytest.approx(model, rel=1e-6, abs=1), row["operation"]
+            assert xprof_flops > flops
+            if not (set(kinds) & xla_gpu_flops.TRANSCENDENTAL
+                    or xla_gpu_flops.recomputes(hlo[pid], row["operation"])):
+                assert xprof_flops == pytest.approx(3 * flops, rel=1e-6), row["operation"]
+        else:
+            # Both count XLA's generic definitions: the same FLOPs and FLOP rate. Both time TPU
+            # ops with the device's own clock (device_duration_ps, docs/clocks.md); the
+            # host-aligned copy would be up to 13% off on this profile.
+            assert flops == pytest.approx(xprof_flops, rel=1e-6, abs=1)
+            if time_ns > 0:
+                assert flops / time_ns == pytest.approx(row["measured_flop_rate"], rel=1e-6)
         checked += 1
     assert checked > 0
     if name == "mi300x_jax_gemm":
         assert unknown_to_xprof == 5  # the five hipBLASLt GEMMs
+    assert (elementwise > 0) == (name == "mi300x_jax_elementwise")
 
 
 # ---- Python API ---------------------------------------------------------------------------------
