@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "jaxprof/analysis/cost/hlo_cost.h"
+#include "jaxprof/analysis/cost/missing_hlo.h"
 #include "jaxprof/analysis/ops/category.h"
 #include "jaxprof/analysis/ops/device_events.h"
 #include "jaxprof/analysis/ops/memory_op.h"
@@ -198,8 +199,9 @@ class CostTable {
       return kc;
     }
     kc.cost.detail = r.instr             ? from_hlo.detail
-                     : ev.hlo_op[e] != 0 ? "the HLO op is not in the profile's HLO"
-                                         : "no HLO op and no stats";
+                     : ev.hlo_op[e] == 0 ? "no HLO op and no stats"
+                     : p_.hlo.empty()    ? kNoHloInProfile
+                                         : "the HLO op is not in the profile's HLO";
     kc.cost.compute = from_hlo.compute;
     kc.per_event = event_stats || copies;
     return kc;
@@ -532,6 +534,7 @@ RooflineResult compute_roofline(const Profile& p, const RooflineOptions& options
   GatherContext cx{p,      options, filter,
                    steady, costs,   std::vector<int8_t>(p.event_metadata.size(), -1)};
   std::map<std::string, std::vector<std::string>> notes;  // peak note -> devices
+  MissingHloTally missing;
 
   for (const DeviceLines& dev : devices) {
     if (!filter.keeps_device(dev.name)) continue;
@@ -543,6 +546,7 @@ RooflineResult compute_roofline(const Profile& p, const RooflineOptions& options
     OpGroups groups = gather_op_groups(cx, dev);
     if (groups.empty()) continue;
     add_op_rows(p, dev.plane, groups, costs, options.latency_floor_ps, out);
+    for (const RooflineOp& op : out.ops) missing.count(op);
     order_rows(out, options.top);
     for (const std::string& note : out.peaks.notes) notes[note].push_back(out.device);
     result.devices.push_back(std::move(out));
@@ -552,6 +556,7 @@ RooflineResult compute_roofline(const Profile& p, const RooflineOptions& options
     result.warnings.push_back(
         names.size() == 1 ? names[0] + ": " + note
                           : fmt::format("{} devices ({}, ...): {}", names.size(), names[0], note));
+  missing.warn(result.warnings);
   return result;
 }
 

@@ -1,0 +1,33 @@
+// What the roofline says when the fields it costs ops from are missing from the profile: a
+// profile without HLO (no HloProtos on /host:metadata, a trace that dropped them, no HLO files
+// given) leaves every op it cannot cost from stats unknown, and kernel events without an
+// `hlo_op` stat (traces converted by XProf's trace viewer) are matched to their instruction by
+// kernel name only. Each becomes one warning naming the figures it affects (docs/design.md,
+// "Missing fields and what they affect").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "jaxprof/analysis/cost/roofline.h"
+
+namespace jaxprof {
+
+// Reasons an op's cost is unknown, as `detail` gives them.
+inline constexpr const char* kNoHloInProfile = "the profile carries no HLO";
+inline constexpr const char* kMatchedByKernelName = "(by kernel name)";
+
+class MissingHloTally {
+ public:
+  // Every op row of a device, before the rows are cut to --top.
+  void count(const RooflineOp& op);
+  // The warnings, none when nothing was missing.
+  void warn(std::vector<std::string>& warnings) const;
+
+ private:
+  uint64_t no_hlo_ops_ = 0, by_kernel_name_ops_ = 0;
+  int64_t no_hlo_ps_ = 0, by_kernel_name_ps_ = 0, total_ps_ = 0;
+};
+
+}  // namespace jaxprof
