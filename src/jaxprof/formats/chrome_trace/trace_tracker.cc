@@ -90,11 +90,25 @@ bool TraceTracker::derived_thread(std::string_view pid, std::string_view tid) co
   return it != thread_index_.end() && threads_[it->second].derived;
 }
 
+// XProf's streaming trace viewer names a process "<host> /device:GPU:0" where XLA's exporter
+// writes "/device:GPU:0" and a jaxprof export puts the host in `args.host`: the host is split
+// off, so the plane keeps the name its analyses know.
+static void split_host_prefix(std::string& name, std::string& host) {
+  const size_t slash = name.find(" /");
+  if (!host.empty() || slash == std::string::npos || slash == 0) return;
+  const std::string_view plane = std::string_view(name).substr(slash + 1);
+  if (!plane.starts_with("/device:") && !plane.starts_with("/host:")) return;
+  if (name.find(' ') != slash) return;  // a host name has no spaces
+  host = name.substr(0, slash);
+  name = std::string(plane);
+}
+
 void TraceTracker::metadata(const Fields& f) {
   if (f.name == "process_name" && !f.arg_name.empty()) {
     Process& proc = processes_[process_of(f.pid)];
     proc.name = std::string(f.arg_name);
     proc.host = std::string(f.arg_host);
+    split_host_prefix(proc.name, proc.host);
   }
   if (f.name == "thread_name" && !f.arg_name.empty()) {
     Thread& thread = threads_[thread_of(f.pid, f.tid)];
@@ -199,8 +213,9 @@ std::vector<uint32_t> TraceTracker::process_order() const {
   return order;
 }
 
-// Processes that name their host (jaxprof exports): the first host named is the file's, the
-// others become hosts of their own on the file's clock. Returns the host of each name.
+// Processes that name their host (jaxprof exports, XProf's streaming trace viewer): the first host
+// named is the file's, the others become hosts of their own on the file's clock. Returns the host
+// of each name.
 std::map<std::string, uint32_t> TraceTracker::add_hosts(const std::vector<uint32_t>& order,
                                                         int64_t base_ns) {
   std::map<std::string, uint32_t> host_of;
