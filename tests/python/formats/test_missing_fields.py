@@ -91,6 +91,12 @@ def test_xplane_without_hlo_protos_says_roofline_costs_are_unknown(jaxprof_bin, 
     given = run_json(jaxprof_bin, "roofline", bare.parent)  # a run directory reads them
     assert not [w for w in given["warnings"] if "carries no HLO" in w]
     assert per_program(given) == per_program(run_json(jaxprof_bin, "roofline", src))
+    # Programs 11 and 28 are both jit_add, with other shapes: given only 11's HLO, 28 stays
+    # unknown rather than taking 11's FLOPs (the file's module id is program 11).
+    one = run_json(jaxprof_bin, "roofline", bare, bare.parent / "jit_add(11).hlo_proto.pb")
+    flops = {o["program_id"]: o["flops"] for d in one["devices"] for o in d["ops"]
+             if o["name"] == "loop_convert_fusion"}
+    assert flops[11] == 1342177280 and flops[28] is None
 
 
 def test_kernels_without_hlo_op_are_matched_by_kernel_name(jaxprof_bin, tmp_path):
