@@ -19,22 +19,24 @@ void MissingHloTally::count(const RooflineOp& op) {
 }
 
 void MissingHloTally::warn(std::vector<std::string>& warnings) const {
+  auto ops = [](uint64_t n) { return fmt::format("{} op{}", n, n == 1 ? "" : "s"); };
   auto share = [&](int64_t ps) {
-    return total_ps_ > 0 ? 100.0 * static_cast<double>(ps) / static_cast<double>(total_ps_) : 0.0;
+    const double pct =
+        total_ps_ > 0 ? 100.0 * static_cast<double>(ps) / static_cast<double>(total_ps_) : 0.0;
+    return pct > 0 && pct < 0.05 ? std::string("<0.1%") : fmt::format("{:.1f}%", pct);
   };
   if (no_hlo_ops_ > 0)
     warnings.push_back(fmt::format(
-        "{} ops ({:.1f}% of op time) name an HLO op but the profile carries no HLO (no HloProtos "
-        "on /host:metadata, none embedded in the trace, no HLO files given): their FLOPs, bytes, "
-        "rates, bound and efficiency are unknown; give the programs' HLO (*.hlo.pb) beside the "
-        "profile",
-        no_hlo_ops_, share(no_hlo_ps_)));
+        "the profile carries no HLO (no HloProtos on /host:metadata, none embedded in the trace, "
+        "no HLO files given): FLOPs, bytes, rates, bound and efficiency are unknown for {} naming "
+        "an HLO op ({} of op time); give the programs' HLO (*.hlo.pb) beside the profile",
+        ops(no_hlo_ops_), share(no_hlo_ps_)));
   if (by_kernel_name_ops_ > 0)
     warnings.push_back(fmt::format(
-        "{} ops ({:.1f}% of op time) run kernels whose events carry no hlo_op: their HLO "
-        "instruction was found by kernel name, as XLA names kernels after instructions (`detail` "
-        "says so); `ops` groups them under the kernel name and without a module",
-        by_kernel_name_ops_, share(by_kernel_name_ps_)));
+        "kernel events without hlo_op: the HLO instruction of {} ({} of op time) was found by "
+        "kernel name, as XLA names kernels after instructions (`detail` says so); `ops` groups "
+        "them under the kernel name",
+        ops(by_kernel_name_ops_), share(by_kernel_name_ps_)));
 }
 
 }  // namespace jaxprof
