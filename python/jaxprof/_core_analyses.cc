@@ -2,6 +2,7 @@
 // table, as the CLI prints it), and SVG charts; a flame tree is computed once and rendered on
 // demand.
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "jaxprof/analysis/collectives/collectives.h"
 #include "jaxprof/analysis/compile/compile.h"
 #include "jaxprof/analysis/cost/roofline.h"
+#include "jaxprof/analysis/critical_path/critical_path.h"
 #include "jaxprof/analysis/flame/flame.h"
 #include "jaxprof/analysis/memory/memory.h"
 #include "jaxprof/analysis/ops/event_filter.h"
@@ -266,13 +268,18 @@ std::string set_apart_json(PyProfile& self) {
 }
 
 // The Perfetto/Chrome trace of `jaxprof export --perfetto` (the same code), written to `path`.
-nb::dict export_perfetto(PyProfile& self, const std::string& path, bool align) {
+nb::dict export_perfetto(PyProfile& self, const std::string& path, bool align, bool critical_path) {
   PerfettoSummary s;
   {
     nb::gil_scoped_release release;
     std::lock_guard lock(self.mu);
     PerfettoOptions options;
     if (align) options.host_clocks = host_clocks(self.profile());
+    std::optional<CriticalPathResult> steps_path;
+    if (critical_path) {
+      steps_path = compute_critical_path(self.profile(), {.rank = false});
+      options.critical_path = &*steps_path;
+    }
     s = write_perfetto_file(self.profile(), path, TraceFormat::kAuto, options);
   }
   nb::dict d;
@@ -281,6 +288,8 @@ nb::dict export_perfetto(PyProfile& self, const std::string& path, bool align) {
   d["segments"] = s.segments;
   d["executions"] = s.executions;
   d["collective_events"] = s.collective_events;
+  d["arrival_flows"] = s.arrival_flows;
+  d["path_segments"] = s.path_segments;
   d["notes"] = s.notes;
   return d;
 }
@@ -323,7 +332,8 @@ void bind_analyses(nb::module_& m) {
       .def("memory", &memory, "only"_a, "allocator"_a, "module"_a, "top"_a, "points"_a)
       .def("compile_json", &compile_json, "top_steps"_a, "format"_a = "json", "top"_a = 0)
       .def("summary", &summary_render, "top"_a, "observations"_a, "text"_a)
-      .def("export_perfetto", &export_perfetto, "path"_a, "align"_a = true)
+      .def("export_perfetto", &export_perfetto, "path"_a, "align"_a = true,
+           "critical_path"_a = false)
       .def("set_apart_json", &set_apart_json);
 
   nb::class_<PyFlame>(m, "Flame")

@@ -461,16 +461,19 @@ class Profile:
         ``pyarrow.Table``. Needs duckdb and pyarrow (``pip install 'jaxprof[sql]'``)."""
         return _tables.sql(lambda name: _tables.build_table(self._core, name), query)
 
-    def export_perfetto(self, path: PathLike, *, align: bool = True) -> Dict[str, Any]:
+    def export_perfetto(self, path: PathLike, *, align: bool = True,
+                        critical_path: bool = False) -> Dict[str, Any]:
         """Writes the whole capture as a Perfetto trace (``jaxprof export --perfetto``: Perfetto's
         protobuf, or Chrome trace JSON for ``*.json``; gzip-compressed when ``path`` ends in
         ``.gz``). Several hosts are put on one clock by the offsets ``jaxprof hosts`` estimates
-        unless ``align=False`` (``--no-align``).
+        unless ``align=False`` (``--no-align``). ``critical_path=True`` adds each step's critical
+        path as tracks with arrows (``--critical-path``).
 
         Returns what was written: ``devices``, ``op_events``, ``segments``, ``executions``,
-        ``collective_events`` and ``notes`` (what the export left out, and the clock offsets).
+        ``collective_events``, ``arrival_flows``, ``path_segments`` and ``notes`` (what the
+        export left out, and the clock offsets).
         """
-        return self._core.export_perfetto(os.fspath(path), align)
+        return self._core.export_perfetto(os.fspath(path), align, critical_path)
 
     def __repr__(self) -> str:
         return (f"<jaxprof.Profile hosts={self.hosts} planes={len(self._core.planes())} "

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "jaxprof/analysis/critical_path/critical_path.h"
 #include "jaxprof/analysis/hosts/host_clocks.h"
 #include "jaxprof/analysis/steps/steps.h"
 #include "jaxprof/analysis/timeline/window_events.h"
@@ -54,6 +55,9 @@ void add_window_options(CLI::App* cmd, WindowFlags& f) {
   cmd->add_option("--warn-size", f.warn_bytes,
                   "Say so (and suggest a window) when the trace would pass this many bytes")
       ->capture_default_str();
+  cmd->add_flag("--critical-path", f.critical_path,
+                "Also each step's critical path (`jaxprof critical-path`): a 'critical path' track "
+                "on each device and host it runs through, an arrow from each segment to the next");
   cmd->add_flag("--no-align", f.no_align,
                 "Several hosts keep their recorded clocks (default: each is moved by the clock "
                 "offset `jaxprof hosts` estimates, so that the hosts share one clock)");
@@ -155,6 +159,11 @@ PerfettoSummary write_trace(const Profile& p, const std::string& path, TraceForm
                             const std::optional<TraceWindow>& window, WindowCounts& counts,
                             const WindowFlags& flags) {
   PerfettoOptions options{.host_clocks = host_clocks(flags, p)};
+  std::optional<CriticalPathResult> critical_path;
+  if (flags.critical_path) {
+    critical_path = compute_critical_path(p, {.rank = false});
+    options.critical_path = &*critical_path;
+  }
   if (p.hosts.size() > 1 && !flags.no_align && !p.clocks_aligned && options.host_clocks.empty())
     std::fprintf(stderr,
                  "jaxprof: note: no collective spans several hosts: each host keeps its recorded "

@@ -16,8 +16,9 @@ namespace jaxprof::cli {
 
 struct WindowFlags {
   std::string steps, time;
-  double warn_bytes = 1e9;  // Perfetto's UI holds about this much of a trace file
-  bool no_align = false;    // several hosts keep their recorded clocks
+  double warn_bytes = 1e9;     // Perfetto's UI holds about this much of a trace file
+  bool no_align = false;       // several hosts keep their recorded clocks
+  bool critical_path = false;  // each step's critical path as tracks with arrows
 };
 void add_window_options(CLI::App* cmd, WindowFlags& flags);
 

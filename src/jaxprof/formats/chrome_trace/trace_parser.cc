@@ -148,8 +148,9 @@ void TraceParser::event(const Fields& f, size_t offset, size_t length) {
       return;
     case 's':
     case 'f':
-      // jaxprof's own exports draw collectives' arrival arrows with these: nothing to read back.
-      if (f.name == "jaxprof collective arrival") return;
+      // jaxprof's own exports draw collectives' arrival arrows and the critical path with
+      // these: nothing to read back.
+      if (f.name == "jaxprof collective arrival" || f.name == "jaxprof critical path") return;
       ++tracker_->ignored.other;
       return;
     default:

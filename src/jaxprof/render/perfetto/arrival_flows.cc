@@ -21,7 +21,7 @@ ArrivalFlows::ArrivalFlows(const Profile& p, const std::vector<DeviceLines>& dev
     const CollectiveInstance::Member &first = in.members.front(), &last = in.members.back();
     const int64_t from = exported[first.device], to = exported[last.device];
     if (from < 0 || to < 0 || first.begin_ps == last.begin_ps) continue;
-    const uint64_t id = kFirstId + ++arrows_;
+    const uint64_t id = kArrivalFlowIds + ++arrows_;
     ends_[from][first.begin_ps].push_back({in.name, {id, 0}});
     ends_[to][last.begin_ps].push_back({in.name, {0, id}});
   }

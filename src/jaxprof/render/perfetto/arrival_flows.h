@@ -12,6 +12,7 @@
 #include "jaxprof/analysis/collectives/collectives.h"
 #include "jaxprof/analysis/ops/device_events.h"
 #include "jaxprof/model/profile.h"
+#include "jaxprof/render/perfetto/trace_sink.h"
 
 namespace jaxprof {
 
@@ -28,9 +29,6 @@ class ArrivalFlows {
   // The arrows at op event e of devices[device].
   Ends at(size_t device, uint32_t e) const;
   uint64_t arrows() const { return arrows_; }
-
-  // Ids apart from the launch arrows' (correlation id x 65536 + host + 1).
-  static constexpr uint64_t kFirstId = uint64_t{1} << 62;
 
  private:
   struct End {

@@ -72,14 +72,15 @@ void JsonTraceSink::slice(int pid, int tid, std::string_view name, std::string_v
       pid, tid, name_json.empty() ? json_string_html_safe(name) : std::string(name_json),
       ps_to_us_exact(start_ps), ps_to_us_exact(duration_ps), flows,
       args ? args->render() : std::string()));
-  // A complete event binds one arrow ("bind_id"); a collective's arrival arrow is a flow event
-  // of its own (phases s and f), bound to the slice that starts at its time.
+  // A complete event binds one arrow ("bind_id"); jaxprof's own arrows (collectives' arrivals,
+  // the critical path) are flow events (phases s and f), bound to the slice that starts at
+  // their time.
   for (auto [id, phase] : {std::pair{flow.arrival_out, 's'}, std::pair{flow.arrival_in, 'f'}})
     if (id)
       out(
           fmt::format(",\n{{\"ph\": \"{}\", \"pid\": {}, \"tid\": {}, \"name\": \"{}\", "
                       "\"cat\": \"collective\", \"id\": \"{:#x}\", \"ts\": {}{}}}",
-                      phase, pid, tid, kArrivalFlowName, id, ps_to_us_exact(start_ps),
+                      phase, pid, tid, flow_event_name(id), id, ps_to_us_exact(start_ps),
                       phase == 'f' ? ", \"bp\": \"e\"" : ""));
 }
 

@@ -13,10 +13,6 @@
 
 namespace jaxprof {
 
-// The name of the flow events that carry a collective's arrival arrow (jaxprof's reader skips
-// them).
-inline constexpr const char* kArrivalFlowName = "jaxprof collective arrival";
-
 class JsonTraceSink : public TraceSink {
  public:
   explicit JsonTraceSink(const std::function<void(std::string_view)>& sink) : sink_(sink) {}

@@ -24,6 +24,7 @@
 #include "jaxprof/common/units.h"
 #include "jaxprof/io/base64.h"
 #include "jaxprof/render/perfetto/arrival_flows.h"
+#include "jaxprof/render/perfetto/critical_path_track.h"
 #include "jaxprof/render/perfetto/json_trace_sink.h"
 #include "jaxprof/render/perfetto/launch_flows.h"
 #include "jaxprof/render/perfetto/perfetto_args.h"
@@ -182,7 +183,8 @@ const OpTexts::OpText& OpTexts::op_text(uint32_t e, bool memory) {
 // CPU plane its allocators' memory in use.
 class PerfettoWriter {
  public:
-  PerfettoWriter(const Profile& p, TraceSink& sink, PerfettoSummary& s);
+  PerfettoWriter(const Profile& p, TraceSink& sink, PerfettoSummary& s,
+                 const CriticalPathResult* critical_path);
   void write();
 
  private:
@@ -217,13 +219,15 @@ class PerfettoWriter {
   MemoryTimeline memory_;
   std::optional<LaunchFlows> flows_;
   std::optional<ArrivalFlows> arrivals_;
+  std::optional<CriticalPathTrack> path_;
   TraceSink& out_;
   OpTexts texts_;
   StringId correlation_name_ = UINT32_MAX;  // the stat's name, interned (UINT32_MAX: none)
   uint64_t byte_stats_ = 0;                 // byte-valued stats left out
 };
 
-PerfettoWriter::PerfettoWriter(const Profile& p, TraceSink& sink, PerfettoSummary& s)
+PerfettoWriter::PerfettoWriter(const Profile& p, TraceSink& sink, PerfettoSummary& s,
+                               const CriticalPathResult* critical_path)
     : p_(p),
       s_(s),
       devices_(op_devices(p)),
@@ -237,6 +241,14 @@ PerfettoWriter::PerfettoWriter(const Profile& p, TraceSink& sink, PerfettoSummar
   collect_planes();
   flows_.emplace(p_, devices_);
   arrivals_.emplace(p_, devices_, coll_);
+  if (critical_path) {
+    std::vector<uint32_t> planes;
+    for (const ExportedPlane& xp : planes_) planes.push_back(xp.plane);
+    path_.emplace(p_, devices_, planes, *critical_path);
+    if (path_->left_out())
+      s_.notes.push_back(fmt::format("{} critical-path segments on no exported plane left out",
+                                     path_->left_out()));
+  }
   collect_memory();
   correlation_name_ = p_.strings.find("correlation_id");
 }
@@ -301,6 +313,7 @@ void PerfettoWriter::write() {
     const Plane& plane = p_.planes[xp.plane];
     for (size_t k = 0; k < plane.lines.size(); ++k) line_track(xp, pid, k, module_line);
     if (plane.kind == PlaneKind::kHostCpu) memory_tracks(plane.host, pid);
+    if (path_) s_.path_segments += path_->write(static_cast<size_t>(pid - 1), pid, out_);
   }
   add_notes();
   out_.end(s_.notes);
@@ -502,12 +515,12 @@ void PerfettoWriter::add_notes() {
 PerfettoSummary write_perfetto(const Profile& p, TraceSink& sink, const PerfettoOptions& options) {
   PerfettoSummary s;
   if (options.host_clocks.empty()) {
-    PerfettoWriter(p, sink, s).write();
+    PerfettoWriter(p, sink, s, options.critical_path).write();
     return s;
   }
   s.notes.push_back(clock_alignment_note(options.host_clocks));
   ClockShiftSink aligned(sink, options.host_clocks);
-  PerfettoWriter(p, aligned, s).write();
+  PerfettoWriter(p, aligned, s, options.critical_path).write();
   return s;
 }
 

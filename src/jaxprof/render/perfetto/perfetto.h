@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "jaxprof/analysis/critical_path/critical_path.h"
 #include "jaxprof/model/profile.h"
 #include "jaxprof/render/perfetto/clock_shift_sink.h"
 #include "jaxprof/render/perfetto/trace_sink.h"
@@ -34,6 +35,7 @@ struct PerfettoSummary {
   uint64_t module_line_events = 0;   // XLA Modules events, written from the executions
   uint64_t flows = 0;                // arrows from a host launch to its kernel
   uint64_t arrival_flows = 0;        // arrows from a collective's first arrival to its last
+  uint64_t path_segments = 0;        // critical-path segments written
   uint64_t counter_tracks = 0, counter_points = 0;  // memory in use per allocator
   uint64_t hlo_modules = 0;                         // HloProtos carried along
   std::vector<std::string> notes;                   // what the export left out, and why
@@ -49,6 +51,9 @@ struct PerfettoOptions {
   // Several hosts on one clock: each host's offset, taken out of its times (clock_shift_sink.h).
   // Empty: every host keeps its recorded clock.
   std::map<std::string, HostClock> host_clocks;
+  // Each step's critical path as derived tracks with arrows (critical_path_track.h); none: no
+  // such tracks.
+  const CriticalPathResult* critical_path = nullptr;
 };
 
 // Writes the trace to a sink (JSON or Perfetto protobuf, trace_sink.h).

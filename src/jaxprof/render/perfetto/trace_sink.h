@@ -19,8 +19,20 @@ namespace jaxprof {
 struct SliceFlow {
   uint64_t out = 0;  // an arrow leaves this slice
   uint64_t in = 0;   // an arrow arrives at this slice
+  // Arrows of jaxprof's own: a collective's arrival arrow, or the critical path's from one
+  // segment to the next (the id says which, flow_event_name).
   uint64_t arrival_out = 0, arrival_in = 0;
 };
+
+// Id ranges of the arrows: launch arrows below kArrivalFlowIds (correlation id x 65536 + host
+// + 1), collectives' arrival arrows from it, the critical path's from kPathFlowIds.
+inline constexpr uint64_t kArrivalFlowIds = uint64_t{1} << 62;
+inline constexpr uint64_t kPathFlowIds = uint64_t{3} << 61;
+
+// The name of the flow events that carry jaxprof's own arrows in JSON (its reader skips them).
+inline const char* flow_event_name(uint64_t id) {
+  return id >= kPathFlowIds ? "jaxprof critical path" : "jaxprof collective arrival";
+}
 
 class TraceSink {
  public:
