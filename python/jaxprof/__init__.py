@@ -4,6 +4,7 @@ Analysis (C++ core): :func:`load` a profile, then ``Profile.ops()``, ``Profile.i
 ``Profile.flame()``, ``Profile.summary()``, ``Profile.events()``, ...; :func:`view` writes a
 Perfetto trace next to a capture (and can serve it to ui.perfetto.dev from 127.0.0.1). Capture (on top of ``jax.profiler``, imported lazily): :func:`trace`,
 :func:`annotate`, :func:`trace_function`, :func:`step`, :class:`StepProfiler`, :func:`latest`.
+Tables: :func:`export_parquet` writes every table of every host as Parquet, host by host.
 Autotuning: :mod:`jaxprof.autotune` (``time_candidates``, ``tune``, the cache, labels and
 ``tune_lowered``; loaded on first use); compatibility: :class:`Profiler` (ejkernel's API).
 """
@@ -23,7 +24,7 @@ __all__ = [
     "ProfileError", "ProfileNotFoundError", "CorruptProfileError", "InvalidOptionError",
     "trace", "annotate", "trace_function", "step", "StepProfiler", "latest", "summarize",
     "wait_for_device",
-    "Profiler", "ProfilingError", "autotune", "sessions", "extract_session",
+    "Profiler", "ProfilingError", "autotune", "sessions", "extract_session", "export_parquet",
 ]
 
 _LAZY = {
@@ -32,7 +33,7 @@ _LAZY = {
     "wait_for_device": "capture",
     "Profiler": "compat", "ProfilingError": "compat", "view": "view", "Viewer": "view",
     "ExternalViewer": "view",
-    "sessions": "_sessions", "extract_session": "_sessions",
+    "sessions": "_sessions", "extract_session": "_sessions", "export_parquet": "parquet_export",
 }
 
 

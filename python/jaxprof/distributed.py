@@ -25,7 +25,7 @@ from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 from . import _core
 from .errors import InvalidOptionError, ProfileError
 
-__all__ = ["summarize", "hosts", "partials", "list_hosts", "main"]
+__all__ = ["summarize", "hosts", "partials", "list_hosts", "export_parquet", "main"]
 
 _XSPACE_SUFFIXES = (".xplane.pb", ".xplane.pb.gz")
 _PARTIAL_SUFFIXES = (".partial", ".partial.gz")
@@ -344,6 +344,18 @@ def hosts(paths_or_logdir, client=None, format: str = "table", top: int = 20,
 
         return json.loads(_with_input(out, described))
     return out
+
+
+def export_parquet(paths_or_logdir, directory, client=None, session: Optional[str] = None,
+                   hosts: Optional[Iterable[str]] = None,
+                   progress: Optional[Callable[[int, int], None]] = None) -> dict:
+    """Every table of every host as Parquet (``jaxprof.export_parquet``), one Dask task per
+    host: the worker that loads a host writes its files, so ``directory`` must be a path every
+    worker sees. ``client``: as in :func:`partials` (default: a LocalCluster for the run)."""
+    from .parquet_export import dask_export_parquet
+
+    return dask_export_parquet(paths_or_logdir, directory, client, session=session,
+                               hosts=hosts, progress=progress)
 
 
 def _with_input(out: str, described: str) -> str:
