@@ -8,6 +8,13 @@ over every device op through `jaxprof sql` end to end (JSON out), with the ratio
 
     PYTHONPATH=python bench/tables.py PROFILE... [--jaxprof build/jaxprof] [--runs 5]
 
+With --export-hosts RUN_DIR (a bench/make_hosts.py set, e.g. /work/bench-data/hosts1000): `jaxprof
+export --parquet` of the first --hosts N hosts (every table of every host, host by host) against
+`jaxprof summary` of the same hosts, each end to end under /usr/bin/time -v (wall, CPU, peak RSS),
+and the Parquet written; --runs runs each, alternated.
+
+    PYTHONPATH=python bench/tables.py --export-hosts /work/bench-data/hosts1000 --hosts 100
+
 The largest shared fixture is tf_v100_8gpu_training.xplane.pb; the 80 MB profile comes from
 ../shared/tools/scale_xplane.py IN OUT --target-mb 80.
 """
@@ -15,8 +22,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -46,13 +56,69 @@ def timed(cmd, env=None):
     return time.perf_counter() - t0, int(r.stderr.strip().splitlines()[-1])
 
 
+def time_v(cmd, env):
+    """Wall seconds, CPU seconds (user + system) and peak RSS (KB) of one run: /usr/bin/time -v."""
+    r = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{r.stderr[-2000:]}")
+
+    def field(name):
+        return re.search(rf"{name}: (.*)", r.stderr).group(1).strip()
+
+    wall = 0.0
+    for part in field(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\)").split(":"):
+        wall = wall * 60 + float(part)
+    cpu = float(field(r"User time \(seconds\)")) + float(field(r"System time \(seconds\)"))
+    return wall, cpu, int(field(r"Maximum resident set size \(kbytes\)"))
+
+
+def export_vs_summary(run_dir: str, hosts: int, binary: str, runs: int, env) -> None:
+    """`export --parquet` and `summary` of the first `hosts` hosts of a run directory (a run
+    directory of links to them, so both read the same files)."""
+    files = sorted(p for p in Path(run_dir).rglob("*.xplane.pb*"))[:hosts]
+    work = Path(tempfile.mkdtemp(prefix="jaxprof-export-bench-"))
+    try:
+        run = work / "run" / "plugins" / "profile" / "bench"
+        run.mkdir(parents=True)
+        for f in files:
+            (run / f.name).symlink_to(f.resolve())
+        mb = sum(f.stat().st_size for f in files) / 1e6
+        rows = {"export": [], "summary": []}
+        for i in range(runs):
+            out = work / f"parquet{i}"
+            rows["export"].append(time_v([binary, "export", str(work / "run"), "--parquet",
+                                          str(out)], env))
+            written = sum(p.stat().st_size for p in out.rglob("*.parquet")) / 1e6
+            parts = len(list(out.rglob("*.parquet")))
+            shutil.rmtree(out)
+            rows["summary"].append(time_v([binary, "summary", str(work / "run"), "--format",
+                                           "json"], env))
+        print(f"{len(files)} hosts, {mb:,.0f} MB of profiles; export wrote {parts:,} files, "
+              f"{written:,.0f} MB; {runs} runs each, alternated (best wall and CPU, worst peak)")
+        print("| command | wall | CPU | peak RSS |")
+        print("| --- | --- | --- | --- |")
+        for name, r in rows.items():
+            print(f"| `{name}` | {min(x[0] for x in r):.1f} s | {min(x[1] for x in r):.1f} s | "
+                  f"{max(x[2] for x in r) / 1e3:.0f} MB |")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("profiles", nargs="+")
+    ap.add_argument("profiles", nargs="*")
     ap.add_argument("--jaxprof", default=str(ROOT / "build" / "jaxprof"))
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--export-hosts", metavar="RUN_DIR",
+                    help="time export --parquet against summary on this set of hosts")
+    ap.add_argument("--hosts", type=int, default=100, help="with --export-hosts: hosts to read")
     a = ap.parse_args()
     env = dict(os.environ, JAXPROF_PYTHON=sys.executable)
+    if a.export_hosts:
+        export_vs_summary(a.export_hosts, a.hosts, a.jaxprof, a.runs, env)
+        return 0
+    if not a.profiles:
+        ap.error("give PROFILE... or --export-hosts RUN_DIR")
     print("| profile | size | device ops | `ops` wall / peak | table() time / peak over "
           "load | table / ops | `sql` GROUP BY wall | sql / ops |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
