@@ -44,10 +44,11 @@ def host_inputs(paths: Union[str, "os.PathLike[str]", Sequence[Any]],
     for p in (os.fspath(p) for p in paths):
         if p.endswith(_HLO_SUFFIXES):
             continue
-        if p.endswith(_PARTIAL_SUFFIXES):
-            raise InvalidOptionError(f"{p}: a partial summary holds no events; export reads "
-                                     "the hosts' profiles", p, "a partial summary")
         files = list_hosts(p, session) if os.path.isdir(p) else [p]
+        for f in files:
+            if f.endswith(_PARTIAL_SUFFIXES):
+                raise InvalidOptionError(f"{f}: a partial summary holds no events; export "
+                                         "reads the hosts' profiles", f, "a partial summary")
         # Absolute: a Dask worker opens them from its own working directory.
         found.extend((_host_of(f), os.path.abspath(f)) for f in files)
     if not found:
@@ -261,6 +262,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--dask", action="store_true")
     p.add_argument("--scheduler", metavar="ADDRESS")
     p.add_argument("--quiet", action="store_true")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["export"]:  # as the command hands it over: its name first
+        argv = argv[1:]
     try:
         args = p.parse_args(argv)
         for module in ("pyarrow", "pyarrow.parquet"):

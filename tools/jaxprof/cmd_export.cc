@@ -1,26 +1,46 @@
 // jaxprof export: the whole capture as a Perfetto trace (Perfetto's protobuf, or Chrome trace
-// JSON) with derived tracks.
+// JSON) with derived tracks; or every table of every host as Parquet, which the Python package
+// writes (Arrow and Parquet are Python wheels here, as DuckDB is for `sql`).
 #include <fmt/format.h>
 
 #include "cli_common.h"
 #include "jaxprof/common/error.h"
 #include "jaxprof/render/perfetto/perfetto.h"
+#include "python_handoff.h"
 #include "window_options.h"
 
 namespace jaxprof::cli {
 namespace {
 
+// The tables as Parquet, written by the Python package with the same paths and selection.
+template <typename Options>
+int export_parquet(const Options& o) {
+  if (!o.window.steps.empty() || !o.window.time.empty() || o.format != "auto")
+    throw InputError("",
+                     "--parquet writes every row of every table; --steps, --time and "
+                     "--trace-format apply to --perfetto");
+  std::vector<std::string> args = {"export", "--parquet", o.parquet};
+  args.insert(args.end(), o.common.paths.begin(), o.common.paths.end());
+  if (!o.common.session.empty()) args.insert(args.end(), {"--session", o.common.session});
+  for (const std::string& h : o.common.hosts) args.insert(args.end(), {"--host", h});
+  if (o.dask) args.push_back("--dask");
+  if (!o.scheduler.empty()) args.insert(args.end(), {"--scheduler", o.scheduler});
+  return exec_python("jaxprof.parquet_export", std::move(args));
+}
+
 RegisterCommand export_command(90, [](CLI::App& app) -> std::function<int()> {
   struct Options {
     CommonOptions common;
-    std::string perfetto;
+    std::string perfetto, parquet, scheduler;
+    bool dask = false;
     std::string format = "auto";
     WindowFlags window;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
       "export",
-      "Write the whole capture as a Perfetto trace (protobuf; *.json or *.json.gz: JSON)");
+      "Write the whole capture as a Perfetto trace (protobuf; *.json or *.json.gz: JSON), or "
+      "every table of every host as Parquet");
   cmd->footer(
       "Every line of every device and host plane with every event and its stats (your\n"
       "TraceAnnotation / annotate / trace_function ranges, Python, launches, TPU Steps, NVTX),\n"
@@ -31,12 +51,20 @@ RegisterCommand export_command(90, [](CLI::App& app) -> std::function<int()> {
       "collective bandwidth. Open the file in ui.perfetto.dev. See docs/export.md.\n"
       "A window (--steps, --time) keeps the events that overlap it, whole, clips the memory\n"
       "counters to it and keeps the arrows whose both ends are kept; a note says how much.\n"
-      "A trace that would pass --warn-size gets a warning with a window that fits.");
+      "A trace that would pass --warn-size gets a warning with a window that fits.\n"
+      "--parquet DIR writes every table (docs/tables.md) of every host as Hive-partitioned\n"
+      "Parquet, DIR/<table>/host=<host>/part.parquet, one host loaded at a time (or one Dask\n"
+      "task per host with --dask or --scheduler); runs python3 -m jaxprof.parquet_export\n"
+      "(pip install 'jaxprof[sql]'; Dask: 'jaxprof[distributed]').");
   add_common(cmd, o->common, /*formats=*/{});  // the file is the output
   cmd->add_option("--perfetto", o->perfetto,
                   "Output file: Perfetto's protobuf (*.pftrace, any name), or Chrome trace JSON "
-                  "(*.json, *.json.gz); .gz compresses")
-      ->required();
+                  "(*.json, *.json.gz); .gz compresses");
+  cmd->add_option("--parquet", o->parquet,
+                  "Output directory (new or empty) for every table of every host as Parquet");
+  cmd->add_flag("--dask", o->dask, "--parquet: one task per host on a Dask LocalCluster");
+  cmd->add_option("--scheduler", o->scheduler,
+                  "--parquet: one task per host on this Dask scheduler (workers must see DIR)");
   // Not --format: that flag picks how a command prints (table, json, csv); this is the file's.
   cmd->add_option("--trace-format", o->format,
                   "proto or json (default auto: json for *.json and *.json.gz, else proto)")
@@ -44,6 +72,11 @@ RegisterCommand export_command(90, [](CLI::App& app) -> std::function<int()> {
       ->capture_default_str();
   add_window_options(cmd, o->window);
   return [o]() {
+    if (o->perfetto.empty() == o->parquet.empty())
+      throw InputError("", "give --perfetto FILE or --parquet DIR (one of them)");
+    if (!o->parquet.empty()) return export_parquet(*o);
+    if (o->dask || !o->scheduler.empty())
+      throw InputError("", "--dask and --scheduler apply to --parquet");
     LoadedProfile loaded;
     load(o->common, loaded);
     TraceFormat asked = o->format == "proto"  ? TraceFormat::kProto

@@ -2,48 +2,11 @@
 // library is in no Debian package while its Python wheel installs anywhere with pip, so these two
 // commands run the Python package (python3 -m jaxprof.sql, the same code as Profile.sql()) with
 // the arguments they were given, and say what to install when it is missing.
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
-#include <iostream>
-
 #include "cli_common.h"
+#include "python_handoff.h"
 
 namespace jaxprof::cli {
 namespace {
-
-// Run by the interpreter: a clear message (exit 2) when the package is not importable.
-constexpr const char* kBootstrap =
-    "import sys\n"
-    "try:\n"
-    "    from jaxprof.sql import main\n"
-    "except ImportError as e:\n"
-    "    sys.stderr.write('jaxprof: ' + sys.argv[1] + ' runs in Python and needs the jaxprof '\n"
-    "        'package with pyarrow and duckdb: pip install \"jaxprof[sql]\" (from a source tree: "
-    "'\n"
-    "        'PYTHONPATH=python with the built _core module in python/jaxprof) (' + str(e) + "
-    "')\\n')\n"
-    "    sys.exit(2)\n"
-    "sys.exit(main(sys.argv[1:]))\n";
-
-// Replaces this process with the Python one; returns only when it cannot start (exit 2).
-int exec_python(std::vector<std::string> args) {
-  const char* env = std::getenv("JAXPROF_PYTHON");
-  std::string python = env && *env ? env : "python3";
-  std::vector<std::string> argv = {python, "-c", kBootstrap};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<char*> raw;
-  for (std::string& a : argv) raw.push_back(a.data());
-  raw.push_back(nullptr);
-  std::cout.flush();
-  execvp(python.c_str(), raw.data());
-  std::cerr << "jaxprof: " << args[0] << " runs in Python: cannot run " << python << " ("
-            << std::strerror(errno)
-            << "); install python3 and pip install 'jaxprof[sql]', or set JAXPROF_PYTHON\n";
-  return 2;
-}
 
 RegisterCommand sql_command(99, [](CLI::App& app) -> std::function<int()> {
   struct Options {
@@ -68,7 +31,7 @@ RegisterCommand sql_command(99, [](CLI::App& app) -> std::function<int()> {
     args.insert(args.end(), o->args.begin(), o->args.end());
     args.insert(args.end(), {"--format", o->format});
     if (!o->output.empty()) args.insert(args.end(), {"--output", o->output});
-    return exec_python(std::move(args));
+    return exec_python("jaxprof.sql", std::move(args));
   };
 });
 
@@ -88,7 +51,7 @@ RegisterCommand tables_command(99, [](CLI::App& app) -> std::function<int()> {
     std::vector<std::string> args = {"tables"};
     args.insert(args.end(), o->paths.begin(), o->paths.end());
     args.insert(args.end(), {"--format", o->format});
-    return exec_python(std::move(args));
+    return exec_python("jaxprof.sql", std::move(args));
   };
 });
 
