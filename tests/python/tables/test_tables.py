@@ -152,6 +152,32 @@ def test_compiles_match_compile(path, jaxprof_bin):
     assert all(sum(r[c] for c in phases) == r["wall_ps"] for r in rows)
 
 
+def test_kernels_match_kernels(path, jaxprof_bin):
+    # Every launch `kernels` counts, per kernel and launch configuration: count, total time and
+    # the configuration it parses from kernel_details.
+    data = cli_json(jaxprof_bin, "kernels", path, "--top", "0")
+    rows = jaxprof.load(path).table("kernels").to_pylist()
+    assert len(rows) == data["kernel_events"]
+    assert sum(r["duration_ps"] for r in rows) == ps(data["total_ns"])
+    got = defaultdict(lambda: [0, 0])
+    for r in rows:
+        g = got[(r["name"], r["details"] or "")]
+        g[0] += 1
+        g[1] += r["duration_ps"]
+        got.setdefault(("config", r["details"] or ""), (
+            [r["grid_x"], r["grid_y"], r["grid_z"]] if r["grid_x"] is not None else None,
+            [r["block_x"], r["block_y"], r["block_z"]] if r["block_x"] is not None else None,
+            r["registers"], r["shared_bytes"], r["occupancy_pct"]))
+    want = {}
+    for k in data["kernels"]:
+        for c in k["configs"]:
+            want[(k["name"], c["kernel_details"])] = [c["count"], ps(c["total_ns"])]
+            occupancy = None if c["occupancy_pct"] is None else float(c["occupancy_pct"])
+            assert got[("config", c["kernel_details"])] == (
+                c["grid"], c["block"], c["registers"], c["shared_bytes"], occupancy)
+    assert {k: v for k, v in got.items() if k[0] != "config"} == want
+
+
 def test_bundled_filters_and_sql():
     p = jaxprof.load(BUNDLED)
     assert p.tables()[0] == "device_ops"
