@@ -440,7 +440,7 @@ class Profile:
     def tables(self) -> List[str]:
         """The names of the profile's tables (docs/tables.md): ``device_ops``,
         ``module_executions``, ``steps``, ``host_ranges``, ``collectives``, ``compiles``,
-        ``compile_passes``, ``kernels``."""
+        ``compile_passes``, ``kernels``, ``memory``."""
         return _tables.table_names()
 
     def table(self, name: str, *, device: Optional[str] = None,

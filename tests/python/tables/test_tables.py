@@ -178,6 +178,36 @@ def test_kernels_match_kernels(path, jaxprof_bin):
     assert {k: v for k, v in got.items() if k[0] != "config"} == want
 
 
+def test_memory_matches_memory(path, jaxprof_bin):
+    # Per allocator: its events, first and last, and the figures `memory` reads off them (bytes
+    # in use at the start, the end and the peak, the peak with reserved, the allocator's own).
+    data = cli_json(jaxprof_bin, "memory", path)
+    rows = jaxprof.load(path).table("memory").to_pylist()
+    by = defaultdict(list)
+    for r in rows:
+        by[(r["host"], r["allocator"])].append(r)
+    want = [(d["host"], d["device"], d["memory_space"], a) for d in data["devices"]
+            for a in d["allocators"]]
+    assert sorted(by) == sorted((h, a["allocator"]) for h, _, _, a in want)
+    for host, device, space, a in want:
+        events = by[(host, a["allocator"])]
+        assert {(r["device"] or "", r["memory_space"] or "") for r in events} == \
+            {(device or "", space or "")}
+        assert [sum(r["event"] == k for r in events) for k in ("allocation", "deallocation")] == \
+            [a["allocations"], a["deallocations"]]
+        assert (events[0]["time_ps"], events[-1]["time_ps"]) == (ps(a["first_ns"]),
+                                                                 ps(a["last_ns"]))
+        in_use = [r["bytes_in_use"] for r in events if r["bytes_in_use"] is not None]
+        assert (max(in_use, default=None), in_use[0] if in_use else None,
+                in_use[-1] if in_use else None) == \
+            (a["peak_bytes_in_use"], a["start_bytes_in_use"], a["end_bytes_in_use"])
+        if a["peak_bytes_with_reserved"] is not None:
+            assert max(r["bytes_in_use"] + (r["bytes_reserved"] or 0) for r in events
+                       if r["bytes_in_use"] is not None) == a["peak_bytes_with_reserved"]
+        peaks = [r["peak_bytes_in_use"] for r in events if r["peak_bytes_in_use"] is not None]
+        assert max(peaks, default=None) == a["lifetime_peak_bytes_in_use"]
+
+
 def test_bundled_filters_and_sql():
     p = jaxprof.load(BUNDLED)
     assert p.tables()[0] == "device_ops"

@@ -6,6 +6,7 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <functional>
 #include <map>
 #include <span>
 #include <unordered_map>
@@ -150,7 +151,8 @@ void read_line(const Profile& p, uint32_t li, std::span<const uint8_t> want,
         ev.line = li;
         ev.raw = e.raw;
         ev.event = e.event;
-        ev.flags = kinds[e.metadata] == MemoryEventKind::kAllocation ? AllocatorEvent::kAllocation : 0;
+        ev.flags =
+            kinds[e.metadata] == MemoryEventKind::kAllocation ? AllocatorEvent::kAllocation : 0;
         auto take = [&](size_t stat, int64_t& to, AllocatorEvent::Flags flag) {
           if (!s[stat]) return;
           if (std::optional<int64_t> v = s[stat]->as_int()) {
@@ -299,8 +301,8 @@ std::string jax_function_at(const Profile& p, const JaxCallsByLine& calls, uint3
 // grouped; matched to their frees by address, as the allocator hands addresses out. What they
 // were (op, shape, dtype, region, requested bytes) is read for them alone.
 void live_at(const Profile& p, const LazyNames& names, const JaxCallsByLine& calls,
-             const std::vector<AllocatorEvent>& events, size_t upto,
-             const MemoryTimelineOptions& o, AllocatorMemory& a) {
+             const std::vector<AllocatorEvent>& events, size_t upto, const MemoryTimelineOptions& o,
+             AllocatorMemory& a) {
   std::unordered_map<int64_t, size_t> live;  // address -> event
   uint64_t without_address = 0, without_size = 0;
   for (size_t i = 0; i <= upto; ++i) {
@@ -336,8 +338,7 @@ void live_at(const Profile& p, const LazyNames& names, const JaxCallsByLine& cal
     };
     const int64_t dtype = s[kDataType] ? s[kDataType]->as_int().value_or(0) : 0;
     const bool anonymous = text(kTfOp).empty() && text(kShape).empty();
-    std::string function =
-        anonymous ? jax_function_at(p, calls, e.line, e.time_ps) : std::string();
+    std::string function = anonymous ? jax_function_at(p, calls, e.line, e.time_ps) : std::string();
     LiveAllocationGroup& g = groups[{text(kTfOp), text(kShape), dtype, text(kRegionType), function,
                                      anonymous ? e.bytes : -1}];
     if (g.count == 0) {
@@ -389,8 +390,8 @@ void live_at(const Profile& p, const LazyNames& names, const JaxCallsByLine& cal
 // `events` in line order, each line's in file order: a stable sort by time gives the order of
 // (time, line, file position).
 void summarize(const Profile& p, const LazyNames& names, const JaxCallsByLine& calls,
-               std::vector<AllocatorEvent>& events,
-               const MemoryTimelineOptions& o, AllocatorMemory& a) {
+               std::vector<AllocatorEvent>& events, const MemoryTimelineOptions& o,
+               AllocatorMemory& a) {
   auto by_time = [](const AllocatorEvent& x, const AllocatorEvent& y) {
     return x.time_ps < y.time_ps;
   };
@@ -526,8 +527,19 @@ std::string tf_dtype_name(int64_t value) {
   return fmt::format("dtype {}", value);
 }
 
-MemoryTimeline compute_memory_timeline(const Profile& p, const MemoryTimelineOptions& o) {
-  MemoryTimeline result;
+namespace {
+
+// Every allocator event of the profile, by allocator, and the JAX calls on their lines.
+struct ScannedAllocators {
+  uint64_t events = 0;
+  std::map<AllocatorKey, uint32_t> index;                 // allocator -> its events below
+  std::vector<std::vector<AllocatorEvent>> by_allocator;  // each in line order, then file order
+  JaxCallsByLine calls;
+  LazyNames lazy{};
+};
+
+ScannedAllocators scan_allocators(const Profile& p) {
+  ScannedAllocators out;
   std::vector<uint8_t> want(p.event_metadata.size(), 0);
   std::vector<MemoryEventKind> kinds(p.event_metadata.size(), MemoryEventKind::kOther);
   LineFilter filter(p);
@@ -540,8 +552,8 @@ MemoryTimeline compute_memory_timeline(const Profile& p, const MemoryTimelineOpt
     }
     if (name != kAllocationEvent && name != kDeallocationEvent) continue;
     want[m] = 1;
-    kinds[m] = name == kAllocationEvent ? MemoryEventKind::kAllocation
-                                        : MemoryEventKind::kDeallocation;
+    kinds[m] =
+        name == kAllocationEvent ? MemoryEventKind::kAllocation : MemoryEventKind::kDeallocation;
     filter.want(m);
     any = true;
   }
@@ -561,8 +573,7 @@ MemoryTimeline compute_memory_timeline(const Profile& p, const MemoryTimelineOpt
   p.require_lines(unscannable);
   std::array<StringId, kEagerCount> names;
   for (size_t i = 0; i < kEagerCount; ++i) names[i] = p.strings.find(kEagerNames[i]);
-  LazyNames lazy;
-  for (size_t i = 0; i < kLazyCount; ++i) lazy[i] = p.strings.find(kLazyNames[i]);
+  for (size_t i = 0; i < kLazyCount; ++i) out.lazy[i] = p.strings.find(kLazyNames[i]);
   std::vector<LineEvents> per_line(lines.size());
   {
     Profile::ReadOnlyScope reading(p);
@@ -573,32 +584,55 @@ MemoryTimeline compute_memory_timeline(const Profile& p, const MemoryTimelineOpt
 
   // The allocators of all lines, and each line's events under their global index (counted
   // first, so that each allocator's events are copied once into room made for them).
-  std::map<AllocatorKey, uint32_t> allocator_index;
   std::vector<std::vector<uint32_t>> global(per_line.size());
   std::vector<size_t> counts;
   for (size_t l = 0; l < per_line.size(); ++l) {
-    result.events += per_line[l].events.size();
+    out.events += per_line[l].events.size();
     for (const AllocatorKey& key : per_line[l].keys) {
-      auto [it, added] = allocator_index.emplace(key, static_cast<uint32_t>(counts.size()));
+      auto [it, added] = out.index.emplace(key, static_cast<uint32_t>(counts.size()));
       if (added) counts.push_back(0);
       global[l].push_back(it->second);
     }
     for (const AllocatorEvent& e : per_line[l].events) ++counts[global[l][e.key]];
   }
-  std::vector<std::vector<AllocatorEvent>> by_allocator(counts.size());
-  JaxCallsByLine calls;
-  for (size_t a = 0; a < counts.size(); ++a) by_allocator[a].reserve(counts[a]);
+  out.by_allocator.resize(counts.size());
+  for (size_t a = 0; a < counts.size(); ++a) out.by_allocator[a].reserve(counts[a]);
   for (size_t l = 0; l < per_line.size(); ++l) {
-    for (const AllocatorEvent& e : per_line[l].events) by_allocator[global[l][e.key]].push_back(e);
+    for (const AllocatorEvent& e : per_line[l].events)
+      out.by_allocator[global[l][e.key]].push_back(e);
     std::vector<JaxCall>& line_calls = per_line[l].calls;
     if (!line_calls.empty()) {
-      std::stable_sort(line_calls.begin(), line_calls.end(), [](const JaxCall& x, const JaxCall& y) {
-        return x.start_ps != y.start_ps ? x.start_ps < y.start_ps : x.end_ps > y.end_ps;
-      });
-      calls.emplace(lines[l], std::move(line_calls));
+      std::stable_sort(
+          line_calls.begin(), line_calls.end(), [](const JaxCall& x, const JaxCall& y) {
+            return x.start_ps != y.start_ps ? x.start_ps < y.start_ps : x.end_ps > y.end_ps;
+          });
+      out.calls.emplace(lines[l], std::move(line_calls));
     }
     per_line[l] = LineEvents{};
   }
+  return out;
+}
+
+// By host; devices first, in number order, then host memory, then the unknown.
+bool allocator_before(const AllocatorMemory& x, const AllocatorMemory& y) {
+  if (x.host != y.host) return x.host < y.host;
+  auto rank = [](const AllocatorMemory& a) {
+    return a.memory_space == "device" ? 0 : a.memory_space == "host" ? 1 : 2;
+  };
+  if (rank(x) != rank(y)) return rank(x) < rank(y);
+  int nx = device_number(x.device), ny = device_number(y.device);
+  if (x.device.substr(0, x.device.find(':')) != y.device.substr(0, y.device.find(':')))
+    return x.device < y.device;
+  if (nx != ny) return nx < ny;
+  return x.allocator < y.allocator;
+}
+
+}  // namespace
+
+MemoryTimeline compute_memory_timeline(const Profile& p, const MemoryTimelineOptions& o) {
+  MemoryTimeline result;
+  ScannedAllocators scanned = scan_allocators(p);
+  result.events = scanned.events;
   if (result.events == 0) {
     result.no_events_reason =
         "no allocator events (MemoryAllocation/MemoryDeallocation) in this profile (the CPU "
@@ -609,29 +643,62 @@ MemoryTimeline compute_memory_timeline(const Profile& p, const MemoryTimelineOpt
         "HLO protos.";
     return result;
   }
-  for (const auto& [key, index] : allocator_index) {
+  for (const auto& [key, index] : scanned.index) {
     AllocatorMemory a;
     name_allocator(p, key, a);
     if (!matches(a, o.allocator)) continue;
-    summarize(p, lazy, calls, by_allocator[index], o, a);
+    summarize(p, scanned.lazy, scanned.calls, scanned.by_allocator[index], o, a);
     result.allocators.push_back(std::move(a));
   }
-  std::stable_sort(
-      result.allocators.begin(), result.allocators.end(),
-      [](const AllocatorMemory& x, const AllocatorMemory& y) {
-        if (x.host != y.host) return x.host < y.host;
-        // Devices first, in number order, then host memory, then the unknown.
-        auto rank = [](const AllocatorMemory& a) {
-          return a.memory_space == "device" ? 0 : a.memory_space == "host" ? 1 : 2;
-        };
-        if (rank(x) != rank(y)) return rank(x) < rank(y);
-        int nx = device_number(x.device), ny = device_number(y.device);
-        if (x.device.substr(0, x.device.find(':')) != y.device.substr(0, y.device.find(':')))
-          return x.device < y.device;
-        if (nx != ny) return nx < ny;
-        return x.allocator < y.allocator;
-      });
+  std::stable_sort(result.allocators.begin(), result.allocators.end(), allocator_before);
   return result;
+}
+
+void for_each_allocator_event(const Profile& p,
+                              const std::function<void(const AllocatorEventRecord&)>& visit) {
+  ScannedAllocators scanned = scan_allocators(p);
+  std::vector<std::pair<AllocatorMemory, uint32_t>> allocators;
+  for (const auto& [key, index] : scanned.index) {
+    AllocatorMemory a;
+    name_allocator(p, key, a);
+    allocators.push_back({std::move(a), index});
+  }
+  std::stable_sort(allocators.begin(), allocators.end(),
+                   [](const auto& x, const auto& y) { return allocator_before(x.first, y.first); });
+  auto by_time = [](const AllocatorEvent& x, const AllocatorEvent& y) {
+    return x.time_ps < y.time_ps;
+  };
+  for (auto& [a, index] : allocators) {
+    std::vector<AllocatorEvent>& events = scanned.by_allocator[index];
+    std::stable_sort(events.begin(), events.end(), by_time);  // as summarize orders them
+    for (const AllocatorEvent& e : events) {
+      AllocatorEventRecord r;
+      r.allocator = &a;
+      r.allocation = e.allocation();
+      r.time_ps = e.time_ps;
+      auto flag = [&](AllocatorEvent::Flags f, int64_t v) {
+        return e.has(f) ? std::optional<int64_t>(v) : std::nullopt;
+      };
+      r.in_use = flag(AllocatorEvent::kHasInUse, e.in_use);
+      r.reserved = flag(AllocatorEvent::kHasReserved, e.reserved);
+      r.peak_in_use = flag(AllocatorEvent::kHasPeak, e.peak);
+      r.bytes = flag(AllocatorEvent::kHasBytes, e.bytes);
+      r.address = flag(AllocatorEvent::kHasAddress, e.address);
+      LazyStats s = read_lazy(p, scanned.lazy, e);
+      auto text = [&](size_t k) {
+        return s[k] && s[k]->is_text() ? std::string(s[k]->str) : std::string();
+      };
+      r.requested_bytes = s[kRequestedBytes] ? s[kRequestedBytes]->as_int() : std::nullopt;
+      r.available = s[kBytesAvailable] ? s[kBytesAvailable]->as_int() : std::nullopt;
+      if (s[kFragmentation]) r.fragmentation = number_of(*s[kFragmentation]);
+      r.op = text(kTfOp);
+      r.shape = text(kShape);
+      r.region = text(kRegionType);
+      if (std::optional<int64_t> dtype = s[kDataType] ? s[kDataType]->as_int() : std::nullopt)
+        r.dtype = tf_dtype_name(*dtype);
+      visit(r);
+    }
+  }
 }
 
 }  // namespace jaxprof

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,7 +29,7 @@ struct MemoryTimelineOptions {
 // Live allocations at the peak that share op, shape, data type and region (and, when the
 // producer recorded neither op nor shape, the JAX function that allocated them and their size).
 struct LiveAllocationGroup {
-  std::string op;      // tf_op ("" when the producer did not record it)
+  std::string op;  // tf_op ("" when the producer did not record it)
   // When op and shape are not recorded (JAX on GPU): the jitted JAX function the allocating host
   // thread was running (the innermost `PjitFunction(NAME)` event around the allocation), "" when
   // none was running.
@@ -98,6 +99,21 @@ struct MemoryTimeline {
 // Throws InputError for bad options; otherwise never fails on odd data (it goes to notes).
 MemoryTimeline compute_memory_timeline(const Profile& profile,
                                        const MemoryTimelineOptions& options);
+
+// One allocator event with its allocator as `memory` names it: what the memory table lists.
+struct AllocatorEventRecord {
+  const AllocatorMemory* allocator = nullptr;  // host, allocator, device and memory_space set
+  bool allocation = false;                     // else a deallocation
+  int64_t time_ps = 0;
+  // The allocator's state after it, and what it allocated or freed; empty when not recorded.
+  std::optional<int64_t> in_use, reserved, peak_in_use, available, bytes, requested_bytes, address;
+  std::optional<double> fragmentation;
+  std::string op, shape, dtype, region;  // "" when not recorded
+};
+// Every allocator event, allocator by allocator in compute_memory_timeline's order, each
+// allocator's by time, as its timeline reads them.
+void for_each_allocator_event(const Profile& profile,
+                              const std::function<void(const AllocatorEventRecord&)>& visit);
 
 // The TensorFlow DataType enum value of a data_type stat as a name ("float", "bfloat16", ...);
 // "" for DT_INVALID, "dtype N" for values it does not know.

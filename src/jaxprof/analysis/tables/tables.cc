@@ -6,6 +6,7 @@
 #include "jaxprof/analysis/tables/execution_tables.h"
 #include "jaxprof/analysis/tables/host_ranges_table.h"
 #include "jaxprof/analysis/tables/kernels_table.h"
+#include "jaxprof/analysis/tables/memory_table.h"
 #include "jaxprof/common/error.h"
 
 namespace jaxprof {
@@ -20,6 +21,7 @@ const std::vector<TableInfo>& table_list() {
       {"compiles", "one compile"},
       {"compile_passes", "one event name along one compile's wall time"},
       {"kernels", "one GPU kernel launch"},
+      {"memory", "one allocator event"},
   };
   return tables;
 }
@@ -33,6 +35,7 @@ RecordTable build_table(const Profile& p, std::string_view name) {
   if (name == "compiles") return compiles_table(p);
   if (name == "compile_passes") return compile_passes_table(p);
   if (name == "kernels") return kernels_table(p);
+  if (name == "memory") return memory_table(p);
   std::string known;
   for (const TableInfo& t : table_list())
     known += (known.empty() ? "" : ", ") + std::string(t.name);

@@ -1,6 +1,6 @@
 // Every record of the profile as a table (table.h), one table per kind of record, for questions
 // no command answers: device_ops, module_executions, steps, host_ranges, collectives, compiles,
-// compile_passes, kernels.
+// compile_passes, kernels, memory.
 // Each table is built on its own, from the analyses the commands use, so its figures add up to
 // theirs (docs/tables.md has the schemas and the sums that tie them to the commands).
 #pragma once
