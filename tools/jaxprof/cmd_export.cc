@@ -15,9 +15,9 @@ namespace {
 // The tables as Parquet, written by the Python package with the same paths and selection.
 template <typename Options>
 int export_parquet(const Options& o) {
-  if (!o.window.steps.empty() || !o.window.time.empty() || o.format != "auto")
+  if (!o.window.steps.empty() || !o.window.time.empty() || o.window.no_align || o.format != "auto")
     throw InputError("",
-                     "--parquet writes every row of every table; --steps, --time and "
+                     "--parquet writes every row of every table; --steps, --time, --no-align and "
                      "--trace-format apply to --perfetto");
   std::vector<std::string> args = {"export", "--parquet", o.parquet};
   args.insert(args.end(), o.common.paths.begin(), o.common.paths.end());
