@@ -15,10 +15,11 @@ namespace {
 // The tables as Parquet, written by the Python package with the same paths and selection.
 template <typename Options>
 int export_parquet(const Options& o) {
-  if (!o.window.steps.empty() || !o.window.time.empty() || o.window.no_align || o.format != "auto")
+  if (!o.window.steps.empty() || !o.window.time.empty() || o.window.no_align ||
+      o.window.critical_path || o.format != "auto")
     throw InputError("",
-                     "--parquet writes every row of every table; --steps, --time, --no-align and "
-                     "--trace-format apply to --perfetto");
+                     "--parquet writes every row of every table; --steps, --time, --no-align, "
+                     "--critical-path and --trace-format apply to --perfetto");
   std::vector<std::string> args = {"export", "--parquet", o.parquet};
   args.insert(args.end(), o.common.paths.begin(), o.common.paths.end());
   if (!o.common.session.empty()) args.insert(args.end(), {"--session", o.common.session});
