@@ -19,7 +19,8 @@ jnp = pytest.importorskip("jax.numpy")
 np = pytest.importorskip("numpy")
 
 from jaxprof.autotune import Cache, extract_labels  # noqa: E402
-from jaxprof.compat.ejkernel import (AutotunePolicy, AutotuningResult, ConfigCache,  # noqa: E402
+from jaxprof.compat.ejkernel import (EJKERNEL_OPS_RECORD, EJKERNEL_OPS_STAMP,  # noqa: E402
+                                     AutotunePolicy, AutotuningResult, ConfigCache,
                                      ConfigSelectorChain, Entry, Executor, Invocation, Kernel,
                                      PersistentCache, Profiler, ProfilingError, Tuner,
                                      autotune_lowered, clear_invocations, device_fingerprint,
@@ -209,6 +210,172 @@ def test_persistent_cache_reads_an_ejkernel_json_file(tmp_path):
     assert PersistentCache("chain", path=str(legacy)).get("dev", "chain@v1", "def").steps == 4
     with pytest.raises(TypeError, match="JSON"):
         cache.put("dev", "chain@v1", "ghi", object())
+
+
+class FlatChain(Chain):
+    """Takes a flat vector: ``prepare`` makes it the square matrix ``run`` works on (and
+    refuses anything already prepared, so a second ``prepare`` of a call would fail)."""
+
+    def __init__(self) -> None:
+        super().__init__("flat_chain")
+        self.prepared = 0
+
+    def prepare(self, v, **kwargs):
+        assert v.ndim == 1, f"prepare got an already prepared argument of shape {v.shape}"
+        self.prepared += 1
+        n = int(round(v.shape[0] ** 0.5))
+        return (v.reshape(n, n),), kwargs
+
+
+def test_prepare_runs_once_per_call_and_persist_autotune_false(monkeypatch, tmp_path):
+    monkeypatch.setenv("EJKERNEL_OPS_RECORD", "1")
+    monkeypatch.setenv("EJKERNEL_OPS_STAMP", "hash")
+    persistent = PersistentCache("flat_chain", path=str(tmp_path / "flat.sqlite"),
+                                 cfg_type=ChainCfg)
+    selector = ConfigSelectorChain(ConfigCache(), policy=AutotunePolicy(allow_autotune=True),
+                                   tuner=Tuner(warmup=1, iters=5), persistent=persistent,
+                                   persist_autotune=False)
+    executor = Executor(selector)
+    kernel = FlatChain()
+
+    def model(v):
+        return executor(kernel, v).sum()
+
+    v = jnp.ones((96 * 96,), jnp.float32) / 96
+    lowered = jax.jit(model).lower(v)
+    assert kernel.prepared == 1
+    # The recorded call holds the prepared argument: what candidate_cfgs and the tuner see.
+    (key, (_k, args, _kw)), = get_invocations()["flat_chain@v1"].items()
+    assert args[0].shape == (96, 96)
+
+    result = autotune_lowered(selector, lowered)
+    assert kernel.prepared == 1  # not prepared again for tuning
+    assert result.entries == (Entry("flat_chain@v1", key, ChainCfg(FAST)),)
+    # Winners stay in memory only: nothing reaches the persistent cache.
+    assert selector.cache.get(result.device, "flat_chain@v1", key) == ChainCfg(FAST)
+    assert persistent.get(result.device, "flat_chain@v1", key) is None
+    assert Cache(persistent.path).list() == []
+
+    with result:
+        out = jax.jit(model)(v)
+    assert kernel.prepared == 2  # one more call, prepared once
+    np.testing.assert_allclose(out, reference(v.reshape(96, 96), FAST).sum(), rtol=1e-5)
+
+    # The same on a cache miss inside jax.jit.
+    online = ConfigSelectorChain(ConfigCache(), policy=AutotunePolicy(
+        cache_miss_fallback="autotune"), tuner=Tuner(warmup=1, iters=3), persistent=persistent,
+        persist_autotune=False)
+    jax.jit(lambda a: Executor(online)(kernel, a).sum())(v)
+    assert len(online.cache) == 1 and Cache(persistent.path).list() == []
+
+
+class LastCandidateTuner:
+    """A tuner of the user's own (ejkernel's ``tuner=`` takes any object with ``autotune``):
+    it runs every candidate once and picks the last, so the test knows the winner."""
+
+    def __init__(self) -> None:
+        self.seen = []
+
+    def autotune(self, make_fn, args, kwargs, candidates):
+        candidates = list(candidates)
+        for cfg in candidates:
+            jax.block_until_ready(jax.jit(make_fn(cfg))(*args, **kwargs))
+        self.seen.append(([type(a) for a in args], candidates))
+        return candidates[-1]
+
+
+def test_a_user_supplied_tuner_decides(monkeypatch):
+    monkeypatch.setenv("EJKERNEL_OPS_RECORD", "1")
+    monkeypatch.setenv("EJKERNEL_OPS_STAMP", "hash")
+    tuner = LastCandidateTuner()
+    selector = ConfigSelectorChain(ConfigCache(), policy=AutotunePolicy(allow_autotune=True),
+                                   tuner=tuner)
+    executor = Executor(selector)
+    kernel = Chain()
+
+    def model(x):
+        return executor(kernel, x)
+
+    x = jnp.ones((64, 64), jnp.float32) / 64
+    result = autotune_lowered(selector, jax.jit(model).lower(x))
+    assert [e.cfg for e in result.entries] == [ChainCfg(FAST)]  # the last candidate
+    (arg_types, candidates), = tuner.seen
+    assert candidates == [ChainCfg(SLOW), ChainCfg(FAST)]
+    # The tuner runs on concrete arrays, not on ShapeDtypeStructs or the trace's tracers.
+    assert all(issubclass(t, jax.Array) and not issubclass(t, jax.core.Tracer)
+               for t in arg_types)
+    kernel.traced.clear()
+    with result:
+        out = jax.jit(model)(x)
+    assert kernel.traced == [ChainCfg(FAST)]
+    np.testing.assert_allclose(out, reference(x, FAST), rtol=1e-5)
+
+    # On a cache miss inside jax.jit as well, on stand-ins of the tracers.
+    online = ConfigSelectorChain(ConfigCache(), policy=AutotunePolicy(
+        cache_miss_fallback="autotune"), tuner=tuner)
+    jax.jit(lambda a: Executor(online)(kernel, a))(x)
+    assert len(tuner.seen) == 2 and online.cache.keys()[0][1] == "chain@v1"
+    assert not any(issubclass(t, jax.core.Tracer) for t in tuner.seen[1][0])
+
+
+class PlatformChain(Kernel[ChainCfg, jax.Array]):
+    """Platform methods and a custom gradient, as ejkernel kernels define them: ``run_cpu`` is
+    used on the CPU backend instead of ``run``. The gradient is a marker, ``cfg.steps`` per
+    element, so that the test sees which configuration the backward pass was given."""
+
+    version = "1"
+
+    def run(self, x, *, cfg):
+        raise AssertionError("the generic run was used on the CPU backend")
+
+    def run_cpu(self, x, *, cfg):
+        return reference(x, cfg.steps)
+
+    def heuristic_cfg(self, inv):
+        return ChainCfg(SLOW)
+
+    def candidate_cfgs_cpu(self, inv):
+        return [ChainCfg(SLOW), ChainCfg(FAST)]
+
+    def fwd_with_residuals(self, x, *, cfg):
+        return self.run_cpu(x, cfg=cfg), None
+
+    def vjp(self, residuals, y, dy, x, *, cfg):
+        return (jnp.full_like(x, float(cfg.steps)) * dy,)
+
+
+def test_platform_methods_and_custom_vjp_under_grad_in_the_result(monkeypatch):
+    monkeypatch.setenv(EJKERNEL_OPS_RECORD, "1")  # the exported names of the two switches
+    monkeypatch.setenv(EJKERNEL_OPS_STAMP, "hash")
+    selector = ConfigSelectorChain(ConfigCache(), policy=AutotunePolicy(allow_autotune=True),
+                                   tuner=Tuner(warmup=1, iters=5))
+    executor = Executor(selector)
+    kernel = PlatformChain("platform_chain")
+
+    def loss(x):
+        return executor(kernel, x).sum()
+
+    x = jnp.ones((128, 128), jnp.float32) / 128
+    np.testing.assert_allclose(jax.grad(loss)(x), np.full((128, 128), SLOW))  # the heuristic
+    result = autotune_lowered(selector, jax.jit(loss).lower(x))
+    assert [e.cfg for e in result.entries] == [ChainCfg(FAST)]
+    selector.cache.clear()
+    with result:
+        np.testing.assert_allclose(jax.jit(loss)(x), reference(x, FAST).sum(), rtol=1e-5)
+        np.testing.assert_allclose(jax.jit(jax.grad(loss))(x), np.full((128, 128), FAST))
+    np.testing.assert_allclose(jax.grad(loss)(x), np.full((128, 128), SLOW))
+
+
+def test_exported_switch_names(monkeypatch):
+    assert (EJKERNEL_OPS_RECORD, EJKERNEL_OPS_STAMP) == ("EJKERNEL_OPS_RECORD",
+                                                         "EJKERNEL_OPS_STAMP")
+    executor = Executor(ConfigSelectorChain(ConfigCache()))
+    x = jnp.ones((16, 16), jnp.float32)
+    monkeypatch.setenv(EJKERNEL_OPS_RECORD, "1")
+    monkeypatch.setenv(EJKERNEL_OPS_STAMP, "hash")
+    lowered = jax.jit(lambda a: executor(Chain(), a)).lower(x)
+    assert list(get_invocations()) == ["chain@v1"]
+    assert [lab.op_id for lab in extract_labels(lowered, "ejkernel_ops")] == ["chain@v1"]
 
 
 # ---- Profiler ----------------------------------------------------------------------------

@@ -433,8 +433,8 @@ class ConfigSelectorChain(Generic[Cfg, Out]):
                 raise RuntimeError(f"Re-autotune requested for {(dev, op, key)}")
             candidates = tuple(method(kernel, "candidate_cfgs", platform)(inv))
             self._emit("autotune_start", candidates=len(candidates), platform=platform, **where)
-            best = self.tuner.autotune(make_runner(kernel, platform), inv.args,
-                                       dict(inv.kwargs), candidates)
+            best = tune_outside_trace(self.tuner, make_runner(kernel, platform), inv.args,
+                                      dict(inv.kwargs), candidates)
             self._autotuned.add((dev, op, key))
             self.cache.put(dev, op, key, best)
             if self.persistent is not None and self.persist_autotune:
@@ -449,6 +449,18 @@ class ConfigSelectorChain(Generic[Cfg, Out]):
         raise RuntimeError(f"No config for {op} (call key {key}): no override, overlay or cached "
                            "configuration, and the policy allows neither autotuning nor "
                            "heuristics.")
+
+
+def tune_outside_trace(tuner: Any, make_fn: Callable[[Any], Callable[..., Any]],
+                       args: Any, kwargs: Dict[str, Any], candidates: Tuple[Any, ...]) -> Any:
+    """``tuner.autotune`` on concrete stand-ins of the arguments, evaluated eagerly: a cache
+    miss inside ``jax.jit`` hands any tuner (the user's own too) arrays it can run, never the
+    enclosing trace's tracers."""
+    import jax
+
+    with jax.ensure_compile_time_eval():
+        args, kwargs = stand_ins((tuple(args), dict(kwargs)))
+        return tuner.autotune(make_fn, args, kwargs, candidates)
 
 
 def make_runner(kernel: Kernel, platform: str) -> Callable[[Any], Callable[..., Any]]:
