@@ -392,6 +392,19 @@ def test_view_profile_extract(trained, tmp_path) -> None:
         c.session for c in task.profile_captures)
 
 
+def test_view_profile_extract_without_dest(trained, tmp_path, monkeypatch) -> None:
+    """``--extract`` alone copies the newest capture to ./extracted_profiles, as XAX's did."""
+    task, profiles = trained
+    monkeypatch.chdir(tmp_path)
+    assert view_profile.run([f"--profile-dir={profiles}", "--extract"]) == 0
+    newest = task.profile_captures[-1]
+    (copied,) = (tmp_path / "extracted_profiles").iterdir()
+    assert copied.name == newest.session
+    src = next(newest.path.glob("*.xplane.pb"))
+    assert (copied / src.name).read_bytes() == src.read_bytes()
+    assert "batch_3" in names(jaxprof.load(copied))
+
+
 def test_view_profile_bad_input(trained, tmp_path, capsys) -> None:
     _task, profiles = trained
     empty = tmp_path / "empty"
@@ -502,3 +515,37 @@ def test_view_profile_serves_perfetto(trained, tmp_path) -> None:
             proc.wait()
     assert proc.returncode == 0, err
     assert "served" in rest
+
+
+# ---- TensorBoard, with a stand-in executable ----------------------------------------------------
+@pytest.fixture
+def fake_tensorboard(tmp_path, monkeypatch) -> Path:
+    """A ``tensorboard`` first on PATH that writes its arguments, one per line, to the file
+    this fixture returns, and exits (TensorBoard itself is not needed to check the call)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    argv = tmp_path / "tensorboard.argv"
+    script = bin_dir / "tensorboard"
+    script.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > '{argv}'\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    assert tensorboard_command() == [str(script)]
+    return argv
+
+
+def test_open_latest_profile_runs_tensorboard_when_installed(trained, fake_tensorboard) -> None:
+    _task, profiles = trained
+    assert open_latest_profile(str(profiles)) is None  # ui="auto": TensorBoard, until it exits
+    assert fake_tensorboard.read_text().splitlines() == ["--logdir", str(profiles)]
+    fake_tensorboard.unlink()
+    assert open_latest_profile(profiles, ui="tensorboard") is None
+    assert fake_tensorboard.read_text().splitlines() == ["--logdir", str(profiles)]
+
+
+def test_view_profile_ui_tensorboard(trained, fake_tensorboard, capsys) -> None:
+    _task, profiles = trained
+    assert view_profile.run([f"--profile-dir={profiles}", "--ui=tensorboard", "--port=6123",
+                             "--bind-all"]) == 0
+    assert fake_tensorboard.read_text().splitlines() == [
+        "--logdir", str(profiles), "--port", "6123", "--bind_all"]
+    assert "http://localhost:6123" in capsys.readouterr().out
