@@ -4,7 +4,9 @@ capture. The archive's reference figures are those of nsys-jax's own loader."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import zipfile
 from collections import defaultdict
 from pathlib import Path
@@ -88,6 +90,75 @@ def test_archive_frames_equal_nsys_jax_figures(unpacked):
     assert len(comm_df) == 95
     assert set(comm_df["Collective"]) <= {"all-gather", "all-reduce", "reduce-scatter"}
     assert (comm_df["MessageSize"] > 0).all() and (comm_df["BusBandwidthGBPerSec"] > 0).all()
+
+
+def command(jaxprof_bin, name, path):
+    return json.loads(subprocess.run([str(jaxprof_bin), name, str(path), "--format", "json"],
+                                     capture_output=True, text=True, check=True).stdout)
+
+
+def test_process_1_frames_equal_jaxprof_commands(jaxprof_bin, archives):
+    """The other shared archive: the notebook's figures from the frames, and the same figures
+    from `jaxprof modules`, `compile` and `collectives`."""
+    proc1 = archives[1]
+    all_data = load_profiler_data(proc1, frames={"thunk", "module", "compile"},
+                                  warmup_removal_heuristics=True)
+    thunk_df, module_df, compile_df = all_data["thunk"], all_data["module"], all_data["compile"]
+    assert int((module_df["ProgramId"] == -1).sum()) == 290
+    module_df = module_df[module_df["ProgramId"] >= 0]
+    thunk_df = thunk_df[thunk_df["ProgramId"] >= 0]
+    step = module_df[module_df["Name"] == "pjit__wrapped_step_fn"]
+    assert list(step["ModuleExecution"]) == [1, 2, 3, 4]
+    assert [int((thunk_df["ModuleId"] == i).sum()) for i in step.index] == [2610] * 4
+    assert list(step["ProjDurNs"]) == [140165378, 126058073, 125548221, 126346007]
+    compile_df = remove_child_ranges(
+        compile_df, compile_df["Name"].str.startswith("XlaAutotunerMeasurement"))
+    compile_df = remove_child_ranges(compile_df, compile_df["Name"] == "XlaAutotunerCompilation")
+    compile_ns = generate_compilation_statistics(compile_df)["DurNonChildNs"].sum()
+    assert f"{compile_ns * 1e-9:.2f}" == "65.86"
+    comm_df = calculate_collective_metrics(thunk_df)
+    assert comm_df.groupby("Collective").size().to_dict() == {
+        "all-gather": 40, "all-reduce": 39, "reduce-scatter": 16}
+
+    modules = command(jaxprof_bin, "modules", proc1)
+    steady = {(m["name"], m["program_id"]): (m["executions"] - m["warmup_executions"],
+                                             m["total_ns"])
+              for m in modules["modules"] if m["executions"] > m["warmup_executions"]}
+    frames = module_df.groupby(["Name", "ProgramId"])["ProjDurNs"].agg(["size", "sum"])
+    assert {k: (int(n), float(t)) for k, (n, t) in frames.iterrows()} == steady
+    assert command(jaxprof_bin, "compile", proc1)["wall_ns"] == pytest.approx(compile_ns,
+                                                                               abs=1.0)
+    collectives = command(jaxprof_bin, "collectives", proc1)
+    assert len(comm_df) == sum(d["executions"] for d in collectives["devices"]) == 95
+
+
+def test_mid_2024_archive_has_a_tid_per_gpu(archives, tmp_path):
+    """The mid-2024 layout (no thread metadata) with two GPUs driven by one process: each
+    launching thread is a GPU, as nsys-jax took it, so each TID's rows are exactly those of the
+    process whose ranges that thread holds."""
+    from test_nsys_jax_older_layout import METADATA, TRACE, rewrite, two_gpu_trace
+
+    proc0, proc1 = archives
+    two = rewrite(proc0, tmp_path / "two_gpus.zip", drop=METADATA,
+                  replace={TRACE: two_gpu_trace(proc0, proc1)})
+    # Everything kept: set-apart warm-up follows the host ranges, and only process 0's are here.
+    frames = load_profiler_data(two, frames={"thunk", "module"},
+                                warmup_removal_heuristics=False)
+    assert sorted(frames["module"]["TID"].unique()) == [0, 1]
+    assert sorted(frames["thunk"]["TID"].unique()) == [0, 1]
+    columns = {"thunk": ["Name", "ProgramId", "ModuleExecution", "ThunkExecution",
+                         "ProjStartNs", "ProjDurNs", "ProjDurHiddenNs", "Communication"],
+               "module": ["Name", "ProgramId", "ModuleExecution", "ProjStartNs", "ProjDurNs"]}
+    for tid, archive in enumerate(archives):
+        alone = load_profiler_data(archive, frames={"thunk", "module"},
+                                   warmup_removal_heuristics=False)
+        for name, cols in columns.items():
+            got = frames[name][frames[name]["TID"] == tid][cols].reset_index(drop=True)
+            want = alone[name][cols].reset_index(drop=True)
+            pd.testing.assert_frame_equal(got, want, obj=f"{name} frame of TID {tid}")
+    thunk_df = frames["thunk"][frames["thunk"]["ProgramId"] >= 0]
+    comm = calculate_collective_metrics(thunk_df)
+    assert comm.groupby("TID").size().to_dict() == {0: 120, 1: 120}
 
 
 def test_frames_sum_to_jaxprof_figures(shared_fixtures):
