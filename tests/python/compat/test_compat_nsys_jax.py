@@ -275,3 +275,42 @@ def test_nested_worker_threads_are_shared_out_once(xplane_fixtures):
     assert len(frame[frame["Name"] == "(compile)"]) == 4
     assert stats["DurNonChildNs"].sum() * 1000 == pytest.approx(int(wall), abs=100)
     assert (stats["DurNonChildNs"] >= 0).all()
+
+
+def test_seed_figures_from_jaxprof_rows():
+    """docs/migrating.md, "Where jaxprof's defaults differ": the notebook's fastest-device
+    bandwidth and its percentages of summed time, from jaxprof's rows, equal the notebook's
+    computation on the frames (the CPU backend hides no communication)."""
+    p = jaxprof.load(BUNDLED)
+    thunk_df = load_profiler_data(BUNDLED, frames={"thunk"})["thunk"]
+    thunk_df = thunk_df[thunk_df["ProgramId"] >= 0]
+
+    # Bandwidth: the notebook keeps each instance's fastest device.
+    comm_df = calculate_collective_metrics(thunk_df)
+    seed = comm_df.groupby(["ProgramId", "Name", "ModuleExecution"])["BusBandwidthGBPerSec"].max()
+    data = p.collectives(instances=True).data
+    ops = {(o["module"], o["name"]): o for o in data["ops"]}
+    fastest = [ops[(i["module"], i["name"])] | {"fastest_ns": i["fastest_ns"]}
+               for i in data["instances"]]
+    got = [o["size_correction"] * o["message_bytes"] / o["fastest_ns"] * o["bus_factor"]
+           for o in fastest]
+    assert len(got) == len(seed) == 7
+    np.testing.assert_allclose(sorted(got), sorted(seed), rtol=1e-12)
+
+    # Percentages: summed op time over every device, not each device's busy time.
+    rows = p.ops(by_program=True).to_pandas()
+    share = rows.groupby(["module", "name"])["total_ns"].sum() / rows["total_ns"].sum()
+    thunks = thunk_df.groupby("Name")["ProjDurNs"].sum() / thunk_df["ProjDurNs"].sum()
+    top = thunks.idxmax()
+    assert share[("jit_train_step", top)] == pytest.approx(thunks[top], rel=1e-12)
+    # `ops`' own share is of each device's busy time: a different figure on every device.
+    assert not np.isclose(rows.loc[rows["name"] == top, "share"], thunks[top]).any()
+    by_opcode = p.ops("opcode").to_pandas().groupby("name")["total_ns"].sum()
+    module_ns = p.modules().data["total_ns"]
+    op_runtime = defaultdict(float)
+    per_thunk = thunk_df.groupby(["ProgramId", "Name"])["ProjDurNs"].sum()
+    for (program_id, name), ns in per_thunk.items():
+        _, inst = xla_module_metadata(program_id).find_instruction(name)
+        op_runtime[inst.opcode] += ns
+    for opcode, ns in op_runtime.items():
+        assert by_opcode[opcode] / module_ns == pytest.approx(ns / module_ns, rel=1e-12), opcode
