@@ -1,7 +1,7 @@
 """ejkernel-compatible autotuning profiler: the API of ``ejkernel``'s ``Profiler``, computed by
 the C++ core (no TensorFlow, integer picoseconds, corrupt profiles raise).
 
-Deliberate differences from ejkernel are listed in docs/python.md. The rest of ejkernel's API
+Deliberate differences from ejkernel are listed in docs/migrating.md. The rest of ejkernel's API
 (kernels, executor, selector chain, ``autotune_lowered``) is :mod:`jaxprof.compat.ejkernel`.
 """
 

@@ -1,8 +1,8 @@
 """jaxprof.Profiler.get_events_from_plane_ps against an independent computation over the protobuf
 oracle (tests/python/xplane_oracle.py): every key, union time and occurrence count on every plane
 of the shared fixtures and of the bundled captures, with and without a prefix, a minimum
-duration, an event cap and a child regex. The rules are those docs/python.md gives for
-jaxprof.Profiler."""
+duration, an event cap and a child regex. The rules are those docs/python.md and the ejkernel
+table of docs/migrating.md give for jaxprof.Profiler."""
 from __future__ import annotations
 
 import bisect
