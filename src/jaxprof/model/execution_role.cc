@@ -14,6 +14,8 @@ const char* execution_source_name(ExecutionSource s) {
       return "host-launch";
     case ExecutionSource::kConsecutive:
       return "consecutive";
+    case ExecutionSource::kHostThread:
+      return "host-thread";
   }
   return "none";
 }

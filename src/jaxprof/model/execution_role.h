@@ -15,6 +15,7 @@ enum class ExecutionSource : uint8_t {
   kRunId,        // CPU backend: run_id stats on op events
   kHostLaunch,   // GPU: correlation_id -> host launch -> enclosing ExecuteThunks event
   kConsecutive,  // GPU without host launches: runs of kernels of one module
+  kHostThread,   // CPU backend without run_id: runs of op events of one module on one thread
 };
 const char* execution_source_name(ExecutionSource s);
 

@@ -13,9 +13,9 @@
 #include "jaxprof/analysis/ops/device_events.h"
 #include "jaxprof/analysis/timeline/host_launches.h"
 #include "jaxprof/common/parallel_parts.h"
-#include "jaxprof/model/partial/partial.h"
 #include "jaxprof/model/column.h"
 #include "jaxprof/model/metadata_stat_cache.h"
+#include "jaxprof/model/partial/partial.h"
 
 namespace jaxprof {
 
@@ -322,6 +322,46 @@ void from_module_line(const Profile& p, const DeviceLines& dev, uint32_t module_
   d.executions = std::move(out);
 }
 
+// CPU op events without run_id (JAX 0.4.33 to 0.6.1 record only hlo_op, hlo_module and
+// program_id): all devices' ops share the host threads, so runs by start order across threads
+// interleave. One execution runs its thunks on the host thread that called it, after that
+// thread's `*CpuExecutable::ExecuteHelper` event: per line, an execution is a run of consecutive
+// op events of one module, and an ExecuteHelper event on the line ends it (the same program can
+// run twice in a row on one thread).
+void from_host_threads(const Profile& p, const DeviceLines& dev, DeviceExecutions& d) {
+  std::unordered_map<uint32_t, bool> starts_run;  // per event metadata
+  auto is_execute_helper = [&](uint32_t e) {
+    auto [it, added] = starts_run.try_emplace(p.events.metadata[e], false);
+    if (added) it->second = p.event_name(e).ends_with("CpuExecutable::ExecuteHelper");
+    return it->second;
+  };
+  std::vector<uint32_t> events, execution_of;
+  for (uint32_t li : dev.lines) {
+    const Line& line = p.lines[li];
+    size_t open = SIZE_MAX;  // the line's current execution
+    for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
+      const uint32_t module = p.events.module[e];
+      if (module == 0 || !dev.counts(p.events, e)) {
+        if (is_execute_helper(e)) open = SIZE_MAX;
+        continue;
+      }
+      if (open == SIZE_MAX || d.executions[open].module != module) {
+        open = d.executions.size();
+        ModuleExecution& x = d.executions.emplace_back();
+        x.module = module;
+        x.start_ps = p.events.start_ps[e];
+        x.end_ps = p.events.end_ps(e);
+      }
+      ModuleExecution& x = d.executions[open];
+      x.start_ps = std::min(x.start_ps, p.events.start_ps[e]);
+      x.end_ps = std::max(x.end_ps, p.events.end_ps(e));
+      events.push_back(e);
+      execution_of.push_back(static_cast<uint32_t>(open));
+    }
+  }
+  store_events(d, events, execution_of);
+}
+
 void finish(const Profile& p, std::vector<ModuleExecution>& execs) {
   for (ModuleExecution& x : execs) {
     if (x.module == 0) continue;
@@ -358,14 +398,23 @@ void read_device(const Profile& p, const DeviceLines& dev, DeviceExecutions& d, 
   std::vector<uint32_t> events = module_events(p, dev);
   if (events.empty()) return;
   if (dev.hlo_ops_only) {
+    TwoStats stats(p, "run_id", "group_id");
+    std::vector<TwoStats::Values> ids(events.size());
+    bool any_run_id = false;
+    for (size_t k = 0; k < events.size(); ++k) {
+      ids[k] = stats(dev.plane, events[k]);
+      any_run_id |= ids[k].first.has_value();
+    }
+    if (!any_run_id) {
+      from_host_threads(p, dev, d);
+      d.source = ExecutionSource::kHostThread;
+      finish(p, d.executions);
+      return;
+    }
     Grouper grouper(p, events.size());
     grouper.keys_are_run_ids();
     d.source = ExecutionSource::kRunId;
-    TwoStats stats(p, "run_id", "group_id");
-    for (uint32_t e : events) {
-      auto [run, group] = stats(dev.plane, e);
-      grouper.add(e, run, group);
-    }
+    for (size_t k = 0; k < events.size(); ++k) grouper.add(events[k], ids[k].first, ids[k].second);
     grouper.take(d, events);
     finish(p, d.executions);
     return;

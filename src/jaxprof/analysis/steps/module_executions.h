@@ -4,7 +4,8 @@
 //
 // How an execution is found depends on what the profile records (docs/modules.md):
 // - TPU: the events of the device's "XLA Modules" line; op events belong to the one they start in.
-// - CPU backend: op events with equal (hlo_module, program_id, run_id) on one device_ordinal.
+// - CPU backend: op events with equal (hlo_module, program_id, run_id) on one device_ordinal;
+//   without run_id, runs of op events of one module on one host thread.
 // - GPU: kernels are tied to the host call that launched them (correlation_id); the launch lies
 //   inside one host `GpuExecutable::ExecuteThunks` event, and that event is the execution. When a
 //   profile lacks the host side, consecutive kernels of the same module (and group_id) are one.

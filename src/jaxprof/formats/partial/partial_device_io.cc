@@ -371,7 +371,7 @@ PartialDevice read_device(const Decoder& in, std::string_view msg) {
         d.timeline = read_timeline(in, f.bytes);
         break;
       case 9:
-        if (f.value > static_cast<uint64_t>(ExecutionSource::kConsecutive))
+        if (f.value > static_cast<uint64_t>(ExecutionSource::kHostThread))
           in.bad("unknown execution source");
         d.execution_source = static_cast<ExecutionSource>(f.value);
         break;

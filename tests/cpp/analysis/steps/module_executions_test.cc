@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 
 #include "jaxprof/analysis/timeline/host_launches.h"
@@ -69,6 +70,31 @@ TEST(ModuleExecutions, CpuEightDevicesFourStepsOfTwoPrograms) {
     EXPECT_EQ(warm["jit_train_step"], 0);
     EXPECT_EQ(warm["jit_global_sse"], 1);
   }
+}
+
+// JAX 0.4.38 on 8 CPU devices (tests/data/capture_train_step.py, 4 steps): op events carry
+// no run_id and no device_ordinal, so all 8 devices are one /host:CPU device. Each program ran
+// 4 x 8 = 32 times, 21 ops per train_step run and 5 per local_sse run; grouping across threads
+// by start order found 12 runs per program.
+TEST(ModuleExecutions, CpuWithoutRunIdSplitsRunsPerHostThread) {
+  LoadedProfile lp = load(test_data("jax_0_4_38_cpu_8dev.xplane.pb.gz"));
+  const std::vector<DeviceExecutions>& r = module_executions(lp.profile);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].source, ExecutionSource::kHostThread);
+  std::map<std::string, int> count;
+  std::map<std::string, std::set<size_t>> sizes;
+  for (const ModuleExecution& x : r[0].executions) {
+    ++count[x.name];
+    sizes[x.name].insert(x.events.size());
+    EXPECT_FALSE(x.run_id.has_value());
+    // One thread runs an execution's thunks one after another.
+    for (size_t k = 1; k < x.events.size(); ++k)
+      EXPECT_LE(lp.profile.events.end_ps(x.events[k - 1]), lp.profile.events.start_ps[x.events[k]]);
+  }
+  EXPECT_EQ(count["jit_train_step"], 32);
+  EXPECT_EQ(count["jit_local_sse"], 32);
+  EXPECT_EQ(sizes["jit_train_step"], std::set<size_t>{21});
+  EXPECT_EQ(sizes["jit_local_sse"], std::set<size_t>{5});
 }
 
 }  // namespace
