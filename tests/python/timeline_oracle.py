@@ -222,12 +222,20 @@ def _mark_warmup(execs: List[Dict], compiled: Optional[Dict[Optional[str], int]]
 
 
 def _cpu_executions(space, base) -> Dict[str, List[Dict]]:
+    """Op events of one (device, module, run_id). Without run_id (JAX 0.4.33 to 0.6.1) each
+    `*CpuExecutable::ExecuteHelper` on a host thread begins one run of a program on that thread,
+    and its ops follow on the same thread: the key is then (thread, how many ExecuteHelper
+    events began on it before the op)."""
     groups: Dict[Tuple, Dict] = {}
     for plane in space.planes:
         if plane.name != "/host:CPU":
             continue
         stats = xo._PlaneStats(plane)
+        names = {k: m.name for k, m in plane.event_metadata.items()}
         for xl in plane.lines:
+            helpers = sorted(ev.offset_ps for ev in xl.events
+                             if names.get(ev.metadata_id, "").endswith(
+                                 "CpuExecutable::ExecuteHelper"))
             for ev in xl.events:
                 st = stats.event_stats(ev)
                 if "hlo_op" not in st:
@@ -235,7 +243,10 @@ def _cpu_executions(space, base) -> Dict[str, List[Dict]]:
                 ordinal = xo._as_int(st.get("device_ordinal"))
                 dev = plane.name if ordinal is None else f"/device:CPU:{ordinal}"
                 mod = _module_of(st)
-                key = (dev, mod, xo._as_int(st.get("run_id")))
+                run = xo._as_int(st.get("run_id"))
+                if run is None:
+                    run = (xl.id, bisect.bisect_right(helpers, ev.offset_ps))
+                key = (dev, mod, run)
                 s = _event_start(xl, ev, base)
                 g = groups.setdefault(key, {"name": mod[0], "program_id": mod[1], "start": s,
                                             "end": s + ev.duration_ps, "ops": 0})
