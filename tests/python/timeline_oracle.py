@@ -222,21 +222,18 @@ def _mark_warmup(execs: List[Dict], compiled: Optional[Dict[Optional[str], int]]
 
 
 def _cpu_executions(space, base) -> Dict[str, List[Dict]]:
-    """Op events of one (device, module, run_id). Without run_id (JAX 0.4.33 to 0.6.1) each
-    `*CpuExecutable::ExecuteHelper` on a host thread begins one run of a program on that thread,
-    and its ops follow on the same thread: the key is then (thread, how many ExecuteHelper
-    events began on it before the op)."""
+    """Op events of one (device, module, run_id). Without run_id (JAX 0.4.33 to 0.6.1) a run
+    executes its ops on one host thread, each op of the program once: on a thread, in start
+    order, an op of another module or an op already seen in the current run begins the next
+    run. The key is then (thread, that run's number on the thread)."""
     groups: Dict[Tuple, Dict] = {}
     for plane in space.planes:
         if plane.name != "/host:CPU":
             continue
         stats = xo._PlaneStats(plane)
-        names = {k: m.name for k, m in plane.event_metadata.items()}
         for xl in plane.lines:
-            helpers = sorted(ev.offset_ps for ev in xl.events
-                             if names.get(ev.metadata_id, "").endswith(
-                                 "CpuExecutable::ExecuteHelper"))
-            for ev in xl.events:
+            run_no, run_module, run_ops = 0, None, set()  # the thread's current run
+            for ev in sorted(xl.events, key=lambda ev: ev.offset_ps):
                 st = stats.event_stats(ev)
                 if "hlo_op" not in st:
                     continue
@@ -245,7 +242,11 @@ def _cpu_executions(space, base) -> Dict[str, List[Dict]]:
                 mod = _module_of(st)
                 run = xo._as_int(st.get("run_id"))
                 if run is None:
-                    run = (xl.id, bisect.bisect_right(helpers, ev.offset_ps))
+                    op = xo._as_text(st["hlo_op"])
+                    if mod != run_module or op in run_ops:
+                        run_no, run_module, run_ops = run_no + 1, mod, set()
+                    run_ops.add(op)
+                    run = (xl.id, run_no)
                 key = (dev, mod, run)
                 s = _event_start(xl, ev, base)
                 g = groups.setdefault(key, {"name": mod[0], "program_id": mod[1], "start": s,
