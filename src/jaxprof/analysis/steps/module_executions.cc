@@ -324,10 +324,10 @@ void from_module_line(const Profile& p, const DeviceLines& dev, uint32_t module_
 
 // CPU op events without run_id (JAX 0.4.33 to 0.6.1 record only hlo_op, hlo_module and
 // program_id): all devices' ops share the host threads, so runs by start order across threads
-// interleave. One execution runs its thunks on the host thread that called it, after that
-// thread's `*CpuExecutable::ExecuteHelper` event: per line, an execution is a run of consecutive
-// op events of one module, and an ExecuteHelper event on the line ends it (the same program can
-// run twice in a row on one thread).
+// interleave. One execution runs its thunks one after another on one host thread: per line, an
+// execution is a run of consecutive op events of one module. A thread starts serving another
+// call with a `*CpuExecutable::ExecuteHelper` event (not always the call it then runs), so one
+// on the line also ends the run: the same program twice in a row on a thread stays two.
 void from_host_threads(const Profile& p, const DeviceLines& dev, DeviceExecutions& d) {
   std::unordered_map<uint32_t, bool> starts_run;  // per event metadata
   auto is_execute_helper = [&](uint32_t e) {
