@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import ops_check as oc
+import timeline_oracle as to
 
 HERE = Path(__file__).resolve().parent
 ELEMENTWISE = oc.XPLANE_FIXTURES / "mi300x_jax_elementwise.xplane.pb"
@@ -175,6 +176,25 @@ def test_jax_trace_without_hlo_says_roofline_costs_are_unknown(jaxprof_bin, tmp_
     given = run_json(jaxprof_bin, "roofline", tmp_path, "--peak-tflops", "1", "--peak-gbps", "20")
     assert not [w for w in given["warnings"] if "carries no HLO" in w]
     assert all(d["coverage"]["unknown_ops"] == 0 for d in given["devices"])
+
+
+def test_cpu_ops_without_run_id_are_split_into_runs_per_host_thread(jaxprof_bin):
+    """JAX 0.4.33 to 0.6.1 on CPU: op events without run_id and device_ordinal. The capture ran
+    each program 4 steps x 8 devices = 32 times (tests/data/capture_train_step.py); the oracle
+    splits each host thread's ops where the module changes or an op repeats."""
+    path = oc.DATA_DIR / "jax_0_4_38_cpu_8dev.xplane.pb.gz"
+    got = run_json(jaxprof_bin, "modules", path, *oc.EVERYTHING)
+    mine = {(m["name"], m["program_id"]): (m["executions"], m["ops_per_execution"],
+                                           round(m["total_ns"] * 1000)) for m in got["modules"]}
+    want = {}
+    for execs in to.module_executions(str(path)).values():
+        for x in execs:
+            n, ops, ps = want.get((x["name"], x["program_id"]), (0, 0, 0))
+            want[(x["name"], x["program_id"])] = (n + 1, ops + x["ops"], ps + x["end"] - x["start"])
+    want = {k: (n, ops / n, ps) for k, (n, ops, ps) in want.items()}
+    assert mine == want
+    assert mine[("jit_train_step", 1)][:2] == (32, 21)
+    assert mine[("jit_local_sse", 3)][:2] == (32, 5)
 
 
 def test_layouts_json_names_tests_that_exist():
