@@ -105,8 +105,8 @@ std::string table(const ProfileInfo& info, bool all_lines) {
              {"events", Measure::kCount},
              {"hlo instructions", Measure::kCount}});
     for (const ModuleInfo& m : info.modules)
-      t.add({m.name, m.program_id == kNoProgram ? Cell::unknown() : Cell(m.program_id), m.events,
-             m.has_hlo ? Cell(m.instructions) : Cell::unknown()});
+      t.add({m.name, m.program_id == kNoProgram ? Cell::unknown() : Cell::id(m.program_id),
+             m.events, m.has_hlo ? Cell(m.instructions) : Cell::unknown()});
     out += "modules\n" + t.render(60);
   }
   for (const auto& e : info.errors) out += "profile error: " + e + "\n";

@@ -135,9 +135,9 @@ std::string table(const ModulesResult& r) {
     if (!m.varying_ops.empty())
       varying = fmt::format("{} ({})", m.varying_ops[0].name,
                             format_value(Measure::kNumber, m.varying_ops[0].cv));
-    t.add({m.name, m.program_id == kNoProgram ? Cell::unknown() : Cell(m.program_id), m.executions,
-           m.warmup_executions, m.warmup_total_ps, m.mean_ps, m.std_ps, m.cv, m.total_ps, m.share,
-           m.ops_per_execution, varying});
+    t.add({m.name, m.program_id == kNoProgram ? Cell::unknown() : Cell::id(m.program_id),
+           m.executions, m.warmup_executions, m.warmup_total_ps, m.mean_ps, m.std_ps, m.cv,
+           m.total_ps, m.share, m.ops_per_execution, varying});
   }
   return t.render(40) +
          "\nmean/std/cv over steady-state runs (warm-up = first run of a program on a device, "

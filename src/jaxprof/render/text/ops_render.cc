@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "jaxprof/common/units.h"
 #include "jaxprof/render/text/clock_note.h"
 #include "jaxprof/render/text/name_collisions.h"
-#include "jaxprof/common/units.h"
 
 namespace jaxprof {
 
@@ -139,7 +139,7 @@ std::string table(const OpsResult& r) {
       std::vector<Cell> row = {names[gi]};
       if (shows_hlo(r.group_by)) row.insert(row.end(), {g.opcode, g.module});
       if (r.group_by == GroupBy::kModule)
-        row.push_back(g.program_id == kNoProgram ? Cell::unknown() : Cell(g.program_id));
+        row.push_back(g.program_id == kNoProgram ? Cell::unknown() : Cell::id(g.program_id));
       row.insert(row.end(), {g.count, g.total_ps, g.self_ps, g.mean_ps, g.min_ps, g.max_ps,
                              g.std_ps, g.share});
       if (shows_hlo(r.group_by)) row.insert(row.end(), {g.op_name, g.source});

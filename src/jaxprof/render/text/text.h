@@ -3,6 +3,7 @@
 #pragma once
 
 #include <concepts>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -64,6 +65,9 @@ struct Cell {
   Cell(I v) : value(static_cast<double>(v)), is_number(true) {}  // NOLINT
   Cell(std::optional<double> v) : value(v), is_number(true) {}   // NOLINT
   static Cell unknown() { return Cell(std::optional<double>()); }
+  // An identifier (a program id, a fingerprint) as its digits: a double keeps only 53 bits, so
+  // 9646411105960254074 would print as 9646411105960253440.
+  static Cell id(uint64_t v) { return Cell(std::to_string(v)); }
   Cell&& then(std::string_view text) && {
     suffix.reserve(text.size() + 1);
     suffix.push_back(' ');
