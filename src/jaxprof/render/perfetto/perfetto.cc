@@ -267,7 +267,8 @@ void PerfettoWriter::collect_collectives() {
 }
 
 // Planes in profile order: device planes, and host planes with threads; every line of them is
-// decoded, as every event is written.
+// decoded, as every event is written. A device plane without op lines (a TPU's SparseCore, the
+// Megascale Trace of DCN transfers) is a process of its own lines, with no derived tracks.
 void PerfettoWriter::collect_planes() {
   std::map<uint32_t, size_t> plane_slot;
   std::vector<uint32_t> lines;
@@ -276,7 +277,7 @@ void PerfettoWriter::collect_planes() {
     bool has_events = std::any_of(plane.lines.begin(), plane.lines.end(),
                                   [&](uint32_t li) { return p_.lines[li].event_count > 0; });
     bool host = plane.kind == PlaneKind::kHostCpu && has_events;
-    bool device = false;
+    bool device = is_device_plane(plane.kind) && has_events;
     for (const DeviceLines& d : devices_) device |= d.plane == pi;
     if (!host && !device) {
       if (has_events) {
