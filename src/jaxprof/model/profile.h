@@ -50,6 +50,12 @@ inline bool is_device_plane(PlaneKind k) {
   return k == PlaneKind::kGpu || k == PlaneKind::kTpu || k == PlaneKind::kOtherDevice;
 }
 
+// XProf's custom planes ("/device:CUSTOM:Megascale Trace", the DCN transfers of a multi-slice
+// run): device planes by name, but no chip's work and no device memory of their own.
+inline bool is_custom_device_plane(std::string_view name) {
+  return name.starts_with("/device:CUSTOM:");
+}
+
 struct Host {
   std::string name;
   std::string path;     // the file it was read from

@@ -194,6 +194,7 @@ std::string host_device_kind(const Profile& p, uint32_t host) {
   std::string kind;
   for (const Plane& plane : p.planes) {
     if (plane.host != host || !is_device_plane(plane.kind)) continue;
+    if (is_custom_device_plane(p.str(plane.name))) continue;
     std::string k = plane.kind == PlaneKind::kGpu   ? "GPU"
                     : plane.kind == PlaneKind::kTpu ? "TPU"
                                                     : "";

@@ -74,11 +74,15 @@ void extract_kernels(PartialBuild& b, const EventFilterSpec& spec) {
     const Plane& plane = p.planes[pi];
     PartialKernels& k = b.hosts[plane.host].kernels;
     std::string_view name = p.str(plane.name);
-    bool has_events = false;
-    for (uint32_t li : plane.lines) has_events |= p.lines[li].event_count > 0;
+    bool has_events = false, has_ops = false;
+    for (uint32_t li : plane.lines) {
+      has_events |= p.lines[li].event_count > 0;
+      has_ops |= p.lines[li].event_count > 0 && is_op_line(p, p.lines[li]);
+    }
     if (plane.kind == PlaneKind::kHostCpu) k.host_cpu = true;
+    // Named only when `ops` reports them: not a TPU's SparseCore or Megascale Trace planes.
     if (plane.kind == PlaneKind::kTpu || plane.kind == PlaneKind::kOtherDevice) {
-      if (has_events) other_devices[plane.host].insert(std::string(name));
+      if (has_ops) other_devices[plane.host].insert(std::string(name));
       continue;
     }
     if (plane.kind != PlaneKind::kGpu) continue;
