@@ -32,14 +32,17 @@ class U64:
 
 class PlaneBuilder:
     def __init__(self, plane):
+        # A plane read from a file keeps its metadata: new ids follow the largest in use.
         self.plane = plane
-        self._stat_ids: Dict[str, int] = {}
-        self._next_md = 1
+        self._stat_ids: Dict[str, int] = {md.name: sid for sid, md in plane.stat_metadata.items()}
+        self._next_stat = max(plane.stat_metadata.keys(), default=0) + 1
+        self._next_md = max(plane.event_metadata.keys(), default=0) + 1
 
     def stat_id(self, name: str) -> int:
         sid = self._stat_ids.get(name)
         if sid is None:
-            sid = len(self._stat_ids) + 1
+            sid = self._next_stat
+            self._next_stat += 1
             self._stat_ids[name] = sid
             md = self.plane.stat_metadata[sid]
             md.id = sid
@@ -98,8 +101,16 @@ class PlaneBuilder:
 
 
 class SpaceBuilder:
-    def __init__(self):
-        self.space = xo.XSpace()
+    def __init__(self, space=None):
+        """A new XSpace, or more planes and lines added to one read with xplane_oracle."""
+        self.space = space if space is not None else xo.XSpace()
+
+    def existing(self, name: str) -> PlaneBuilder:
+        """The plane of that name already in the space, to add lines and metadata to."""
+        for p in self.space.planes:
+            if p.name == name:
+                return PlaneBuilder(p)
+        raise KeyError(name)
 
     def plane(self, name: str, plane_id: int = 0) -> PlaneBuilder:
         p = self.space.planes.add()
