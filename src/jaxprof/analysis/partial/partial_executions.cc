@@ -3,11 +3,12 @@
 // diff and check compare).
 #include <algorithm>
 #include <memory>
+#include <string>
 #include <unordered_map>
 
 #include "jaxprof/analysis/ops/memory_op.h"
-#include "jaxprof/analysis/steps/module_executions.h"
 #include "jaxprof/analysis/partial/partial_build.h"
+#include "jaxprof/analysis/steps/module_executions.h"
 
 namespace jaxprof {
 
@@ -45,6 +46,17 @@ class PlaneMemoryOps {
   std::vector<std::unique_ptr<LineMemoryOps>> rules_;
 };
 
+// Said once per host: what the host-thread rule (module_executions.cc) cannot know.
+void warn_host_thread_runs(HostPartial& h) {
+  const std::string warning =
+      h.path +
+      ": the CPU op events carry no run_id or device_ordinal (JAX 0.4.33 to 0.6.1 write them so): "
+      "the CPU devices read as one, module executions are told apart per host thread, and "
+      "warm-up is judged per program, not per device (docs/modules.md)";
+  if (std::find(h.warnings.begin(), h.warnings.end(), warning) == h.warnings.end())
+    h.warnings.push_back(warning);
+}
+
 }  // namespace
 
 void extract_executions(PartialBuild& b, bool ops) {
@@ -56,6 +68,7 @@ void extract_executions(PartialBuild& b, bool ops) {
     HostPartial& h = b.host_of(di);
     const int64_t shift = b.device_shift_ps(di);
     out.execution_source = d.source;
+    if (d.source == ExecutionSource::kHostThread) warn_host_thread_runs(h);
     std::unordered_map<StringId, uint32_t> slot;  // op name -> index in this execution
     PlaneMemoryOps memory(p, d.plane);
     for (const ModuleExecution& x : d.executions) {
