@@ -1,5 +1,6 @@
 """The tables (Profile.table, Profile.sql) against the commands: every figure a command reports is
-recomputed from the tables, to the picosecond, on the bundled capture and every shared fixture."""
+recomputed from the tables, to the picosecond, on the bundled capture (its xplane and its Chrome
+trace) and every shared fixture."""
 from __future__ import annotations
 
 import json
@@ -30,10 +31,17 @@ def profile_paths(shared: Path | None):
                 yield shared / f
 
 
-@pytest.fixture(scope="module", params=["bundled"] + FIXTURES)
+# The bundled capture's Chrome trace (XLA's exporter writes it beside the xplane): the tables
+# from trace JSON hold the commands' figures as well.
+BUNDLED_TRACE = next(BUNDLED.glob("plugins/profile/*/*.trace.json.gz"))
+
+
+@pytest.fixture(scope="module", params=["bundled", "bundled-trace-json"] + FIXTURES)
 def path(request, shared_fixtures_or_none):
     if request.param == "bundled":
         return BUNDLED
+    if request.param == "bundled-trace-json":
+        return BUNDLED_TRACE
     if shared_fixtures_or_none is None or not (shared_fixtures_or_none / request.param).is_file():
         pytest.skip("shared fixture not found")
     return shared_fixtures_or_none / request.param
