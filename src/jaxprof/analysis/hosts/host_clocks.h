@@ -8,7 +8,7 @@
 
 namespace jaxprof {
 
-struct Profile;
+class Profile;
 
 // A host's recorded clock against the reference (the median host): ahead by offset_ps, the
 // estimate off by at most about error_ps.

@@ -13,7 +13,7 @@
 namespace jaxprof {
 
 class PartialSet;
-struct Profile;
+class Profile;
 
 struct HostsOptions {
   double outlier_score = 3.5;  // robust z-score of a host's median step time that flags it
