@@ -1,13 +1,15 @@
 // The whole capture as a timeline for Perfetto (its protobuf format, or Chrome trace JSON that
 // also opens in chrome://tracing): every line of every device and host plane with every event
-// and its stats, flows from host launches to their kernels, memory in use per allocator, and
-// tracks the raw profile lacks: per device a "category" track (compute,
+// and its stats, flows from host launches to their kernels and from each collective's first
+// arrival to its last, memory in use per allocator, and tracks the raw profile lacks: per device
+// a "category" track (compute,
 // exposed communication, exposed memcpy, idle, set apart) and its module executions, and op
 // events named by their HLO op with the JAX op path, source line, category and collective
 // bandwidth as args. It also carries what jaxprof's own analyses need to read it back and tell
 // the same story (docs/export.md): planes and lines by their names, every op event's stats, the
 // host threads' events, and the HloProtos. Derived tracks are marked so that a reader
-// leaves them out.
+// leaves them out. Several hosts go on one clock, and each step's critical path can be drawn
+// (PerfettoOptions).
 #pragma once
 
 #include <cstdint>
@@ -69,13 +71,13 @@ enum class TraceFormat { kAuto, kJson, kProto };
 // kAuto: JSON for names ending ".json" or ".json.gz", else Perfetto's protobuf.
 TraceFormat trace_format_of(const std::string& path, TraceFormat asked);
 
-// Writes the trace to `path` (gzip-compressed when it ends in ".gz"), streamed: the output is
-// never whole in memory. Throws InputError when the file cannot be written.
 // Streams what `write` produces to `path` (gzip-compressed when it ends in ".gz"), throwing
 // InputError naming the path when it cannot be written.
 PerfettoSummary stream_to_file(
     const std::string& path,
     const std::function<PerfettoSummary(const std::function<void(std::string_view)>&)>& write);
+// Writes the trace to `path` (format as trace_format_of says; gzip-compressed when it ends in
+// ".gz"), streamed: the output is never whole in memory.
 PerfettoSummary write_perfetto_file(const Profile& profile, const std::string& path,
                                     TraceFormat format = TraceFormat::kAuto,
                                     const PerfettoOptions& options = {});

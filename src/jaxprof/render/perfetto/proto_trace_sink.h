@@ -1,9 +1,10 @@
 // The exported timeline in Perfetto's own protobuf format (a `Trace` of `TracePacket`s carrying
 // `TrackDescriptor`s and `TrackEvent`s, perfetto/protos/perfetto/trace/), which Perfetto's UI
-// opens at a fraction of the JSON's size and memory: names and arg keys are interned, packets
-// stream out one at a time on one packet sequence. Perfetto's clock is in nanoseconds: times are
-// the profile's picoseconds rounded down to them. A slice that overlaps another on its track
-// without nesting inside it (Perfetto nests slices by time) goes to a sibling track,
+// opens at a fraction of the JSON's size and memory: names, arg keys and string arg values are
+// interned, packets stream out one at a time on one packet sequence. Perfetto's clock is in
+// nanoseconds: times are the profile's picoseconds rounded down to them. A slice that overlaps
+// another on its track without nesting inside it (Perfetto nests slices by time) goes to a sibling
+// track,
 // "<track> (overlapping)".
 #pragma once
 
