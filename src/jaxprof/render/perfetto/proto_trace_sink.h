@@ -4,8 +4,7 @@
 // interned, packets stream out one at a time on one packet sequence. Perfetto's clock is in
 // nanoseconds: times are the profile's picoseconds rounded down to them. A slice that overlaps
 // another on its track without nesting inside it (Perfetto nests slices by time) goes to a sibling
-// track,
-// "<track> (overlapping)".
+// track, "<track> (overlapping)".
 #pragma once
 
 #include <functional>
