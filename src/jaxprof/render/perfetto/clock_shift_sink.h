@@ -15,24 +15,13 @@
 
 namespace jaxprof {
 
-class ClockShiftSink : public TraceSink {
+class ClockShiftSink : public ForwardingTraceSink {
  public:
   // `clocks` by host name; a host not in it keeps its recorded clock (and the notes say so).
   ClockShiftSink(TraceSink& inner, std::map<std::string, HostClock> clocks)
-      : inner_(inner), clocks_(std::move(clocks)) {}
+      : ForwardingTraceSink(inner), clocks_(std::move(clocks)) {}
 
-  void begin(int64_t base_ns) override { inner_.begin(base_ns); }
-  void hlo_proto(std::string_view program_id_json, std::string_view module, bool bare_module,
-                 std::string_view serialized) override {
-    inner_.hlo_proto(program_id_json, module, bare_module, serialized);
-  }
   void process(int pid, std::string_view name, std::string_view host) override;
-  void thread(int pid, int tid, std::string_view name, bool derived) override {
-    inner_.thread(pid, tid, name, derived);
-  }
-  void counter_track(int pid, int tid, std::string_view name) override {
-    inner_.counter_track(pid, tid, name);
-  }
   void slice(int pid, int tid, std::string_view name, std::string_view name_json, int64_t start_ps,
              int64_t duration_ps, const TraceArgs* args, SliceFlow flow) override {
     inner_.slice(pid, tid, name, name_json, start_ps - shift(pid), duration_ps, args, flow);
@@ -48,7 +37,6 @@ class ClockShiftSink : public TraceSink {
     return it == by_pid_.end() ? 0 : it->second;
   }
 
-  TraceSink& inner_;
   const std::map<std::string, HostClock> clocks_;
   std::unordered_map<int, int64_t> by_pid_;
   std::map<std::string, bool> seen_;  // hosts with processes: whether each had an offset

@@ -183,16 +183,22 @@ void ProtoTraceSink::descriptor(uint64_t uuid, uint64_t parent, std::string_view
   packet(body);
 }
 
-uint64_t ProtoTraceSink::intern(InternTable& table, uint32_t field, std::string_view name,
-                                wire::Writer& interned) {
-  if (auto it = table.find(name); it != table.end()) return it->second;
+template <typename Text>
+uint64_t ProtoTraceSink::intern(InternTable& table, uint32_t field, std::string_view key,
+                                wire::Writer& interned, const Text& text) {
+  if (auto it = table.find(key); it != table.end()) return it->second;
   const uint64_t id = table.size() + 1;
-  table.emplace(std::string(name), id);
+  table.emplace(std::string(key), id);
   wire::Writer entry;
   entry.varint(1, id);
-  entry.bytes(2, name);
+  entry.bytes(2, text());
   interned.message(field, entry);
   return id;
+}
+
+uint64_t ProtoTraceSink::intern(InternTable& table, uint32_t field, std::string_view name,
+                                wire::Writer& interned) {
+  return intern(table, field, name, interned, [name] { return name; });
 }
 
 void ProtoTraceSink::begin(int64_t base_ns) {
@@ -237,19 +243,12 @@ void ProtoTraceSink::annotations(const TraceArgs& args, wire::Writer& event,
     if (json.size() >= 2 && json.front() == '"') {
       // Keyed by the JSON literal: decoded only when new (decoding every value took 10% of
       // the export of the 80 MB TPU profile).
-      if (auto it = string_values_.find(json); it != string_values_.end()) {
-        a.varint(annotation::kStringIid, it->second);
-      } else if (string_values_.size() < kMaxInternedValues) {
-        const uint64_t id = string_values_.size() + 1;
-        string_values_.emplace(std::string(json), id);
-        wire::Writer entry;
-        entry.varint(1, id);
-        entry.bytes(2, json_unquote(json));
-        interned.message(interned::kDebugAnnotationStringValues, entry);
-        a.varint(annotation::kStringIid, id);
-      } else {
+      if (string_values_.size() < kMaxInternedValues || string_values_.count(json))
+        a.varint(annotation::kStringIid,
+                 intern(string_values_, interned::kDebugAnnotationStringValues, json, interned,
+                        [literal = json] { return json_unquote(literal); }));
+      else
         a.bytes(annotation::kString, json_unquote(json));
-      }
       event.message(event::kDebugAnnotations, a);
       continue;
     }

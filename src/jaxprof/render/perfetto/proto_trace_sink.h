@@ -62,6 +62,10 @@ class ProtoTraceSink : public TraceSink {
   // packet's InternedData) when new.
   uint64_t intern(InternTable& table, uint32_t field, std::string_view name,
                   wire::Writer& interned);
+  // The same keyed by `key`, the entry's text made by text() when new (a JSON literal decoded).
+  template <typename Text>
+  uint64_t intern(InternTable& table, uint32_t field, std::string_view key, wire::Writer& interned,
+                  const Text& text);
   size_t lane_of(Track& t, int64_t start_ps, int64_t end_ps);
   void annotations(const TraceArgs& args, wire::Writer& event, wire::Writer& interned);
   void flush() {

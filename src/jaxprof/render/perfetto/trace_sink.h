@@ -57,4 +57,37 @@ class TraceSink {
   virtual void end(const std::vector<std::string>& notes) = 0;
 };
 
+// A sink in front of another that passes everything on: what a filter or a transformation of the
+// trace (a window, one clock for several hosts) derives from, overriding what it changes.
+class ForwardingTraceSink : public TraceSink {
+ public:
+  explicit ForwardingTraceSink(TraceSink& inner) : inner_(inner) {}
+
+  void begin(int64_t base_ns) override { inner_.begin(base_ns); }
+  void hlo_proto(std::string_view program_id_json, std::string_view module, bool bare_module,
+                 std::string_view serialized) override {
+    inner_.hlo_proto(program_id_json, module, bare_module, serialized);
+  }
+  void process(int pid, std::string_view name, std::string_view host) override {
+    inner_.process(pid, name, host);
+  }
+  void thread(int pid, int tid, std::string_view name, bool derived) override {
+    inner_.thread(pid, tid, name, derived);
+  }
+  void counter_track(int pid, int tid, std::string_view name) override {
+    inner_.counter_track(pid, tid, name);
+  }
+  void slice(int pid, int tid, std::string_view name, std::string_view name_json, int64_t start_ps,
+             int64_t duration_ps, const TraceArgs* args, SliceFlow flow) override {
+    inner_.slice(pid, tid, name, name_json, start_ps, duration_ps, args, flow);
+  }
+  void counter(int pid, int tid, int64_t time_ps, int64_t value) override {
+    inner_.counter(pid, tid, time_ps, value);
+  }
+  void end(const std::vector<std::string>& notes) override { inner_.end(notes); }
+
+ protected:
+  TraceSink& inner_;
+};
+
 }  // namespace jaxprof

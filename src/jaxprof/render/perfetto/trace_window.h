@@ -37,18 +37,13 @@ struct WindowCounts {
 };
 
 // Passes on what the window keeps to `inner`, and adds the window's note at the end.
-class WindowTraceSink : public TraceSink {
+class WindowTraceSink : public ForwardingTraceSink {
  public:
   // `flows`: the arrows to keep (both ends in the window); others are cut from their slices.
   WindowTraceSink(TraceSink& inner, const TraceWindow& window, std::set<uint64_t> flows,
                   WindowCounts& counts)
-      : inner_(inner), w_(window), flows_(std::move(flows)), counts_(counts) {}
+      : ForwardingTraceSink(inner), w_(window), flows_(std::move(flows)), counts_(counts) {}
 
-  void begin(int64_t base_ns) override { inner_.begin(base_ns); }
-  void hlo_proto(std::string_view program_id_json, std::string_view module, bool bare_module,
-                 std::string_view serialized) override {
-    inner_.hlo_proto(program_id_json, module, bare_module, serialized);
-  }
   void process(int pid, std::string_view name, std::string_view host) override;
   void thread(int pid, int tid, std::string_view name, bool derived) override;
   void counter_track(int pid, int tid, std::string_view name) override;
@@ -67,7 +62,6 @@ class WindowTraceSink : public TraceSink {
   void close_counter();
   uint64_t keep_flow(uint64_t id) const { return id && flows_.count(id) ? id : 0; }
 
-  TraceSink& inner_;
   const TraceWindow w_;
   const std::set<uint64_t> flows_;
   WindowCounts& counts_;
