@@ -25,7 +25,10 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "shared", "tools"))
+# The shared tools sit beside the shared fixtures (JAXPROF_SHARED_FIXTURES, as the tests name them).
+_FIXTURES = os.environ.get("JAXPROF_SHARED_FIXTURES")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(_FIXTURES)), "tools") if _FIXTURES
+                else os.path.join(HERE, "..", "..", "shared", "tools"))
 import scale_xplane as sx  # noqa: E402
 
 SOURCE = os.path.join(HERE, "..", "tests", "data", "jax_cpu_8dev", "plugins", "profile", "session",

@@ -17,6 +17,8 @@ import xplane_oracle as xo
 ROOT = Path(__file__).resolve().parents[2]
 SHARED_FIXTURES = Path(os.environ.get("JAXPROF_SHARED_FIXTURES",
                                       ROOT.parent / "shared" / "fixtures"))
+# ../shared/tools beside the fixtures (scale_xplane.py, which bench/make_hosts.py uses).
+SHARED_TOOLS = SHARED_FIXTURES.parent / "tools"
 XPLANE_FIXTURES = SHARED_FIXTURES / "xplane"
 BAD_FIXTURES = SHARED_FIXTURES / "bad"
 DATA_DIR = ROOT / "tests" / "data"

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
+import ops_check as oc
+
 ROOT = Path(__file__).resolve().parents[3]
-TOOLS = ROOT.parent / "shared" / "tools" / "scale_xplane.py"
+TOOLS = oc.SHARED_TOOLS / "scale_xplane.py"
 
 
 @pytest.mark.skipif(not TOOLS.exists(), reason="make_hosts.py needs ../shared/tools/scale_xplane.py")

@@ -16,6 +16,8 @@ import ops_check as oc
 
 @pytest.fixture(scope="module")
 def bench_run(tmp_path_factory, jaxprof_bin):
+    if not (oc.SHARED_TOOLS / "scale_xplane.py").exists():
+        pytest.skip(f"bench/make_hosts.py needs {oc.SHARED_TOOLS}/scale_xplane.py")
     out = tmp_path_factory.mktemp("hosts")
     subprocess.run([sys.executable, str(oc.ROOT / "bench" / "make_hosts.py"), str(out), "--hosts",
                     "12", "--host-mb", "0.6", "--slow", "2", "--variants", "3", "--jaxprof",

@@ -22,7 +22,7 @@ from jaxprof.parquet_export import host_inputs  # noqa: E402
 
 import ops_check as oc  # noqa: E402
 
-TOOLS = oc.ROOT.parent / "shared" / "tools" / "scale_xplane.py"
+TOOLS = oc.SHARED_TOOLS / "scale_xplane.py"
 PAGE = oc.ROOT / "docs" / "tables.md"
 # Every table of a profile, and the export's own hosts table.
 TABLES = len(jaxprof.load(oc.DATA_DIR / "jax_cpu_8dev").tables()) + 1
