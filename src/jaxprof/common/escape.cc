@@ -7,6 +7,11 @@ namespace jaxprof {
 std::string json_string(std::string_view s) {
   std::string out;
   out.reserve(s.size() + 2);
+  append_json_string(out, s);
+  return out;
+}
+
+void append_json_string(std::string& out, std::string_view s) {
   out += '"';
   for (size_t i = 0; i < s.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(s[i]);
@@ -47,7 +52,6 @@ std::string json_string(std::string_view s) {
     }
   }
   out += '"';
-  return out;
 }
 
 std::string csv_field(std::string_view s) {

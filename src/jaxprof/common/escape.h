@@ -10,7 +10,9 @@
 namespace jaxprof {
 
 std::string json_string(std::string_view s);  // quoted and escaped
-std::string csv_field(std::string_view s);    // quoted when needed
+// The same appended to `out` (for outputs of many records: no string per field).
+void append_json_string(std::string& out, std::string_view s);
+std::string csv_field(std::string_view s);  // quoted when needed
 // A JSON array of strings: ["a", "b"] (every renderer's "warnings" member).
 std::string json_string_array(const std::vector<std::string>& items);
 

@@ -16,9 +16,9 @@ namespace jaxprof {
 
 struct CriticalPathOptions {
   std::vector<WhatIfSpec> what_ifs;
-  size_t top_ops = 0;   // per step, the ops with most time on the path (0 = every op)
-  bool rank = true;     // rank candidate changes by the time they would gain
-  size_t ranked = 5;    // how many to keep
+  size_t top_ops = 0;  // per step, the ops with most time on the path (0 = every op)
+  bool rank = true;    // rank candidate changes by the time they would gain
+  size_t ranked = 5;   // how many to keep
 };
 
 // One stretch of the path: an event of the profile (an op, a collective's transfer after the last
@@ -35,10 +35,10 @@ struct PathSegment {
 // One op name (or host event name) of a step, over its devices.
 struct PathOp {
   std::string name, category;
-  uint64_t count = 0;     // its events in the step
-  int64_t total_ps = 0;   // their durations
+  uint64_t count = 0;    // its events in the step
+  int64_t total_ps = 0;  // their durations
   int64_t on_path_ps = 0;
-  int64_t slack_ps = 0;   // the least slack of its events
+  int64_t slack_ps = 0;  // the least slack of its events
 };
 
 struct WhatIfPrediction {

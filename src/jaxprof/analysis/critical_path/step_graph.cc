@@ -1,6 +1,5 @@
 #include "jaxprof/analysis/critical_path/step_graph.h"
 
-#include <queue>
 #include <unordered_map>
 
 namespace jaxprof {
@@ -60,26 +59,30 @@ uint32_t launcher(const std::vector<GraphNode>& nodes, const std::vector<uint32_
 std::vector<uint32_t> forward_order(const StepGraph& g) {
   const size_t n = g.time_ps.size();
   std::vector<uint32_t> indegree(n, 0);
-  std::vector<std::vector<uint32_t>> out(n);
+  // Each vertex's successors, packed (one vector per vertex cost a million allocations).
+  std::vector<uint32_t> first_out(n + 1, 0), out(g.edges.size());
   for (const GraphEdge& e : g.edges) {
     ++indegree[e.to];
-    out[e.from].push_back(e.to);
+    ++first_out[e.from + 1];
   }
-  auto later = [&](uint32_t a, uint32_t b) { return g.time_ps[a] > g.time_ps[b]; };
-  std::priority_queue<uint32_t, std::vector<uint32_t>, decltype(later)> ready(later);
-  for (uint32_t v = 0; v < n; ++v)
-    if (indegree[v] == 0) ready.push(v);
+  for (size_t v = 0; v < n; ++v) first_out[v + 1] += first_out[v];
+  {
+    std::vector<uint32_t> at(first_out.begin(), first_out.end() - 1);
+    for (const GraphEdge& e : g.edges) out[at[e.from]++] = e.to;
+  }
+  // Any order where edges go forward gives the same replay: a plain queue (a heap by time cost
+  // a tenth of the command).
   std::vector<uint32_t> order;
   order.reserve(n);
-  std::vector<uint8_t> placed(n, 0);
-  while (!ready.empty()) {
-    const uint32_t v = ready.top();
-    ready.pop();
-    order.push_back(v);
-    placed[v] = 1;
-    for (uint32_t w : out[v])
-      if (--indegree[w] == 0) ready.push(w);
+  for (uint32_t v = 0; v < n; ++v)
+    if (indegree[v] == 0) order.push_back(v);
+  for (size_t k = 0; k < order.size(); ++k) {
+    const uint32_t v = order[k];
+    for (uint32_t j = first_out[v]; j < first_out[v + 1]; ++j)
+      if (--indegree[out[j]] == 0) order.push_back(out[j]);
   }
+  std::vector<uint8_t> placed(n, 0);
+  for (uint32_t v : order) placed[v] = 1;
   if (order.size() < n) {
     std::vector<uint32_t> rest;
     for (uint32_t v = 0; v < n; ++v)
@@ -191,12 +194,16 @@ StepGraph build_step_graph(StepWork work) {
     if (l != kNone) last.push_back(StepGraph::end_of(l));
   list.lag(end, last, EdgeKind::kStepEndGap, kNone);
 
-  g.edges = std::move(list.edges);
-  std::stable_sort(g.edges.begin(), g.edges.end(),
-                   [](const GraphEdge& a, const GraphEdge& b) { return a.to < b.to; });
+  // Edges by target, in the order they were added (a counting sort: stable, linear).
   g.first_in.assign(g.time_ps.size() + 1, 0);
-  for (const GraphEdge& e : g.edges) ++g.first_in[e.to + 1];
+  for (const GraphEdge& e : list.edges) ++g.first_in[e.to + 1];
   for (size_t v = 0; v < g.time_ps.size(); ++v) g.first_in[v + 1] += g.first_in[v];
+  g.edges.resize(list.edges.size());
+  {
+    std::vector<uint32_t> at(g.first_in.begin(), g.first_in.end() - 1);
+    for (const GraphEdge& e : list.edges) g.edges[at[e.to]++] = e;
+  }
+  list.edges = {};
   g.order = forward_order(g);
   return g;
 }

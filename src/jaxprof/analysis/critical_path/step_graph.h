@@ -4,7 +4,8 @@
 //
 // Every vertex's measured time is the latest of its predecessors' times plus the edge's weight,
 // so replaying the graph with the measured weights gives back the measured times exactly; a
-// what-if changes weights (durations, gaps) and replays (what_if.h). The edges (docs/critical-path.md):
+// what-if changes weights (durations, gaps) and replays (what_if.h). The edges
+// (docs/critical-path.md):
 // - program order on each device lane (a GPU stream, a TPU op line, a CPU device's ops);
 // - a GPU kernel's launch: the kernel starts after the host launched it (by correlation id; the
 //   launch's time is a fixed source, as the host's own work is not in the graph);
@@ -23,6 +24,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace jaxprof {
@@ -31,11 +33,13 @@ enum class NodeKind : uint8_t { kOp, kCollective, kHost };
 const char* node_kind_name(NodeKind k);
 
 struct GraphNode {
-  std::string name;       // the HLO op (or event name); the host event's name
-  std::string category;   // op category (ops/category.h), "host" for host events
-  uint32_t lane = 0;      // index into StepGraph::lanes
-  uint32_t device = 0;    // index into StepGraph::devices (host events: UINT32_MAX)
-  uint32_t host = 0;      // index into Profile::hosts
+  // Views into the Profile's strings (and static category names): a step of a million nodes
+  // holds no copies of them.
+  std::string_view name;      // the HLO op (or event name); the host event's name
+  std::string_view category;  // op category (ops/category.h), "host" for host events
+  uint32_t lane = 0;          // index into StepGraph::lanes
+  uint32_t device = 0;        // index into StepGraph::devices (host events: UINT32_MAX)
+  uint32_t host = 0;          // index into Profile::hosts
   NodeKind kind = NodeKind::kOp;
   int64_t start_ps = 0, end_ps = 0;
   // GPU kernels: when the host launched it (its launch event, found by correlation id).
@@ -74,7 +78,7 @@ struct StepGraph {
   // kernel launch (from first_launch on); the last is the step's end. Sources (no predecessors)
   // keep their measured time in every replay.
   std::vector<int64_t> time_ps;
-  std::vector<GraphEdge> edges;   // by target vertex
+  std::vector<GraphEdge> edges;    // by target vertex
   std::vector<uint32_t> first_in;  // per vertex, its edges in [first_in[v], first_in[v+1])
   std::vector<uint32_t> order;     // vertices in an order where every edge goes forward
   int64_t start_ps = 0;            // the step's start

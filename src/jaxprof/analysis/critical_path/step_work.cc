@@ -76,7 +76,7 @@ void add_device(const Profile& p, const DeviceLines& dev, const DeviceExecutions
         continue;  // nested in the op before it on its lane
       lane_end[lane] = ev.end_ps(e);
       GraphNode n;
-      n.name = ev.hlo_op[e] ? std::string(p.str(ev.hlo_op[e])) : std::string(p.event_name(e));
+      n.name = ev.hlo_op[e] ? p.str(ev.hlo_op[e]) : p.event_name(e);
       const auto key = std::make_tuple(ev.metadata[e], ev.hlo_op[e], ev.module[e]);
       auto c = categories.find(key);
       if (c == categories.end()) c = categories.emplace(key, op_category(p, e)).first;
@@ -112,8 +112,8 @@ void add_host_events(const Profile& p, const Step& step, StepWork& w) {
     const Line& line = p.lines[li];
     const uint32_t b = line.first_event, e = b + line.event_count;
     const int64_t* starts = &ev.start_ps[0];
-    uint32_t i = static_cast<uint32_t>(std::lower_bound(starts + b, starts + e, step.start_ps) -
-                                       starts);
+    uint32_t i =
+        static_cast<uint32_t>(std::lower_bound(starts + b, starts + e, step.start_ps) - starts);
     for (; i < e && ev.start_ps[i] == step.start_ps; ++i)
       if (ev.end_ps(i) == step.end_ps && p.event_name(i) == step.name) break;
     if (i >= e || ev.start_ps[i] != step.start_ps) continue;
@@ -124,7 +124,7 @@ void add_host_events(const Profile& p, const Step& step, StepWork& w) {
       if (ev.start_ps[c] < kept_end || ev.end_ps(c) > step.end_ps) continue;
       kept_end = ev.end_ps(c);
       GraphNode n;
-      n.name = std::string(p.event_name(c));
+      n.name = p.event_name(c);
       n.category = "host";
       n.lane = lane;
       n.device = kNone;
@@ -160,9 +160,8 @@ void merge_host_steps(StepsResult steps, ProfileWork& w) {
   }
   std::vector<size_t> order(w.steps.size());
   std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return w.steps[a].start_ps < w.steps[b].start_ps;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return w.steps[a].start_ps < w.steps[b].start_ps; });
   std::vector<Step> sorted_steps;
   std::vector<std::vector<Step>> sorted_parts;
   for (size_t i : order) {
@@ -208,8 +207,14 @@ ProfileWork gather_profile_work(const Profile& profile) {
     return w.device_nodes[a].start_ps < w.device_nodes[b].start_ps;
   });
   ProfileWork sorted = std::move(w);
-  w = ProfileWork{std::move(sorted.steps), std::move(sorted.parts), sorted.source,
-                  std::move(sorted.devices), std::move(sorted.lanes), {}, {}, {},
+  w = ProfileWork{std::move(sorted.steps),
+                  std::move(sorted.parts),
+                  sorted.source,
+                  std::move(sorted.devices),
+                  std::move(sorted.lanes),
+                  {},
+                  {},
+                  {},
                   std::move(sorted.warnings)};
   for (uint32_t i : by_start) {
     w.device_nodes.push_back(std::move(sorted.device_nodes[i]));
@@ -236,15 +241,15 @@ StepWork step_work(const Profile& profile, const ProfileWork& all, size_t index)
   w.end_ps = step.end_ps;
   w.devices = all.devices;
   w.lanes = all.lanes;
-  auto first = std::lower_bound(
-      all.device_nodes.begin(), all.device_nodes.end(), step.start_ps,
-      [](const GraphNode& n, int64_t t) { return n.start_ps < t; });
+  auto first = std::lower_bound(all.device_nodes.begin(), all.device_nodes.end(), step.start_ps,
+                                [](const GraphNode& n, int64_t t) { return n.start_ps < t; });
   std::unordered_map<uint32_t, uint32_t> local;  // global instance -> this step's
   for (auto it = first; it != all.device_nodes.end() && it->start_ps < step.end_ps; ++it) {
     const size_t i = static_cast<size_t>(it - all.device_nodes.begin());
     w.nodes.push_back(*it);
     uint32_t inst = all.instance[i];
-    if (inst != kNone) inst = local.emplace(inst, static_cast<uint32_t>(local.size())).first->second;
+    if (inst != kNone)
+      inst = local.emplace(inst, static_cast<uint32_t>(local.size())).first->second;
     w.instance.push_back(inst);
     w.execution_start.push_back(all.execution_start[i]);
   }

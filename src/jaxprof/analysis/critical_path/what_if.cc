@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
+#include <string_view>
+#include <unordered_map>
 
 #include "jaxprof/common/error.h"
 
@@ -43,8 +46,13 @@ std::vector<double> node_factors(const StepGraph& g, const WhatIfSpec& spec,
                                  const std::vector<std::string>& host_names) {
   std::vector<double> f(g.nodes.size(), 1.0);
   if (spec.kind == WhatIfSpec::Kind::kOp) {
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      if (RE2::PartialMatch(g.nodes[i].name, *spec.pattern)) f[i] = spec.factor;
+    // Once per distinct name: a step repeats a few thousand names over up to millions of nodes.
+    std::unordered_map<std::string_view, bool> matches;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      auto [it, added] = matches.try_emplace(g.nodes[i].name, false);
+      if (added) it->second = RE2::PartialMatch(g.nodes[i].name, *spec.pattern);
+      if (it->second) f[i] = spec.factor;
+    }
   } else if (spec.kind == WhatIfSpec::Kind::kCategory) {
     for (size_t i = 0; i < g.nodes.size(); ++i)
       if (g.nodes[i].category == spec.target) f[i] = spec.factor;
@@ -60,9 +68,9 @@ std::vector<double> node_factors(const StepGraph& g, const WhatIfSpec& spec,
     if (present.empty()) return f;
     std::sort(present.begin(), present.end());
     const size_t m = present.size();
-    const double median = m % 2 ? static_cast<double>(present[m / 2])
-                                : (static_cast<double>(present[m / 2 - 1]) +
-                                   static_cast<double>(present[m / 2])) / 2;
+    const double median =
+        m % 2 ? static_cast<double>(present[m / 2])
+              : (static_cast<double>(present[m / 2 - 1]) + static_cast<double>(present[m / 2])) / 2;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       const GraphNode& n = g.nodes[i];
       if (n.kind == NodeKind::kHost || n.host >= busy.size() || host_names[n.host] != spec.target)
@@ -112,9 +120,9 @@ WhatIfSpec parse_what_if(const std::string& text) {
   }
   if (key == "category") {
     if (s.target == "elementwise") s.target = "elementwise/fusion";
-    static const char* kKnown[] = {"gemm",  "convolution", "attention", "elementwise/fusion",
-                                   "collective", "memcpy", "other", "host",
-                                   "device-idle", "launch", "host-idle"};
+    static const char* kKnown[] = {"gemm",        "convolution", "attention", "elementwise/fusion",
+                                   "collective",  "memcpy",      "other",     "host",
+                                   "device-idle", "launch",      "host-idle"};
     if (std::find(std::begin(kKnown), std::end(kKnown), s.target) == std::end(kKnown))
       throw bad_spec(text, "unknown category '" + s.target +
                                "' (gemm, convolution, attention, elementwise/fusion, collective, "
@@ -142,33 +150,38 @@ const char* gap_category(EdgeKind kind) {
 
 int64_t replay_what_if(const StepGraph& g, const std::vector<WhatIfSpec>& specs,
                        const std::vector<std::string>& host_names) {
-  // Specs together: node factors multiply, gap factors multiply per gap category.
+  // Specs together: node factors multiply, gap factors multiply per gap kind.
   std::vector<double> factor(g.nodes.size(), 1.0);
-  std::map<std::string, double> gap_factor;
+  // Per EdgeKind, the factor its gaps take (the replay runs once per candidate in the ranking:
+  // no lookups by name per edge).
+  double gap_factor[static_cast<size_t>(EdgeKind::kZero) + 1];
+  std::fill(std::begin(gap_factor), std::end(gap_factor), 1.0);
   bool overlapped = false, launches_free = false;
   for (const WhatIfSpec& spec : specs) {
-    const std::vector<double> f = node_factors(g, spec, host_names);
-    for (size_t i = 0; i < f.size(); ++i) factor[i] *= f[i];
+    if (spec.kind == WhatIfSpec::Kind::kOp || spec.kind == WhatIfSpec::Kind::kCategory ||
+        spec.kind == WhatIfSpec::Kind::kHostMedian) {
+      const std::vector<double> f = node_factors(g, spec, host_names);
+      for (size_t i = 0; i < f.size(); ++i) factor[i] *= f[i];
+    }
     overlapped |= spec.kind == WhatIfSpec::Kind::kCollectivesOverlapped;
     launches_free |= spec.kind == WhatIfSpec::Kind::kLaunchesFree;
-    if (spec.kind == WhatIfSpec::Kind::kCategory && is_gap_category(spec.target)) {
-      auto [it, added] = gap_factor.emplace(spec.target, spec.factor);
-      if (!added) it->second *= spec.factor;
-    }
+    if (spec.kind == WhatIfSpec::Kind::kCategory && is_gap_category(spec.target))
+      for (size_t k = 0; k < std::size(gap_factor); ++k)
+        if (spec.target == gap_category(static_cast<EdgeKind>(k))) gap_factor[k] *= spec.factor;
   }
+  auto by = [](int64_t w, double f) { return f == 1.0 ? w : scaled(w, f); };
   auto gap = [&](const GraphEdge& e) -> int64_t {
     if (e.weight_ps <= 0) return e.weight_ps;
-    auto it = gap_factor.find(gap_category(e.kind));
-    return it == gap_factor.end() ? e.weight_ps : scaled(e.weight_ps, it->second);
+    return by(e.weight_ps, gap_factor[static_cast<size_t>(e.kind)]);
   };
   auto weight = [&](const GraphEdge& e) -> int64_t {
     switch (e.kind) {
       case EdgeKind::kDuration:
         if (e.weight_ps == kAbsentEdge) return overlapped ? 0 : kAbsentEdge;
-        return scaled(e.weight_ps, factor[e.node]);
+        return by(e.weight_ps, factor[e.node]);
       case EdgeKind::kTail:
         if (overlapped && g.nodes[e.node].kind == NodeKind::kCollective) return kAbsentEdge;
-        return e.weight_ps > 0 ? scaled(e.weight_ps, factor[e.node]) : e.weight_ps;
+        return e.weight_ps > 0 ? by(e.weight_ps, factor[e.node]) : e.weight_ps;
       case EdgeKind::kDeviceGap:
       case EdgeKind::kLaunchGap:
         // Free launches: a kernel waits for no launch (at the earliest, the step's start).

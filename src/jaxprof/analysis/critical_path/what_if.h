@@ -3,8 +3,8 @@
 //                            times its time (a collective: its transfer after the last arrival;
 //                            the participants still meet)
 //   category=NAME:FACTOR     the same for an op category (gemm, convolution, attention,
-//                            elementwise/fusion, collective, memcpy, other), host events ("host"), or the
-//                            gaps: device-idle, launch, host-idle
+//                            elementwise/fusion, collective, memcpy, other), host events ("host"),
+//                            or the gaps: device-idle, launch, host-idle
 //   host=NAME:median         the host's device ops scaled so their time in the step is the median
 //                            over hosts
 //   collectives=overlapped   collectives cost nothing and hold no one (no barrier)

@@ -111,9 +111,9 @@ TEST(CriticalPath, CollectiveWaitsForTheLastArrival) {
   w.end_ps = 100;
   w.devices = {"d0", "d1"};
   w.lanes = {"d0", "d1"};
-  auto node = [](std::string name, uint32_t lane, NodeKind kind, int64_t s, int64_t e) {
+  auto node = [](std::string_view name, uint32_t lane, NodeKind kind, int64_t s, int64_t e) {
     GraphNode n;
-    n.name = std::move(name);
+    n.name = name;  // a literal: GraphNode holds a view
     n.category = kind == NodeKind::kCollective ? "collective" : "gemm";
     n.lane = n.device = lane;
     n.kind = kind;
