@@ -4,7 +4,11 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <functional>
+#include <limits>
 #include <map>
+#include <numeric>
+#include <optional>
 #include <unordered_map>
 
 #include "jaxprof/analysis/cost/roofline.h"
@@ -221,6 +225,59 @@ std::vector<Candidate> candidates(const CriticalPathResult& r,
   return out;
 }
 
+// The candidates' changes over the counted steps, less those that cannot be among the `keep`
+// that gain most: what each candidate can gain at most is known without a replay
+// (what_if_gain_bound), so candidates replay from the largest bound down, a few at once on
+// threads of their own, until the next bound is below the `keep`-th largest gain so far. The
+// result is in candidate order, the same as if every one had replayed once ranked and cut.
+template <typename Change>
+std::vector<WhatIfChange> rank_candidates(const std::vector<Candidate>& cs,
+                                          const std::vector<StepGraph>& graphs,
+                                          const std::vector<size_t>& counted,
+                                          const std::vector<std::string>& host_names, size_t keep,
+                                          Change&& change) {
+  constexpr double kNoBound = std::numeric_limits<double>::infinity();
+  std::vector<double> bound(cs.size(), 0);  // the mean over the counted steps
+  uint64_t edges = 0;
+  for (size_t i : counted) edges += graphs[i].edges.size();
+  for (size_t k = 0; k < cs.size(); ++k)
+    for (size_t i : counted) {
+      const std::optional<int64_t> b = what_if_gain_bound(graphs[i], {cs[k].spec}, host_names);
+      if (!b) {
+        bound[k] = kNoBound;
+        break;
+      }
+      bound[k] += static_cast<double>(*b) / static_cast<double>(counted.size());
+    }
+  std::vector<size_t> todo(cs.size());
+  std::iota(todo.begin(), todo.end(), size_t{0});
+  std::stable_sort(todo.begin(), todo.end(),
+                   [&](size_t a, size_t b) { return bound[a] > bound[b]; });
+  const size_t threads = parts_for(edges * cs.size(), uint64_t{4} << 20);
+  std::vector<std::optional<WhatIfChange>> done(cs.size());
+  std::vector<double> gains;  // of those replayed, largest first
+  for (size_t next = 0; keep > 0 && next < todo.size();) {
+    // (A margin for the rounding of means: a candidate that may tie still replays.)
+    if (gains.size() >= keep && bound[todo[next]] * (1 + 1e-9) + 1 < gains[keep - 1]) break;
+    const size_t wave = std::min(threads, todo.size() - next);
+    for_each_parallel(std::vector<uint64_t>(wave, 1), threads, [&](size_t w, size_t) {
+      const size_t k = todo[next + w];
+      WhatIfChange c = change(cs[k].spec, [&](size_t i) {
+        return replay_what_if(graphs[i], {cs[k].spec}, host_names) - graphs[i].start_ps;
+      });
+      c.basis = cs[k].basis;
+      done[k] = std::move(c);
+    });
+    for (size_t w = 0; w < wave; ++w) gains.push_back(-done[todo[next + w]]->change_ps);
+    std::sort(gains.begin(), gains.end(), std::greater<>());
+    next += wave;
+  }
+  std::vector<WhatIfChange> out;
+  for (std::optional<WhatIfChange>& c : done)
+    if (c) out.push_back(std::move(*c));
+  return out;
+}
+
 }  // namespace
 
 CriticalPathResult compute_critical_path(const Profile& profile,
@@ -284,19 +341,7 @@ CriticalPathResult compute_critical_path(const Profile& profile,
   }
   if (options.rank && !counted.empty()) {
     const std::vector<Candidate> cs = candidates(r, host_names, roofline_factors(profile));
-    uint64_t edges = 0;
-    for (const StepGraph& g : graphs) edges += g.edges.size();
-    // Each candidate replays every step, apart from the others: on threads of their own (about
-    // 20 replays of a million edges on the 80 MB TPU profile).
-    r.ranked.resize(cs.size());
-    for_each_parallel(std::vector<uint64_t>(cs.size(), 1),
-                      parts_for(edges * cs.size(), uint64_t{4} << 20), [&](size_t k, size_t) {
-                        r.ranked[k] = change(cs[k].spec, [&](size_t i) {
-                          return replay_what_if(graphs[i], {cs[k].spec}, host_names) -
-                                 graphs[i].start_ps;
-                        });
-                        r.ranked[k].basis = cs[k].basis;
-                      });
+    r.ranked = rank_candidates(cs, graphs, counted, host_names, options.ranked, change);
     std::stable_sort(
         r.ranked.begin(), r.ranked.end(),
         [](const WhatIfChange& a, const WhatIfChange& b) { return a.change_ps < b.change_ps; });

@@ -56,7 +56,7 @@ uint32_t launcher(const std::vector<GraphNode>& nodes, const std::vector<uint32_
 }
 
 // Kahn's order over the edges (sorted by target); vertices left on a cycle follow by time.
-std::vector<uint32_t> forward_order(const StepGraph& g) {
+std::vector<uint32_t> forward_order(const StepGraph& g, bool& cyclic) {
   const size_t n = g.time_ps.size();
   std::vector<uint32_t> indegree(n, 0);
   // Each vertex's successors, packed (one vector per vertex cost a million allocations).
@@ -83,7 +83,8 @@ std::vector<uint32_t> forward_order(const StepGraph& g) {
   }
   std::vector<uint8_t> placed(n, 0);
   for (uint32_t v : order) placed[v] = 1;
-  if (order.size() < n) {
+  cyclic = order.size() < n;
+  if (cyclic) {
     std::vector<uint32_t> rest;
     for (uint32_t v = 0; v < n; ++v)
       if (!placed[v]) rest.push_back(v);
@@ -204,7 +205,7 @@ StepGraph build_step_graph(StepWork work) {
     for (const GraphEdge& e : list.edges) g.edges[at[e.to]++] = e;
   }
   list.edges = {};
-  g.order = forward_order(g);
+  g.order = forward_order(g, g.cyclic);
   return g;
 }
 

@@ -81,6 +81,7 @@ struct StepGraph {
   std::vector<GraphEdge> edges;    // by target vertex
   std::vector<uint32_t> first_in;  // per vertex, its edges in [first_in[v], first_in[v+1])
   std::vector<uint32_t> order;     // vertices in an order where every edge goes forward
+  bool cyclic = false;             // some vertices lie on a cycle (they follow by time in order)
   int64_t start_ps = 0;            // the step's start
   uint32_t first_launch = 0;
   bool is_launch(uint32_t v) const { return v >= first_launch && v < end_vertex(); }

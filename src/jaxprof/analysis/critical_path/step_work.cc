@@ -216,6 +216,9 @@ ProfileWork gather_profile_work(const Profile& profile) {
                   {},
                   {},
                   std::move(sorted.warnings)};
+  w.device_nodes.reserve(by_start.size());
+  w.instance.reserve(by_start.size());
+  w.execution_start.reserve(by_start.size());
   for (uint32_t i : by_start) {
     w.device_nodes.push_back(std::move(sorted.device_nodes[i]));
     w.instance.push_back(sorted.instance[i]);
@@ -243,8 +246,14 @@ StepWork step_work(const Profile& profile, const ProfileWork& all, size_t index)
   w.lanes = all.lanes;
   auto first = std::lower_bound(all.device_nodes.begin(), all.device_nodes.end(), step.start_ps,
                                 [](const GraphNode& n, int64_t t) { return n.start_ps < t; });
+  auto last = std::lower_bound(first, all.device_nodes.end(), step.end_ps,
+                               [](const GraphNode& n, int64_t t) { return n.start_ps < t; });
+  const size_t count = static_cast<size_t>(last - first);
+  w.nodes.reserve(count);
+  w.instance.reserve(count);
+  w.execution_start.reserve(count);
   std::unordered_map<uint32_t, uint32_t> local;  // global instance -> this step's
-  for (auto it = first; it != all.device_nodes.end() && it->start_ps < step.end_ps; ++it) {
+  for (auto it = first; it != last; ++it) {
     const size_t i = static_cast<size_t>(it - all.device_nodes.begin());
     w.nodes.push_back(*it);
     uint32_t inst = all.instance[i];

@@ -148,45 +148,47 @@ const char* gap_category(EdgeKind kind) {
   }
 }
 
-int64_t replay_what_if(const StepGraph& g, const std::vector<WhatIfSpec>& specs,
-                       const std::vector<std::string>& host_names) {
-  // Specs together: node factors multiply, gap factors multiply per gap kind.
-  std::vector<double> factor(g.nodes.size(), 1.0);
-  // Per EdgeKind, the factor its gaps take (the replay runs once per candidate in the ranking:
-  // no lookups by name per edge).
-  double gap_factor[static_cast<size_t>(EdgeKind::kZero) + 1];
-  std::fill(std::begin(gap_factor), std::end(gap_factor), 1.0);
-  bool overlapped = false, launches_free = false;
-  for (const WhatIfSpec& spec : specs) {
-    if (spec.kind == WhatIfSpec::Kind::kOp || spec.kind == WhatIfSpec::Kind::kCategory ||
-        spec.kind == WhatIfSpec::Kind::kHostMedian) {
-      const std::vector<double> f = node_factors(g, spec, host_names);
-      for (size_t i = 0; i < f.size(); ++i) factor[i] *= f[i];
+namespace {
+
+// Each edge's weight under a set of specs.
+class WhatIfWeights {
+ public:
+  WhatIfWeights(const StepGraph& g, const std::vector<WhatIfSpec>& specs,
+                const std::vector<std::string>& host_names)
+      : g_(g), factor_(g.nodes.size(), 1.0) {
+    // Specs together: node factors multiply, gap factors multiply per gap kind (an array by
+    // EdgeKind: the ranking replays once per candidate, with no lookup by name per edge).
+    std::fill(std::begin(gap_factor_), std::end(gap_factor_), 1.0);
+    for (const WhatIfSpec& spec : specs) {
+      if (spec.kind == WhatIfSpec::Kind::kOp || spec.kind == WhatIfSpec::Kind::kCategory ||
+          spec.kind == WhatIfSpec::Kind::kHostMedian) {
+        const std::vector<double> f = node_factors(g, spec, host_names);
+        for (size_t i = 0; i < f.size(); ++i) factor_[i] *= f[i];
+      }
+      overlapped_ |= spec.kind == WhatIfSpec::Kind::kCollectivesOverlapped;
+      launches_free_ |= spec.kind == WhatIfSpec::Kind::kLaunchesFree;
+      if (spec.kind == WhatIfSpec::Kind::kCategory && is_gap_category(spec.target))
+        for (size_t k = 0; k < std::size(gap_factor_); ++k)
+          if (spec.target == gap_category(static_cast<EdgeKind>(k))) gap_factor_[k] *= spec.factor;
     }
-    overlapped |= spec.kind == WhatIfSpec::Kind::kCollectivesOverlapped;
-    launches_free |= spec.kind == WhatIfSpec::Kind::kLaunchesFree;
-    if (spec.kind == WhatIfSpec::Kind::kCategory && is_gap_category(spec.target))
-      for (size_t k = 0; k < std::size(gap_factor); ++k)
-        if (spec.target == gap_category(static_cast<EdgeKind>(k))) gap_factor[k] *= spec.factor;
   }
-  auto by = [](int64_t w, double f) { return f == 1.0 ? w : scaled(w, f); };
-  auto gap = [&](const GraphEdge& e) -> int64_t {
-    if (e.weight_ps <= 0) return e.weight_ps;
-    return by(e.weight_ps, gap_factor[static_cast<size_t>(e.kind)]);
-  };
-  auto weight = [&](const GraphEdge& e) -> int64_t {
+
+  // Whether the weights only scale (no edge appears or goes).
+  bool scales_only() const { return !overlapped_ && !launches_free_; }
+
+  int64_t operator()(const GraphEdge& e) const {
     switch (e.kind) {
       case EdgeKind::kDuration:
-        if (e.weight_ps == kAbsentEdge) return overlapped ? 0 : kAbsentEdge;
-        return by(e.weight_ps, factor[e.node]);
+        if (e.weight_ps == kAbsentEdge) return overlapped_ ? 0 : kAbsentEdge;
+        return by(e.weight_ps, factor_[e.node]);
       case EdgeKind::kTail:
-        if (overlapped && g.nodes[e.node].kind == NodeKind::kCollective) return kAbsentEdge;
-        return e.weight_ps > 0 ? by(e.weight_ps, factor[e.node]) : e.weight_ps;
+        if (overlapped_ && g_.nodes[e.node].kind == NodeKind::kCollective) return kAbsentEdge;
+        return e.weight_ps > 0 ? by(e.weight_ps, factor_[e.node]) : e.weight_ps;
       case EdgeKind::kDeviceGap:
       case EdgeKind::kLaunchGap:
         // Free launches: a kernel waits for no launch (at the earliest, the step's start).
-        if (launches_free && g.is_launch(e.from)) return g.start_ps - g.time_ps[e.from];
-        return launches_free ? std::min<int64_t>(e.weight_ps, 0) : gap(e);
+        if (launches_free_ && g_.is_launch(e.from)) return g_.start_ps - g_.time_ps[e.from];
+        return launches_free_ ? std::min<int64_t>(e.weight_ps, 0) : gap(e);
       case EdgeKind::kHostGap:
       case EdgeKind::kStepEndGap:
         return gap(e);
@@ -194,8 +196,50 @@ int64_t replay_what_if(const StepGraph& g, const std::vector<WhatIfSpec>& specs,
         return e.weight_ps;
     }
     return e.weight_ps;
-  };
+  }
+
+ private:
+  static int64_t by(int64_t w, double f) { return f == 1.0 ? w : scaled(w, f); }
+  int64_t gap(const GraphEdge& e) const {
+    if (e.weight_ps <= 0) return e.weight_ps;
+    return by(e.weight_ps, gap_factor_[static_cast<size_t>(e.kind)]);
+  }
+
+  const StepGraph& g_;
+  std::vector<double> factor_;
+  double gap_factor_[static_cast<size_t>(EdgeKind::kZero) + 1];
+  bool overlapped_ = false, launches_free_ = false;
+};
+
+}  // namespace
+
+int64_t replay_what_if(const StepGraph& g, const std::vector<WhatIfSpec>& specs,
+                       const std::vector<std::string>& host_names) {
+  const WhatIfWeights weight(g, specs, host_names);
   return replay(g, weight)[g.end_vertex()];
+}
+
+std::optional<int64_t> what_if_gain_bound(const StepGraph& g, const std::vector<WhatIfSpec>& specs,
+                                          const std::vector<std::string>& host_names) {
+  const WhatIfWeights weight(g, specs, host_names);
+  if (!weight.scales_only() || g.cyclic) return std::nullopt;
+  // The measured path (from the step's end back through the edge that bound each vertex, to a
+  // source) is still a path of the changed graph, from a source whose time stays: the replay's
+  // end is at least its changed length, so the step gains at most what the path's edges lose.
+  int64_t lost = 0;
+  for (uint32_t v = g.end_vertex();;) {
+    const uint32_t b = g.first_in[v], e = g.first_in[v + 1];
+    if (b == e) break;
+    uint32_t best = b;
+    for (uint32_t i = b + 1; i < e; ++i)
+      if (g.time_ps[g.edges[i].from] + g.edges[i].weight_ps >
+          g.time_ps[g.edges[best].from] + g.edges[best].weight_ps)
+        best = i;
+    const GraphEdge& edge = g.edges[best];
+    lost = std::min(lost + std::max<int64_t>(0, edge.weight_ps - weight(edge)), INT64_MAX / 4);
+    v = edge.from;
+  }
+  return lost;
 }
 
 }  // namespace jaxprof

@@ -96,6 +96,28 @@ TEST(CriticalPath, WhatIfsMoveTheStepTheWayTheySay) {
     EXPECT_LE(r.ranked[i - 1].change_ps, r.ranked[i].change_ps);
 }
 
+// The ranking skips the replays of candidates whose bound says they cannot be among the best:
+// its five are the first five of the ranking where every candidate replays.
+TEST(CriticalPath, RankingWithSkippedReplaysKeepsTheBest) {
+  for (const std::string& path : {testing::test_data("jax_cpu_8dev"),
+                                   testing::fixture("xplane/tpu_4chip_inference.xplane.pb"),
+                                   testing::fixture("nsys-jax/pax_fsdp4_4proc_proc0.zip")}) {
+    SCOPED_TRACE(path);
+    LoadedProfile lp;
+    load_profile({path}, {}, lp);
+    CriticalPathOptions five, all;
+    all.ranked = 1000;
+    const CriticalPathResult a = compute_critical_path(lp.profile, five);
+    const CriticalPathResult b = compute_critical_path(lp.profile, all);
+    ASSERT_LE(a.ranked.size(), 5u);
+    ASSERT_GE(b.ranked.size(), a.ranked.size());
+    for (size_t i = 0; i < a.ranked.size(); ++i) {
+      EXPECT_EQ(a.ranked[i].spec, b.ranked[i].spec);
+      EXPECT_EQ(a.ranked[i].change_ps, b.ranked[i].change_ps);
+    }
+  }
+}
+
 TEST(CriticalPath, BadSpecsAreInputErrors) {
   for (const char* s : {"op=x", "op=(:0.5", "op=x:-1", "category=nope:0.5", "host=h:max",
                         "collectives=yes", "launches=cheap", "nothing"})
@@ -134,6 +156,12 @@ TEST(CriticalPath, CollectiveWaitsForTheLastArrival) {
   EXPECT_EQ(replay_what_if(g, {parse_what_if("category=collective:0")}, {}), 70);
   EXPECT_EQ(replay_what_if(g, {parse_what_if("collectives=overlapped")}, {}), 70);
   EXPECT_EQ(replay_what_if(g, {parse_what_if("op=^b$:0.5"), parse_what_if("op=^ar$:0")}, {}), 40);
+  // What the ranking may skip a replay by: what the measured path's edges lose bounds the gain.
+  EXPECT_EQ(what_if_gain_bound(g, {parse_what_if("op=^b$:0.5")}, {}), 30);  // gains 30
+  EXPECT_EQ(what_if_gain_bound(g, {parse_what_if("op=^a$:0.5")}, {}), 0);   // off the path
+  EXPECT_EQ(what_if_gain_bound(g, {parse_what_if("category=collective:0")}, {}), 30);
+  EXPECT_EQ(what_if_gain_bound(g, {parse_what_if("collectives=overlapped")}, {}), std::nullopt);
+  EXPECT_EQ(what_if_gain_bound(g, {parse_what_if("launches=free")}, {}), std::nullopt);
 }
 
 }  // namespace
