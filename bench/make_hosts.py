@@ -10,13 +10,17 @@ host of a synchronous job would be:
   host's collective starts when its own compute is done and lasts until the common end: fast
   hosts wait in them, the slowest does not. On a line with collectives, time is warped so that
   compute stretches by f_h and every collective ends where the slowest host's would; lines
-  without collectives (the Python thread with the step marks) stretch by f_h;
+  without collectives (the Python thread with the step marks) stretch by f_h, so that a slow
+  host's steps are longer; with --marks-follow-devices they follow the host's first line with
+  collectives instead (the host waits for its devices, as a synchronous job's hosts do: every
+  host's steps last as long, and the slow host shows as the one the others wait for);
 - every host's clock is offset by up to --clock-us microseconds.
 Hosts are host0000 ... host{N-1}; the planted slow hosts (printed, and written to
 planted.txt) are spread so that the first 10 and the first 100 hosts hold some; hosts.txt holds
 every host's speed factor and clock offset.
 
 usage: make_hosts.py OUT_DIR [--hosts 1000] [--host-mb 5.5] [--slow 3] [--seed 0]
+                     [--marks-follow-devices]
 """
 import argparse
 import os
@@ -141,9 +145,32 @@ def warp_fn(colls, f, f_max):
     return w
 
 
-def variant(planes, f, f_max):
+def host_warp(planes, f, f_max):
+    """The host's own clock warp for lines without collectives (the Python thread with its step
+    marks, launches): that of its first line with collectives, on the absolute clock. The host
+    waits for its devices, so its marks stay with them rather than drifting by f over the
+    capture (which a synchronous job's hosts do not do)."""
+    for p in planes:
+        if isinstance(p, (bytes, bytearray, memoryview)):
+            continue
+        for _, ts, _, colls in p[1]:
+            if colls:
+                return ts, warp_fn(colls, f, f_max)
+    return 0, warp_fn([], f, f_max)
+
+
+def line_warp(colls, ts, f, f_max, host):
+    if colls or host is None:
+        return warp_fn(colls, f, f_max)
+    ref_ts, ref = host
+    shift = (ts - ref_ts) * 1000  # this line's offsets on the reference line's
+    return lambda t: ref(t + shift) - shift
+
+
+def variant(planes, f, f_max, marks_follow_devices=False):
     """The planes of a host of speed 1/f, each line as (head, timestamp, events bytes)."""
     out = []
+    host = host_warp(planes, f, f_max) if marks_follow_devices else None
     for p in planes:
         if isinstance(p, (bytes, bytearray, memoryview)):
             out.append(bytes(p))
@@ -151,7 +178,7 @@ def variant(planes, f, f_max):
         head, lines = p
         new_lines = []
         for lhead, ts, events, colls in lines:
-            w = warp_fn(colls, f, f_max)
+            w = line_warp(colls, ts, f, f_max, host)
             body = bytearray()
             for rest, off, dur in events:
                 start = w(off)
@@ -191,6 +218,8 @@ def main():
     ap.add_argument("--variants", type=int, default=12, help="distinct normal host speeds")
     ap.add_argument("--clock-us", type=float, default=100.0)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--marks-follow-devices", action="store_true",
+                    help="lines without collectives follow the host's devices (no drift)")
     ap.add_argument("--jaxprof", default=os.path.join(HERE, "..", "build", "jaxprof"))
     args = ap.parse_args()
     rng = random.Random(args.seed)
@@ -210,7 +239,7 @@ def main():
     for h in range(args.hosts):
         f = slow.get(h, normal[rng.randrange(len(normal))])
         if f not in variants:
-            variants[f] = variant(planes, f, f_max)
+            variants[f] = variant(planes, f, f_max, args.marks_follow_devices)
         offset = round(rng.uniform(-args.clock_us, args.clock_us) * 1000)
         blob = host_bytes(variants[f], offset, f"host{h:04d}")
         with open(os.path.join(run, f"host{h:04d}.xplane.pb"), "wb") as fh:

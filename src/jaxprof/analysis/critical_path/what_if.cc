@@ -41,9 +41,36 @@ int64_t scaled(int64_t w, double f) {
   return static_cast<int64_t>(std::llround(static_cast<double>(w) * f));
 }
 
+// host=NAME:median: the host's speed set to the median host's. The ratio of the median host's
+// device compute (ops that are not collectives: a collective's time is mostly waiting for the
+// others) to the host's own; the host's own work and the gaps on its lanes and thread take it,
+// while its collectives keep their transfer after the last arrival (when the host arrives
+// sooner, the barrier moves with it). 1 when the host has no device compute in the step.
+double host_median_ratio(const StepGraph& g, const WhatIfSpec& spec,
+                         const std::vector<std::string>& host_names) {
+  const size_t hosts = host_names.size();
+  std::vector<int64_t> work(hosts, 0);
+  std::vector<uint8_t> has(hosts, 0);
+  for (const GraphNode& n : g.nodes)
+    if (n.kind == NodeKind::kOp && n.host < hosts) work[n.host] += n.duration_ps(), has[n.host] = 1;
+  std::vector<int64_t> present;
+  int64_t own = 0;
+  for (size_t h = 0; h < hosts; ++h)
+    if (has[h]) {
+      present.push_back(work[h]);
+      if (host_names[h] == spec.target) own = work[h];
+    }
+  if (present.empty() || own <= 0) return 1;
+  std::sort(present.begin(), present.end());
+  const size_t m = present.size();
+  const double median =
+      m % 2 ? static_cast<double>(present[m / 2])
+            : (static_cast<double>(present[m / 2 - 1]) + static_cast<double>(present[m / 2])) / 2;
+  return median / static_cast<double>(own);
+}
+
 // The factor each node's own time takes under `spec`.
-std::vector<double> node_factors(const StepGraph& g, const WhatIfSpec& spec,
-                                 const std::vector<std::string>& host_names) {
+std::vector<double> node_factors(const StepGraph& g, const WhatIfSpec& spec) {
   std::vector<double> f(g.nodes.size(), 1.0);
   if (spec.kind == WhatIfSpec::Kind::kOp) {
     // Once per distinct name: a step repeats a few thousand names over up to millions of nodes.
@@ -56,27 +83,6 @@ std::vector<double> node_factors(const StepGraph& g, const WhatIfSpec& spec,
   } else if (spec.kind == WhatIfSpec::Kind::kCategory) {
     for (size_t i = 0; i < g.nodes.size(); ++i)
       if (g.nodes[i].category == spec.target) f[i] = spec.factor;
-  } else if (spec.kind == WhatIfSpec::Kind::kHostMedian) {
-    std::vector<int64_t> busy(host_names.size(), 0);
-    std::vector<uint8_t> has(host_names.size(), 0);
-    for (const GraphNode& n : g.nodes)
-      if (n.kind != NodeKind::kHost && n.host < busy.size())
-        busy[n.host] += n.duration_ps(), has[n.host] = 1;
-    std::vector<int64_t> present;
-    for (size_t h = 0; h < busy.size(); ++h)
-      if (has[h]) present.push_back(busy[h]);
-    if (present.empty()) return f;
-    std::sort(present.begin(), present.end());
-    const size_t m = present.size();
-    const double median =
-        m % 2 ? static_cast<double>(present[m / 2])
-              : (static_cast<double>(present[m / 2 - 1]) + static_cast<double>(present[m / 2])) / 2;
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-      const GraphNode& n = g.nodes[i];
-      if (n.kind == NodeKind::kHost || n.host >= busy.size() || host_names[n.host] != spec.target)
-        continue;
-      if (busy[n.host] > 0) f[i] = median / static_cast<double>(busy[n.host]);
-    }
   }
   return f;
 }
@@ -160,10 +166,20 @@ class WhatIfWeights {
     // EdgeKind: the ranking replays once per candidate, with no lookup by name per edge).
     std::fill(std::begin(gap_factor_), std::end(gap_factor_), 1.0);
     for (const WhatIfSpec& spec : specs) {
-      if (spec.kind == WhatIfSpec::Kind::kOp || spec.kind == WhatIfSpec::Kind::kCategory ||
-          spec.kind == WhatIfSpec::Kind::kHostMedian) {
-        const std::vector<double> f = node_factors(g, spec, host_names);
+      if (spec.kind == WhatIfSpec::Kind::kOp || spec.kind == WhatIfSpec::Kind::kCategory) {
+        const std::vector<double> f = node_factors(g, spec);
         for (size_t i = 0; i < f.size(); ++i) factor_[i] *= f[i];
+      } else if (spec.kind == WhatIfSpec::Kind::kHostMedian) {
+        const double r = host_median_ratio(g, spec, host_names);
+        if (r != 1.0) {
+          if (gap_node_factor_.empty()) gap_node_factor_.assign(g.nodes.size(), 1.0);
+          for (size_t i = 0; i < g.nodes.size(); ++i) {
+            const GraphNode& n = g.nodes[i];
+            if (n.host >= host_names.size() || host_names[n.host] != spec.target) continue;
+            if (n.kind != NodeKind::kCollective) factor_[i] *= r;
+            gap_node_factor_[i] *= r;
+          }
+        }
       }
       overlapped_ |= spec.kind == WhatIfSpec::Kind::kCollectivesOverlapped;
       launches_free_ |= spec.kind == WhatIfSpec::Kind::kLaunchesFree;
@@ -202,11 +218,15 @@ class WhatIfWeights {
   static int64_t by(int64_t w, double f) { return f == 1.0 ? w : scaled(w, f); }
   int64_t gap(const GraphEdge& e) const {
     if (e.weight_ps <= 0) return e.weight_ps;
-    return by(e.weight_ps, gap_factor_[static_cast<size_t>(e.kind)]);
+    double f = gap_factor_[static_cast<size_t>(e.kind)];
+    if (!gap_node_factor_.empty() && e.node < gap_node_factor_.size())
+      f *= gap_node_factor_[e.node];
+    return by(e.weight_ps, f);
   }
 
   const StepGraph& g_;
   std::vector<double> factor_;
+  std::vector<double> gap_node_factor_;  // per node, for the gap before it (host=NAME:median)
   double gap_factor_[static_cast<size_t>(EdgeKind::kZero) + 1];
   bool overlapped_ = false, launches_free_ = false;
 };

@@ -5,8 +5,8 @@
 //   category=NAME:FACTOR     the same for an op category (gemm, convolution, attention,
 //                            elementwise/fusion, collective, memcpy, other), host events ("host"),
 //                            or the gaps: device-idle, launch, host-idle
-//   host=NAME:median         the host's device ops scaled so their time in the step is the median
-//                            over hosts
+//   host=NAME:median         the host at the median host's speed: its ops (not collectives), host
+//                            events and gaps scaled by the median device compute over its own
 //   collectives=overlapped   collectives cost nothing and hold no one (no barrier)
 //   launches=free            no device op waits after its predecessor or its launch (device gaps 0)
 #pragma once
