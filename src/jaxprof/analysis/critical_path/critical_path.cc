@@ -85,15 +85,8 @@ std::vector<PathSegment> walk_path(const StepGraph& g, const std::vector<std::st
   Walk w{g, host_names, {}, g.time_ps[g.end_vertex()]};
   on_path.assign(g.nodes.size(), 0);
   uint32_t v = g.end_vertex();
-  while (true) {
-    const uint32_t b = g.first_in[v], e = g.first_in[v + 1];
-    if (b == e) break;
-    uint32_t best = b;
-    for (uint32_t i = b + 1; i < e; ++i)
-      if (g.time_ps[g.edges[i].from] + g.edges[i].weight_ps >
-          g.time_ps[g.edges[best].from] + g.edges[best].weight_ps)
-        best = i;
-    const GraphEdge& edge = g.edges[best];
+  for (uint32_t i : binding_path(g)) {
+    const GraphEdge& edge = g.edges[i];
     const int64_t from_t = g.time_ps[edge.from];
     const GraphNode* node = edge.node == kNone ? nullptr : &g.nodes[edge.node];
     const int64_t before = w.cursor;
@@ -240,9 +233,12 @@ std::vector<WhatIfChange> rank_candidates(const std::vector<Candidate>& cs,
   std::vector<double> bound(cs.size(), 0);  // the mean over the counted steps
   uint64_t edges = 0;
   for (size_t i : counted) edges += graphs[i].edges.size();
+  std::vector<std::vector<uint32_t>> paths(graphs.size());
+  for (size_t i : counted) paths[i] = binding_path(graphs[i]);
   for (size_t k = 0; k < cs.size(); ++k)
     for (size_t i : counted) {
-      const std::optional<int64_t> b = what_if_gain_bound(graphs[i], {cs[k].spec}, host_names);
+      const std::optional<int64_t> b =
+          what_if_gain_bound(graphs[i], paths[i], {cs[k].spec}, host_names);
       if (!b) {
         bound[k] = kNoBound;
         break;

@@ -104,6 +104,20 @@ StepGraph build_step_graph(StepWork work) {
   g.lanes = std::move(work.lanes);
   g.nodes = std::move(work.nodes);
   const uint32_t n = static_cast<uint32_t>(g.nodes.size());
+  {
+    std::unordered_map<std::string_view, uint32_t> names, categories;
+    g.name_of.reserve(n);
+    g.category_of.reserve(n);
+    for (const GraphNode& node : g.nodes) {
+      auto [it, added] = names.try_emplace(node.name, static_cast<uint32_t>(g.names.size()));
+      if (added) g.names.push_back(node.name);
+      g.name_of.push_back(it->second);
+      auto [c, new_category] =
+          categories.try_emplace(node.category, static_cast<uint32_t>(g.categories.size()));
+      if (new_category) g.categories.push_back(node.category);
+      g.category_of.push_back(c->second);
+    }
+  }
   const uint32_t barrier0 = 2 * n;
   uint32_t launches = 0;
   for (const GraphNode& node : g.nodes) launches += node.launch_ps != GraphNode::kNoLaunch;
@@ -207,6 +221,22 @@ StepGraph build_step_graph(StepWork work) {
   list.edges = {};
   g.order = forward_order(g, g.cyclic);
   return g;
+}
+
+std::vector<uint32_t> binding_path(const StepGraph& g) {
+  std::vector<uint32_t> path;
+  for (uint32_t v = g.end_vertex();;) {
+    const uint32_t b = g.first_in[v], e = g.first_in[v + 1];
+    if (b == e) break;
+    uint32_t best = b;
+    for (uint32_t i = b + 1; i < e; ++i)
+      if (g.time_ps[g.edges[i].from] + g.edges[i].weight_ps >
+          g.time_ps[g.edges[best].from] + g.edges[best].weight_ps)
+        best = i;
+    path.push_back(best);
+    v = g.edges[best].from;
+  }
+  return path;
 }
 
 }  // namespace jaxprof

@@ -74,6 +74,10 @@ struct StepGraph {
   std::vector<std::string> devices;  // device names of the nodes
   std::vector<std::string> lanes;    // "device" or "device/line"
   std::vector<GraphNode> nodes;
+  // The nodes' distinct names, and each node's among them: a what-if matches its pattern once
+  // per name (a step repeats a few thousand names over up to millions of nodes).
+  std::vector<std::string_view> names, categories;
+  std::vector<uint32_t> name_of, category_of;
   // Vertices: node n starts at 2n and ends at 2n+1; then one per collective instance; then one per
   // kernel launch (from first_launch on); the last is the step's end. Sources (no predecessors)
   // keep their measured time in every replay.
@@ -121,5 +125,9 @@ struct StepWork {
 
 // Adds the edges and orders the vertices.
 StepGraph build_step_graph(StepWork work);
+
+// The measured critical path as edges, from the step's end back to a source: at each vertex the
+// edge that bound it (the first of the latest).
+std::vector<uint32_t> binding_path(const StepGraph& g);
 
 }  // namespace jaxprof

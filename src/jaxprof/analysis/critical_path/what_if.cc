@@ -73,16 +73,17 @@ double host_median_ratio(const StepGraph& g, const WhatIfSpec& spec,
 std::vector<double> node_factors(const StepGraph& g, const WhatIfSpec& spec) {
   std::vector<double> f(g.nodes.size(), 1.0);
   if (spec.kind == WhatIfSpec::Kind::kOp) {
-    // Once per distinct name: a step repeats a few thousand names over up to millions of nodes.
-    std::unordered_map<std::string_view, bool> matches;
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-      auto [it, added] = matches.try_emplace(g.nodes[i].name, false);
-      if (added) it->second = RE2::PartialMatch(g.nodes[i].name, *spec.pattern);
-      if (it->second) f[i] = spec.factor;
-    }
-  } else if (spec.kind == WhatIfSpec::Kind::kCategory) {
+    std::vector<uint8_t> matches(g.names.size());
+    for (size_t k = 0; k < g.names.size(); ++k)
+      matches[k] = RE2::PartialMatch(g.names[k], *spec.pattern);
     for (size_t i = 0; i < g.nodes.size(); ++i)
-      if (g.nodes[i].category == spec.target) f[i] = spec.factor;
+      if (matches[g.name_of[i]]) f[i] = spec.factor;
+  } else if (spec.kind == WhatIfSpec::Kind::kCategory) {
+    const auto it = std::find(g.categories.begin(), g.categories.end(), spec.target);
+    if (it == g.categories.end()) return f;
+    const uint32_t target = static_cast<uint32_t>(it - g.categories.begin());
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      if (g.category_of[i] == target) f[i] = spec.factor;
   }
   return f;
 }
@@ -239,25 +240,18 @@ int64_t replay_what_if(const StepGraph& g, const std::vector<WhatIfSpec>& specs,
   return replay(g, weight)[g.end_vertex()];
 }
 
-std::optional<int64_t> what_if_gain_bound(const StepGraph& g, const std::vector<WhatIfSpec>& specs,
+std::optional<int64_t> what_if_gain_bound(const StepGraph& g, const std::vector<uint32_t>& path,
+                                          const std::vector<WhatIfSpec>& specs,
                                           const std::vector<std::string>& host_names) {
   const WhatIfWeights weight(g, specs, host_names);
   if (!weight.scales_only() || g.cyclic) return std::nullopt;
-  // The measured path (from the step's end back through the edge that bound each vertex, to a
-  // source) is still a path of the changed graph, from a source whose time stays: the replay's
-  // end is at least its changed length, so the step gains at most what the path's edges lose.
+  // The measured path runs from a source whose time stays to the step's end, and is still a
+  // path of the changed graph: the replay's end is at least its changed length, so the step
+  // gains at most what the path's edges lose.
   int64_t lost = 0;
-  for (uint32_t v = g.end_vertex();;) {
-    const uint32_t b = g.first_in[v], e = g.first_in[v + 1];
-    if (b == e) break;
-    uint32_t best = b;
-    for (uint32_t i = b + 1; i < e; ++i)
-      if (g.time_ps[g.edges[i].from] + g.edges[i].weight_ps >
-          g.time_ps[g.edges[best].from] + g.edges[best].weight_ps)
-        best = i;
-    const GraphEdge& edge = g.edges[best];
+  for (uint32_t i : path) {
+    const GraphEdge& edge = g.edges[i];
     lost = std::min(lost + std::max<int64_t>(0, edge.weight_ps - weight(edge)), INT64_MAX / 4);
-    v = edge.from;
   }
   return lost;
 }

@@ -48,10 +48,12 @@ int64_t replay_what_if(const StepGraph& g, const std::vector<WhatIfSpec>& specs,
                        const std::vector<std::string>& host_names);
 
 // The most the specs can take off the step's end, without replaying: what the edges of the
-// measured critical path lose. That path is still a path after the change, so replay_what_if
-// never predicts less than the measured end less this. nullopt where no such bound holds: specs
-// that change the graph's shape (collectives overlapped, launches free) or a graph with a cycle.
-std::optional<int64_t> what_if_gain_bound(const StepGraph& g, const std::vector<WhatIfSpec>& specs,
+// measured critical path (`path`, binding_path(g)) lose. That path is still a path after the
+// change, so replay_what_if never predicts less than the measured end less this. nullopt where no
+// such bound holds: specs that change the graph's shape (collectives overlapped, launches free)
+// or a graph with a cycle.
+std::optional<int64_t> what_if_gain_bound(const StepGraph& g, const std::vector<uint32_t>& path,
+                                          const std::vector<WhatIfSpec>& specs,
                                           const std::vector<std::string>& host_names);
 
 }  // namespace jaxprof

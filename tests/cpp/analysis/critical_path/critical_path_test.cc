@@ -51,10 +51,10 @@ void expect_path_tiles_steps(const CriticalPathResult& r) {
 }
 
 TEST(CriticalPath, FixturesPathTilesTheStep) {
-  for (const char* f : {"xplane/mi300x_jax_gemm.xplane.pb", "xplane/mi300x_jax_conv.xplane.pb",
-                        "xplane/tf_v100_8gpu_training.xplane.pb",
-                        "xplane/tpu_4chip_inference.xplane.pb",
-                        "nsys-jax/pax_fsdp4_4proc_proc0.zip"}) {
+  for (const char* f :
+       {"xplane/mi300x_jax_gemm.xplane.pb", "xplane/mi300x_jax_conv.xplane.pb",
+        "xplane/tf_v100_8gpu_training.xplane.pb", "xplane/tpu_4chip_inference.xplane.pb",
+        "nsys-jax/pax_fsdp4_4proc_proc0.zip"}) {
     SCOPED_TRACE(f);
     expect_path_tiles_steps(critical_path_of(testing::fixture(f), {"op=.:1"}));
   }
@@ -75,10 +75,9 @@ TEST(CriticalPath, CpuCaptureStepsAndHostWork) {
 }
 
 TEST(CriticalPath, WhatIfsMoveTheStepTheWayTheySay) {
-  const CriticalPathResult r =
-      critical_path_of(testing::test_data("jax_cpu_8dev"),
-                       {"category=collective:0", "collectives=overlapped", "launches=free",
-                        "op=.:2", "category=host:0"});
+  const CriticalPathResult r = critical_path_of(testing::test_data("jax_cpu_8dev"),
+                                                {"category=collective:0", "collectives=overlapped",
+                                                 "launches=free", "op=.:2", "category=host:0"});
   for (const CriticalStep& s : r.steps) {
     for (size_t k = 0; k < s.predictions.size(); ++k) {
       if (k == 3) {
@@ -100,8 +99,8 @@ TEST(CriticalPath, WhatIfsMoveTheStepTheWayTheySay) {
 // its five are the first five of the ranking where every candidate replays.
 TEST(CriticalPath, RankingWithSkippedReplaysKeepsTheBest) {
   for (const std::string& path : {testing::test_data("jax_cpu_8dev"),
-                                   testing::fixture("xplane/tpu_4chip_inference.xplane.pb"),
-                                   testing::fixture("nsys-jax/pax_fsdp4_4proc_proc0.zip")}) {
+                                  testing::fixture("xplane/tpu_4chip_inference.xplane.pb"),
+                                  testing::fixture("nsys-jax/pax_fsdp4_4proc_proc0.zip")}) {
     SCOPED_TRACE(path);
     LoadedProfile lp;
     load_profile({path}, {}, lp);
@@ -157,11 +156,16 @@ TEST(CriticalPath, CollectiveWaitsForTheLastArrival) {
   EXPECT_EQ(replay_what_if(g, {parse_what_if("collectives=overlapped")}, {}), 70);
   EXPECT_EQ(replay_what_if(g, {parse_what_if("op=^b$:0.5"), parse_what_if("op=^ar$:0")}, {}), 40);
   // What the ranking may skip a replay by: what the measured path's edges lose bounds the gain.
-  EXPECT_EQ(what_if_gain_bound(g, {parse_what_if("op=^b$:0.5")}, {}), 30);  // gains 30
-  EXPECT_EQ(what_if_gain_bound(g, {parse_what_if("op=^a$:0.5")}, {}), 0);   // off the path
-  EXPECT_EQ(what_if_gain_bound(g, {parse_what_if("category=collective:0")}, {}), 30);
-  EXPECT_EQ(what_if_gain_bound(g, {parse_what_if("collectives=overlapped")}, {}), std::nullopt);
-  EXPECT_EQ(what_if_gain_bound(g, {parse_what_if("launches=free")}, {}), std::nullopt);
+  EXPECT_EQ(what_if_gain_bound(g, binding_path(g), {parse_what_if("op=^b$:0.5")}, {}),
+            30);  // gains 30
+  EXPECT_EQ(what_if_gain_bound(g, binding_path(g), {parse_what_if("op=^a$:0.5")}, {}),
+            0);  // off the path
+  EXPECT_EQ(what_if_gain_bound(g, binding_path(g), {parse_what_if("category=collective:0")}, {}),
+            30);
+  EXPECT_EQ(what_if_gain_bound(g, binding_path(g), {parse_what_if("collectives=overlapped")}, {}),
+            std::nullopt);
+  EXPECT_EQ(what_if_gain_bound(g, binding_path(g), {parse_what_if("launches=free")}, {}),
+            std::nullopt);
 }
 
 }  // namespace
