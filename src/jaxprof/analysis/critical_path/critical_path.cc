@@ -43,7 +43,7 @@ const char* kAssumptions[] = {
 
 struct Walk {
   const StepGraph& g;
-  const std::vector<std::string>& host_names;
+  const std::vector<Host>& hosts;
   std::vector<PathSegment> path;  // backwards
   int64_t cursor = 0;
 
@@ -53,7 +53,7 @@ struct Walk {
     start = std::min(std::max(start, g.start_ps), end);  // a launch may precede the step
     if (end > start) {
       PathSegment s;
-      s.host = host < host_names.size() ? host_names[host] : "";
+      if (host < hosts.size()) s.host = hosts[host].name;
       s.device = node && node->device < g.devices.size() ? g.devices[node->device] : "";
       s.name = name;
       s.kind = kind;
@@ -80,9 +80,9 @@ const char* gap_name(EdgeKind k) {
 }
 
 // From the step's end back to its start, through the predecessor that bound each vertex.
-std::vector<PathSegment> walk_path(const StepGraph& g, const std::vector<std::string>& host_names,
+std::vector<PathSegment> walk_path(const StepGraph& g, const std::vector<Host>& hosts,
                                    uint32_t default_host, std::vector<int64_t>& on_path) {
-  Walk w{g, host_names, {}, g.time_ps[g.end_vertex()]};
+  Walk w{g, hosts, {}, g.time_ps[g.end_vertex()]};
   on_path.assign(g.nodes.size(), 0);
   uint32_t v = g.end_vertex();
   for (uint32_t i : binding_path(g)) {
@@ -152,8 +152,12 @@ std::vector<PathOp> step_ops(const StepGraph& g, const std::vector<int64_t>& on_
 }
 
 std::vector<std::pair<std::string, int64_t>> by_category(const std::vector<PathSegment>& path) {
-  std::map<std::string, int64_t> sums;
-  for (const PathSegment& s : path) sums[s.category] += s.duration_ps;
+  std::map<std::string, int64_t, std::less<>> sums;
+  for (const PathSegment& s : path) {
+    auto it = sums.find(s.category);
+    if (it == sums.end()) it = sums.emplace(std::string(s.category), 0).first;
+    it->second += s.duration_ps;
+  }
   std::vector<std::pair<std::string, int64_t>> out(sums.begin(), sums.end());
   std::stable_sort(out.begin(), out.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
@@ -300,7 +304,7 @@ CriticalPathResult compute_critical_path(const Profile& profile,
     s.nodes = g.nodes.size();
     s.edges = g.edges.size();
     std::vector<int64_t> on_path;
-    s.path = walk_path(g, host_names, step.host, on_path);
+    s.path = walk_path(g, profile.hosts, step.host, on_path);
     s.critical_ps = by_category(s.path);
     s.ops = step_ops(g, on_path, node_slack(g));
     s.ops_total = s.ops.size();

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -24,11 +25,14 @@ struct CriticalPathOptions {
 // One stretch of the path: an event of the profile (an op, a collective's transfer after the last
 // arrival, a host event) or a named gap ("device/idle", "host/launch", "host/idle",
 // "host/step-start", "host/step-end").
+// Its names are views of the Profile's strings and of static names (a step's path may hold
+// hundreds of thousands of segments): a result lives no longer than the Profile it came from.
 struct PathSegment {
-  std::string host, device;  // device "" for host work and host gaps
-  std::string name;
-  std::string kind;      // "op", "collective", "host", "gap"
-  std::string category;  // op category, "host", or the gap's: device-idle, launch, host-idle
+  std::string_view host;  // Profile::hosts' name
+  std::string device;     // "" for host work and host gaps
+  std::string_view name;
+  std::string_view kind;      // "op", "collective", "host", "gap"
+  std::string_view category;  // op category, "host", or the gap's: device-idle, launch, host-idle
   int64_t start_ps = 0, duration_ps = 0;
 };
 

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <iterator>
 
 #include "jaxprof/common/units.h"
 
@@ -51,8 +50,11 @@ std::string step_json(const CriticalStep& s) {
     append_json_string(out, p.kind);
     out += ", \"category\": ";
     append_json_string(out, p.category);
-    fmt::format_to(std::back_inserter(out), ", \"start_ps\": {}, \"duration_ps\": {}}}", p.start_ps,
-                   p.duration_ps);
+    out += ", \"start_ps\": ";
+    out += fmt::format_int(p.start_ps).c_str();
+    out += ", \"duration_ps\": ";
+    out += fmt::format_int(p.duration_ps).c_str();
+    out += '}';
   }
   out += fmt::format("], \"ops_total\": {}, \"ops\": [", s.ops_total);
   for (size_t i = 0; i < s.ops.size(); ++i) {
@@ -155,8 +157,8 @@ std::string detail_table(const CriticalStep& s, size_t top) {
               {"name"}});
   for (size_t i : idx) {
     const PathSegment& p = s.path[i];
-    path.add({p.start_ps - s.start_ps, p.duration_ps, p.kind,
-              p.device.empty() ? "host " + p.host : p.device, p.name});
+    path.add({p.start_ps - s.start_ps, p.duration_ps, std::string(p.kind),
+              p.device.empty() ? "host " + std::string(p.host) : p.device, std::string(p.name)});
   }
   out += path.render(60);
   if (shown < s.path.size()) out += more_rows_line(shown, s.path.size(), "segments") + "\n";

@@ -24,9 +24,9 @@ CriticalPathResult critical_path_of(const std::string& path, std::vector<std::st
 }
 
 void expect_path_tiles_steps(const CriticalPathResult& r) {
-  static const std::set<std::string> kKinds = {"op", "collective", "host", "gap"};
-  static const std::set<std::string> kGaps = {"device/idle", "host/launch", "host/idle",
-                                              "host/step-start", "host/step-end"};
+  static const std::set<std::string, std::less<>> kKinds = {"op", "collective", "host", "gap"};
+  static const std::set<std::string, std::less<>> kGaps = {
+      "device/idle", "host/launch", "host/idle", "host/step-start", "host/step-end"};
   ASSERT_FALSE(r.steps.empty());
   for (const CriticalStep& s : r.steps) {
     int64_t total = 0, at = s.start_ps;
