@@ -10,11 +10,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "jaxprof/common/warning_kind.h"
 #include "jaxprof/analysis/partial/extract_partials.h"
-#include "jaxprof/common/parallel_parts.h"
 #include "jaxprof/common/error.h"
+#include "jaxprof/common/parallel_parts.h"
 #include "jaxprof/common/units.h"
+#include "jaxprof/common/warning_kind.h"
 #include "jaxprof/render/text/input_render.h"
 #include "jaxprof/render/text/steady_state_render.h"
 
@@ -87,10 +87,12 @@ JsonNotes& json_notes() {
   return notes;
 }
 
-// `text` with the noted members first when it is a JSON object.
-std::string with_input_member(const std::string& text) {
+// What `text` starts with once the noted members are put first, when it is a JSON object: the
+// opening brace, the members and a separator, to write before text[1:] ("" when nothing is
+// noted). The text is not copied: a command's JSON may be tens of MB.
+std::string input_members_prefix(const std::string& text) {
   JsonNotes& notes = json_notes();
-  if (notes.empty() || text.empty() || text.front() != '{') return text;
+  if (notes.empty() || text.empty() || text.front() != '{') return "";
   std::string member;
   const std::vector<std::string>& inputs = notes.inputs;
   if (inputs.size() == 1) {
@@ -103,9 +105,10 @@ std::string with_input_member(const std::string& text) {
   if (!notes.set_apart.empty())
     member += (member.empty() ? "" : ", ") + std::string("\"set_apart\": ") + notes.set_apart;
   notes = {};
+  if (member.empty()) return "";
   size_t rest = text.find_first_not_of(" \n\t", 1);
   bool empty_object = rest != std::string::npos && text[rest] == '}';
-  return "{" + member + (empty_object ? "" : ", ") + text.substr(1);
+  return "{" + member + (empty_object ? "" : ", ");
 }
 
 }  // namespace
@@ -129,7 +132,8 @@ EventFilterSpec EventFilterFlags::spec() const {
 void add_event_filter_options(CLI::App* cmd, EventFilterFlags& f, const EventFilterWords& w) {
   cmd->add_option("--device", f.device,
                   fmt::format("Only {} whose name contains this (or matches re:REGEX)", w.devices));
-  cmd->add_option("--prefix", f.prefix, fmt::format("Only {} whose name starts with this", w.names));
+  cmd->add_option("--prefix", f.prefix,
+                  fmt::format("Only {} whose name starts with this", w.names));
   cmd->add_option("--match", f.match,
                   fmt::format("Only {} whose name matches this RE2 regex (anywhere)", w.names));
   cmd->add_option("--min-duration", f.min_duration_ns,
@@ -158,8 +162,8 @@ void say_set_apart(const Profile& profile, const SteadyStateOptions& o, bool wit
   if (!line.empty()) std::fprintf(stderr, "jaxprof: %s\n", line.c_str());
 }
 
-void say_set_apart(const PartialSet& set, const SteadyStateOptions& o, const CompileResult* compiles,
-                   bool json_output) {
+void say_set_apart(const PartialSet& set, const SteadyStateOptions& o,
+                   const CompileResult* compiles, bool json_output) {
   SetApartSummary s = set_apart_from_partials(set, o, compiles);
   if (json_output) {
     json_notes().set_apart = render_set_apart_json(s);
@@ -170,11 +174,11 @@ void say_set_apart(const PartialSet& set, const SteadyStateOptions& o, const Com
 }
 
 void write(const std::string& text) {
-  if (!json_notes().empty()) {
-    std::string with_input = with_input_member(text);
-    if (with_input.size() != text.size()) return write(with_input);
-  }
-  if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
+  const std::string prefix = json_notes().empty() ? "" : input_members_prefix(text);
+  const size_t skip = prefix.empty() ? 0 : 1;  // the prefix holds the opening brace
+  if ((!prefix.empty() && std::fwrite(prefix.data(), 1, prefix.size(), stdout) != prefix.size()) ||
+      std::fwrite(text.data() + skip, 1, text.size() - skip, stdout) != text.size() - skip ||
+      std::fflush(stdout) != 0) {
     // Nothing to do: the reader went away.
   }
 }

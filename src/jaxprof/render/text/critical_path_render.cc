@@ -76,13 +76,17 @@ std::string step_json(const CriticalStep& s) {
                          ps_to_ns_exact(s.predictions[i].predicted_ps - s.step_ps));
     out += "]";
   }
-  return out + "}";
+  out += '}';
+  return out;
 }
 
 std::string json(const CriticalPathResult& r) {
   std::string out = fmt::format("{{\"step_source\": {}, \"assumptions\": {}, \"steps\": [",
                                 json_string(r.step_source), json_string_array(r.assumptions));
-  for (size_t i = 0; i < r.steps.size(); ++i) out += (i ? ", " : "") + step_json(r.steps[i]);
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    if (i) out += ", ";
+    out += step_json(r.steps[i]);  // appended, not joined first: a step's may be tens of MB
+  }
   out += "], \"what_if\": " + changes_json(r.what_ifs);
   if (!r.combined.empty()) out += ", \"what_if_combined\": " + change_json(r.combined[0]);
   out += ", \"ranked\": " + changes_json(r.ranked);
