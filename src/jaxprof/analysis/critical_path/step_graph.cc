@@ -165,10 +165,11 @@ StepGraph build_step_graph(StepWork work) {
 
   EdgeList list{{}, g.time_ps};
   uint32_t next_launch = g.first_launch;
+  std::vector<uint32_t> from;  // one vector for every node's predecessors (a million nodes)
   for (uint32_t i = 0; i < n; ++i) {
     const GraphNode& node = g.nodes[i];
     const uint32_t s = StepGraph::start_of(i), e = StepGraph::end_of(i);
-    std::vector<uint32_t> from;
+    from.clear();
     if (lane_prev[i] != kNone) from.push_back(StepGraph::end_of(lane_prev[i]));
     if (node.kind == NodeKind::kHost) {
       list.lag(s, from, EdgeKind::kHostGap, i);
