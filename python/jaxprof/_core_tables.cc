@@ -1,17 +1,18 @@
-// Tables cross to Python as NumPy arrays over the C++ columns' own memory (each array owns its
-// vector), packed validity bitmaps, and dictionaries as one UTF-8 buffer with int32 offsets:
-// pyarrow wraps all of them as Arrow buffers, so no Python object is made per row or per string.
+// Tables cross to Python as ArrowTable objects: the C++ columns behind the Arrow PyCapsule
+// interface (__arrow_c_stream__, analysis/tables/table_arrow.h), which pyarrow and DuckDB read
+// without a copy and DuckDB scans without pyarrow, so no Python object is made per row or string.
 #include "_core_tables.h"
 
-#include <nanobind/ndarray.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "jaxprof/analysis/tables/table_arrow.h"
 #include "jaxprof/analysis/tables/tables.h"
 
 namespace nb = nanobind;
@@ -20,56 +21,54 @@ using namespace nb::literals;
 namespace jaxprof {
 namespace {
 
+// A table held in C++ that exports itself as an Arrow C stream: each __arrow_c_stream__ call
+// makes a new stream over the same buffers, so a consumer may scan it as often as it likes.
+struct ArrowTable {
+  std::shared_ptr<const ArrowExport> data;
+};
+
+// The PyCapsule interface's capsules own their struct: released (if the consumer did not take
+// it) and freed with the capsule.
 template <typename T>
-nb::object owned_array(std::vector<T>&& values) {
-  auto* heap = new std::vector<T>(std::move(values));
-  nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
-  return nb::cast(nb::ndarray<nb::numpy, T, nb::ndim<1>>(heap->data(), {heap->size()}, owner));
+nb::capsule arrow_capsule(T* c, const char* name) {
+  return nb::capsule(c, name, [](void* p) noexcept {
+    T* s = static_cast<T*>(p);
+    if (s->release != nullptr) s->release(s);
+    delete s;
+  });
 }
 
-// The dictionary as Arrow's string layout: int32 offsets and the bytes one after another.
-std::pair<nb::object, nb::object> dictionary_buffers(const std::vector<std::string>& dict) {
-  std::vector<int32_t> offsets;
-  offsets.reserve(dict.size() + 1);
-  std::vector<uint8_t> bytes;
-  offsets.push_back(0);
-  for (const std::string& s : dict) {
-    bytes.insert(bytes.end(), s.begin(), s.end());
-    offsets.push_back(static_cast<int32_t>(bytes.size()));
-  }
-  return {owned_array(std::move(offsets)), owned_array(std::move(bytes))};
-}
-
-nb::dict column_dict(RecordColumn&& c) {
-  nb::dict d;
-  d["name"] = c.name;
-  d["type"] = table_type_name(c.type);
-  d["unit"] = c.unit;
-  d["meaning"] = c.meaning;
-  d["null_count"] = c.null_count;
-  d["validity"] = c.validity.empty() ? nb::none() : owned_array(std::move(c.validity));
-  switch (c.type) {
-    case TableType::kInt64:
-      d["values"] = owned_array(std::move(c.i64));
-      break;
-    case TableType::kUInt64:
-      d["values"] = owned_array(std::move(c.u64));
-      break;
-    case TableType::kDouble:
-      d["values"] = owned_array(std::move(c.f64));
-      break;
-    case TableType::kBool:
-      d["values"] = owned_array(std::move(c.b));
-      break;
-    case TableType::kString: {
-      d["values"] = owned_array(std::move(c.codes));
-      auto [offsets, bytes] = dictionary_buffers(c.dictionary);
-      d["dictionary_offsets"] = offsets;
-      d["dictionary_bytes"] = bytes;
-      break;
-    }
-  }
-  return d;
+void bind_arrow_table(nb::module_& m, ProfileAccessor access) {
+  nb::class_<ArrowTable>(m, "ArrowTable",
+                         "A table of the profile for Arrow consumers (the Arrow PyCapsule "
+                         "interface), built in C++; no pyarrow needed.")
+      .def_prop_ro("name", [](const ArrowTable& t) { return t.data->table().name; })
+      .def_prop_ro("num_rows", [](const ArrowTable& t) { return t.data->table().rows; })
+      .def("__arrow_c_schema__",
+           [](const ArrowTable& t) {
+             auto* schema = new ArrowSchema{};
+             t.data->export_schema(schema);
+             return arrow_capsule(schema, "arrow_schema");
+           })
+      .def(
+          "__arrow_c_stream__",
+          [](const ArrowTable& t, nb::object requested_schema) {
+            // The schema is the table's: a requested one is a hint the interface lets us ignore.
+            (void)requested_schema;
+            auto* stream = new ArrowArrayStream{};
+            ArrowExport::export_stream(t.data, stream);
+            return arrow_capsule(stream, "arrow_array_stream");
+          },
+          "requested_schema"_a = nb::none());
+  m.def(
+      "arrow_table",
+      [access](nb::handle profile, const std::string& name) {
+        ProfileAccess a = access(profile);
+        nb::gil_scoped_release release;
+        std::lock_guard lock(*a.mu);
+        return ArrowTable{std::make_shared<const ArrowExport>(build_table(*a.profile, name))};
+      },
+      "profile"_a, "name"_a, "A table of the profile as an ArrowTable (Arrow C stream).");
 }
 
 }  // namespace
@@ -80,22 +79,7 @@ void bind_tables(nb::module_& m, ProfileAccessor access) {
     for (const TableInfo& t : table_list()) out.emplace_back(t.name, t.meaning);
     return out;
   });
-  m.def(
-      "table",
-      [access](nb::handle profile, const std::string& name) {
-        ProfileAccess a = access(profile);
-        RecordTable t;
-        {
-          nb::gil_scoped_release release;
-          std::lock_guard lock(*a.mu);
-          t = build_table(*a.profile, name);
-        }
-        nb::list columns;
-        for (RecordColumn& c : t.columns) columns.append(column_dict(std::move(c)));
-        return nb::make_tuple(t.name, t.rows, columns);
-      },
-      "profile"_a, "name"_a,
-      "A table of the profile: (name, rows, [column dicts of NumPy buffers]).");
+  bind_arrow_table(m, access);
 }
 
 }  // namespace jaxprof

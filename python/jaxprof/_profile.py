@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import json
+import numbers
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import _core, _tables
 from ._optional import require
 from ._results import (FlameResult, InfoResult, MemoryResult, OpsResult, Result, ResultJSON,
                        RooflineResult, SummaryResult)
 from .errors import InvalidOptionError
+
+if TYPE_CHECKING:  # NumPy is imported where events are read: `jaxprof sql` never needs it
+    import numpy as np
 
 __all__ = ["load", "Profile", "Events", "Plane"]
 
@@ -103,9 +105,13 @@ class Events:
     @property
     def name(self) -> np.ndarray:
         """Event names as an object array (materialised: prefer ``metadata`` + ``names``)."""
+        import numpy as np
+
         return np.asarray(self.names, dtype=object)[self.columns["metadata"]]
 
     def _categorical(self, codes: np.ndarray, categories: List[str]) -> Any:
+        import numpy as np
+
         pd = require("pandas", "to_pandas()")
         try:
             return pd.Categorical.from_codes(codes.astype(np.int64, copy=False), categories)
@@ -134,6 +140,8 @@ class Events:
         pyarrow wraps the NumPy buffers without copying; the table exports through the Arrow C
         data interface (``__arrow_c_stream__``) to polars, DuckDB and others.
         """
+        import numpy as np
+
         pa = require("pyarrow", "to_arrow()")
 
         c = self.columns
@@ -459,7 +467,7 @@ class Profile:
         """Runs ``query`` with DuckDB over the profile's tables, whole (warm-up rows included,
         with their flags), each built only when the query names it; returns a
         ``pyarrow.Table``. Needs duckdb and pyarrow (``pip install 'jaxprof[sql]'``)."""
-        return _tables.sql(lambda name: _tables.build_table(self._core, name), query)
+        return _tables.sql(lambda name: _tables.arrow_table(self._core, name), query)
 
     def export_perfetto(self, path: PathLike, *, align: bool = True,
                         critical_path: bool = False) -> Dict[str, Any]:
@@ -501,7 +509,7 @@ def _choice(name: str, value: Any, choices: Sequence[str]) -> str:
 
 def _count(name: str, value: Any) -> int:
     """A whole number >= 0, or an error naming the argument."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
         raise InvalidOptionError(f"{name}={value!r}: expected a whole number >= 0", None,
                                  f"{name}: expected a whole number >= 0")
     return int(value)
@@ -511,7 +519,7 @@ def _top(name: str, value: Optional[int]) -> int:
     """``top``: None and 0 keep every row."""
     if value is None:
         return 0
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
         raise InvalidOptionError(f"{name}={value!r}: expected None or a whole number >= 0 "
                                  "(0 = all)", None, f"{name}: expected a whole number >= 0")
     return int(value)
@@ -523,7 +531,7 @@ def _shown(top: Optional[int]) -> int:
 
 
 def _min_duration_ps(ns: Any) -> int:
-    if isinstance(ns, bool) or not isinstance(ns, (int, float, np.integer, np.floating)) \
+    if isinstance(ns, bool) or not isinstance(ns, numbers.Real) \
             or not ns >= 0 or ns == float("inf"):
         raise InvalidOptionError(f"min_duration_ns={ns!r}: expected a number of nanoseconds >= 0",
                                  None, "min_duration_ns: expected a number >= 0")
@@ -532,6 +540,8 @@ def _min_duration_ps(ns: Any) -> int:
 
 def _line_column(lines: List[tuple], n: int) -> np.ndarray:
     """Per-event line index (lines own contiguous ranges)."""
+    import numpy as np
+
     out = np.zeros(n, dtype=np.uint32)
     for i, (_plane, _name, _id, first, count) in enumerate(lines):
         out[first:first + count] = i

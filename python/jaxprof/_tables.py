@@ -1,23 +1,20 @@
 """The tables of a profile as Arrow tables, and SQL over them with DuckDB.
 
-The C++ core builds each table as typed columns (src/jaxprof/analysis/tables) and hands over their
-buffers; here they are wrapped as Arrow arrays without a copy (strings as dictionary arrays:
-int32 codes into a dictionary), so a table of millions of rows makes no Python object per row.
-docs/tables.md has the schemas.
+The C++ core builds each table as typed columns (src/jaxprof/analysis/tables) and exports them
+through the Arrow C stream interface (``_core.ArrowTable``, with ``__arrow_c_stream__``): pyarrow
+and DuckDB read the C++ buffers without a copy (strings as dictionary arrays: int32 codes into a
+dictionary), so a table of millions of rows makes no Python object per row, and DuckDB scans a
+table without pyarrow. docs/tables.md has the schemas.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, List, Optional, Union
-
-import numpy as np
+from typing import Any, Callable, Dict, Iterable, List, Optional, Union
 
 from . import _core
 from ._optional import require
 from .errors import InvalidOptionError
-
-_ARROW_TYPES = {"int64": "int64", "uint64": "uint64", "double": "float64"}
 
 
 def table_names() -> List[str]:
@@ -25,38 +22,18 @@ def table_names() -> List[str]:
     return [name for name, _ in _core.table_list()]
 
 
-def _column(pa: Any, rows: int, c: dict) -> Any:
-    validity = c["validity"]
-    bitmap = pa.py_buffer(validity) if validity is not None else None
-    values = c["values"]
-    kind = c["type"]
-    if kind == "bool":
-        # Arrow's booleans are bits: the one column packed here, by NumPy (pa.array would import
-        # pandas on the way, half a second).
-        bits = np.packbits(values, bitorder="little")
-        return pa.Array.from_buffers(pa.bool_(), rows, [bitmap, pa.py_buffer(bits)],
-                                     null_count=c["null_count"])
-    if kind == "string":
-        offsets, data = c["dictionary_offsets"], c["dictionary_bytes"]
-        dictionary = pa.Array.from_buffers(pa.string(), len(offsets) - 1,
-                                           [None, pa.py_buffer(offsets), pa.py_buffer(data)])
-        indices = pa.Array.from_buffers(pa.int32(), rows, [bitmap, pa.py_buffer(values)],
-                                        null_count=c["null_count"])
-        return pa.DictionaryArray.from_arrays(indices, dictionary)
-    return pa.Array.from_buffers(getattr(pa, _ARROW_TYPES[kind])(), rows,
-                                 [bitmap, pa.py_buffer(values)], null_count=c["null_count"])
+def arrow_table(core: Any, name: str) -> Any:
+    """The named table of a loaded profile (its C++ object) as a ``_core.ArrowTable``: an Arrow C
+    stream any Arrow consumer reads (``pyarrow.table(t)``, DuckDB), unfiltered."""
+    if name not in table_names():
+        raise InvalidOptionError(f"no table {name!r} (tables: {', '.join(table_names())})")
+    return _core.arrow_table(core, name)
 
 
 def build_table(core: Any, name: str) -> Any:
     """The named table of a loaded profile (its C++ object) as a ``pyarrow.Table``, unfiltered."""
     pa = require("pyarrow", "Profile.table()")
-    if name not in table_names():
-        raise InvalidOptionError(f"no table {name!r} (tables: {', '.join(table_names())})")
-    _, rows, columns = _core.table(core, name)
-    arrays = [_column(pa, rows, c) for c in columns]
-    fields = [pa.field(c["name"], a.type, metadata={"unit": c["unit"], "meaning": c["meaning"]})
-              for c, a in zip(columns, arrays)]
-    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+    return pa.table(arrow_table(core, name))
 
 
 def _device_mask(pc: Any, column: Any, device: str) -> Any:
@@ -107,8 +84,21 @@ def _int_array(values: List[int]) -> Any:
     return pa.array(values, pa.int64())
 
 
-def sql(tables: Any, query: str) -> Any:
-    """Runs ``query`` with DuckDB over the tables its text names; ``tables(name)`` builds one.
+def named_tables(query: str) -> List[str]:
+    """The tables whose names ``query`` holds as whole words: the ones worth building for it."""
+    return [name for name in table_names() if re.search(rf"\b{name}\b", query, re.IGNORECASE)]
+
+
+def register(con: Any, tables: Dict[str, Any]) -> None:
+    """Puts each table (a ``_core.ArrowTable``) under its name on a DuckDB connection, which scans
+    its Arrow C stream when a query reads it."""
+    for name, table in tables.items():
+        con.register(name, table)
+
+
+def sql(tables: Callable[[str], Any], query: str) -> Any:
+    """Runs ``query`` with DuckDB over the tables its text names; ``tables(name)`` builds one (a
+    ``_core.ArrowTable``).
 
     A table is built only when the query names it (as a whole word), so a query over device_ops
     builds device_ops alone. Returns a ``pyarrow.Table``.
@@ -116,14 +106,19 @@ def sql(tables: Any, query: str) -> Any:
     duckdb = require("duckdb", "Profile.sql()")
     con = duckdb.connect(":memory:")
     try:
-        for name in table_names():
-            if re.search(rf"\b{name}\b", query, re.IGNORECASE):
-                con.register(name, tables(name))
+        register(con, {name: tables(name) for name in named_tables(query)})
         relation = con.sql(query)
-        if relation is None:  # a statement without a result (SET, CREATE ...)
-            return require("pyarrow", "Profile.sql()").table({})
-        # duckdb 1.4+ names it to_arrow_table; earlier versions arrow().
-        fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
-        return fetch()
+        return arrow_result(relation)
     finally:
         con.close()
+
+
+def arrow_result(relation: Any) -> Any:
+    """A DuckDB relation's rows as a ``pyarrow.Table`` (no columns for a statement without a
+    result: SET, CREATE ...)."""
+    pa = require("pyarrow", "Profile.sql()")
+    if relation is None:
+        return pa.table({})
+    # duckdb 1.4+ names it to_arrow_table; earlier versions arrow().
+    fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
+    return fetch()

@@ -12,8 +12,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from decimal import Decimal
-from typing import Any, List, Optional
+import threading
+from typing import Any, Dict, List, Optional, Tuple
+
+from . import _sql_output
 
 EXIT_BAD_INPUT = 2
 
@@ -50,39 +52,13 @@ def _plain(table: Any) -> Any:
     return table.cast(pa.schema(fields))
 
 
-def _json_value(v: Any) -> Any:
-    if isinstance(v, Decimal):  # DuckDB sums integers as DECIMAL: whole ones stay integers
-        return int(v) if v == v.to_integral_value() else float(v)
-    if isinstance(v, (bytes, bytearray)):
-        return v.decode("utf-8", "replace")
-    if hasattr(v, "isoformat"):
-        return v.isoformat()
-    return str(v)
-
-
-def _text_table(table: Any) -> str:
-    rows = _plain(table).to_pylist()
-    names = table.column_names
-    cells = [[("" if r[n] is None else str(r[n])) for n in names] for r in rows]
-    numeric = [all(isinstance(r[n], (int, float, Decimal)) for r in rows if r[n] is not None)
-               for n in names]
-    widths = [max([len(n)] + [len(c[i]) for c in cells]) for i, n in enumerate(names)]
-
-    def line(values: List[str]) -> str:
-        return "  ".join(v.rjust(w) if num else v.ljust(w)
-                         for v, w, num in zip(values, widths, numeric)).rstrip()
-
-    out = [line(names), line(["-" * w for w in widths])] + [line(c) for c in cells]
-    out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
-    return "\n".join(out) + "\n"
-
-
 def _write(result: Any, fmt: str, output: Optional[str]) -> None:
+    """An Arrow table (pyarrow) in the format asked for."""
     if fmt == "parquet":
         _need("pyarrow.parquet").write_table(result, output)
         return
     if fmt == "json":
-        text = json.dumps(result.to_pylist(), default=_json_value) + "\n"
+        text = json.dumps(result.to_pylist(), default=_sql_output.json_value) + "\n"
     elif fmt == "csv":
         import io
 
@@ -90,7 +66,13 @@ def _write(result: Any, fmt: str, output: Optional[str]) -> None:
         _need("pyarrow.csv").write_csv(_plain(result), buf)
         text = buf.getvalue().decode("utf-8")
     else:
-        text = _text_table(result)
+        names = result.column_names
+        rows = [[r[n] for n in names] for r in _plain(result).to_pylist()]
+        text = _sql_output.text_table(names, rows)
+    _emit(text, output)
+
+
+def _emit(text: str, output: Optional[str]) -> None:
     if output:
         with open(output, "w", encoding="utf-8") as f:
             f.write(text)
@@ -104,20 +86,85 @@ def _load(paths: List[str]) -> Any:
     return jaxprof.load(paths if len(paths) > 1 else paths[0])
 
 
+class _TablesBuilt:
+    """Reads the profile and builds the tables a query names, on a thread: the C++ work releases
+    the GIL, so it runs on another core while DuckDB imports and opens its database (about as
+    long, and most of the command's time besides)."""
+
+    def __init__(self, paths: List[str], names: List[str]) -> None:
+        self._tables: Dict[str, Any] = {}
+        self._error: Optional[BaseException] = None
+        self._thread = threading.Thread(target=self._build, args=(paths, names), daemon=True)
+        self._thread.start()
+
+    def _build(self, paths: List[str], names: List[str]) -> None:
+        try:
+            core = _load(paths)._core
+            from . import _tables
+
+            self._tables = {name: _tables.arrow_table(core, name) for name in names}
+        except BaseException as e:  # handed to the main thread by result()
+            self._error = e
+
+    def result(self) -> Dict[str, Any]:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._tables
+
+
+def _fetch(relation: Any, fmt: str) -> Tuple[str, Any]:
+    """The query's result: ("rows", (names, type ids, rows)) from DuckDB itself where its types
+    print without pyarrow, else ("arrow", a pyarrow.Table)."""
+    type_ids = [str(getattr(t, "id", "")) for t in relation.types] if relation is not None else []
+    if relation is None or fmt == "parquet" or \
+            not all(t in _sql_output.ROW_TYPES for t in type_ids):
+        _need("pyarrow")
+        from . import _tables
+
+        return "arrow", _tables.arrow_result(relation)
+    return "rows", (list(relation.columns), type_ids, relation.fetchall())
+
+
+def _write_rows(names: List[str], type_ids: List[str], rows: List[Any], fmt: str,
+                output: Optional[str]) -> None:
+    if fmt == "json":
+        text = _sql_output.json_text(names, rows)
+    elif fmt == "csv":
+        text = _sql_output.csv_text(names, type_ids, rows)
+    else:
+        text = _sql_output.text_table(names, rows)
+    _emit(text, output)
+
+
 def _sql(args: argparse.Namespace) -> int:
     if len(args.args) < 2:
         raise _Usage("jaxprof sql: give a profile PATH and a QUERY")
     if args.format == "parquet" and not args.output:
         raise _Usage("jaxprof sql: --format parquet needs -o FILE")
-    _need("pyarrow")
+    import importlib.util
+
+    if importlib.util.find_spec("duckdb") is None:
+        _need("duckdb")  # says what to install
+    from . import _tables
+
+    query = args.args[-1]
+    built = _TablesBuilt(args.args[:-1], _tables.named_tables(query))
     duckdb = _need("duckdb")
-    profile = _load(args.args[:-1])
+    con = duckdb.connect(":memory:")
     try:
-        result = profile.sql(args.args[-1])
-    except duckdb.Error as e:
-        return _fail(f"sql: {e}")
-    _write(result, args.format, args.output)
-    return 0
+        _tables.register(con, built.result())
+        try:
+            kind, result = _fetch(con.sql(query), args.format)
+        except duckdb.Error as e:
+            return _fail(f"sql: {e}")
+        if kind == "rows":
+            _write_rows(*result, args.format, args.output)
+        else:
+            _write(result, args.format, args.output)
+        return 0
+    finally:
+        con.close()
 
 
 def _tables(args: argparse.Namespace) -> int:
