@@ -11,10 +11,14 @@ Autotuning: :mod:`jaxprof.autotune` (``time_candidates``, ``tune``, the cache, l
 
 from __future__ import annotations
 
-from ._profile import Events, Plane, Profile, load
-from ._results import (FlameResult, InfoResult, MemoryResult, OpsResult, Result, RooflineResult,
-                       SummaryResult)
+from typing import TYPE_CHECKING
+
 from .errors import CorruptProfileError, InvalidOptionError, ProfileError, ProfileNotFoundError
+
+if TYPE_CHECKING:
+    from ._profile import Events, Plane, Profile, load
+    from ._results import (FlameResult, InfoResult, MemoryResult, OpsResult, Result,
+                           RooflineResult, SummaryResult)
 
 __version__ = "0.1.0"
 
@@ -27,7 +31,13 @@ __all__ = [
     "Profiler", "ProfilingError", "autotune", "sessions", "extract_session", "export_parquet",
 ]
 
+# Loaded on first use: `python -m jaxprof.sql` reaches the C++ core without the Python API's
+# modules, and the capture helpers import jax.
 _LAZY = {
+    "load": "_profile", "Profile": "_profile", "Events": "_profile", "Plane": "_profile",
+    "Result": "_results", "OpsResult": "_results", "InfoResult": "_results",
+    "FlameResult": "_results", "SummaryResult": "_results", "MemoryResult": "_results",
+    "RooflineResult": "_results",
     "trace": "capture", "annotate": "capture", "trace_function": "capture", "step": "capture",
     "StepProfiler": "capture", "latest": "capture", "summarize": "capture",
     "wait_for_device": "capture",
@@ -38,7 +48,6 @@ _LAZY = {
 
 
 def __getattr__(name: str):
-    # The capture helpers import jax: load them on first use so that analysis works without it.
     import importlib
 
     if name == "autotune":  # a subpackage; it imports jax only when a function needs it

@@ -99,9 +99,11 @@ class _TablesBuilt:
 
     def _build(self, paths: List[str], names: List[str]) -> None:
         try:
-            core = _load(paths)._core
-            from . import _tables
+            # The C++ profile alone, as jaxprof.load reads it: the tables need none of the
+            # Python API (which is not even imported on this path).
+            from . import _core, _tables
 
+            core = _core.load(paths, "", [])
             self._tables = {name: _tables.arrow_table(core, name) for name in names}
         except BaseException as e:  # handed to the main thread by result()
             self._error = e
