@@ -225,5 +225,18 @@ def main(argv: Optional[List[str]] = None) -> int:
         raise
 
 
+def _exit(code: int) -> None:
+    """Ends the command without tearing the interpreter down: DuckDB's database and the
+    profile's memory need no freeing at exit, which would cost a tenth of the command's time."""
+    import os
+
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:
+        pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    _exit(main())
