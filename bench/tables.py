@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Profile.table("device_ops") and `jaxprof sql` against `jaxprof ops` (docs/tables.md).
 
-For each profile: `jaxprof ops --format json` end to end (best of RUNS, and its peak RSS); loading
-the profile and building the device_ops Arrow table in Python (best of RUNS, timed inside the
-process after the imports of pyarrow and jaxprof, which take about 0.5 s once per process, and the process's peak RSS less its RSS before loading); and a GROUP BY
-over every device op through `jaxprof sql` end to end (JSON out), with the ratios.
+For each profile: `jaxprof ops --format json` end to end (best wall and CPU of RUNS, and its peak
+RSS); loading the profile and building the device_ops Arrow table in Python (best of RUNS, timed
+inside the process after the imports of pyarrow and jaxprof, and the process's peak RSS less its
+RSS before loading); and a GROUP BY over every device op through `jaxprof sql` end to end (JSON out; best wall and CPU, alternated
+with the `ops` runs), with the ratios.
 
     PYTHONPATH=python bench/tables.py PROFILE... [--jaxprof build/jaxprof] [--runs 5]
 
@@ -27,7 +28,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,24 +36,17 @@ GROUP_BY = ("SELECT device, module, hlo_op, count(*) AS n, sum(duration_ps) AS t
 
 TABLE_RUN = r"""
 import resource, sys, time
-import pyarrow, pyarrow.compute, jaxprof  # imports once per process, not timed
+import pyarrow, pyarrow.compute
+from jaxprof import load  # imports once per process, not timed
 def rss_kb():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * (resource.getpagesize() // 1024)
 before = rss_kb()
 t0 = time.perf_counter()
-t = jaxprof.load(sys.argv[1]).table("device_ops", include_warmup=True)
+t = load(sys.argv[1]).table("device_ops", include_warmup=True)
 dt = time.perf_counter() - t0
 print(dt, t.num_rows, before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
-
-
-def timed(cmd, env=None):
-    """Wall seconds and peak RSS (KB) of one run, via GNU time."""
-    t0 = time.perf_counter()
-    r = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], capture_output=True, text=True,
-                       env=env, check=True)
-    return time.perf_counter() - t0, int(r.stderr.strip().splitlines()[-1])
 
 
 def time_v(cmd, env):
@@ -119,13 +112,19 @@ def main() -> int:
         return 0
     if not a.profiles:
         ap.error("give PROFILE... or --export-hosts RUN_DIR")
-    print("| profile | size | device ops | `ops` wall / peak | table() time / peak over "
-          "load | table / ops | `sql` GROUP BY wall | sql / ops |")
+    print("| profile | size | device ops | `ops` wall / CPU / peak | table() time / peak over "
+          "load | table / ops | `sql` GROUP BY wall / CPU / peak | sql / ops (wall, CPU) |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for path in a.profiles:
         mb = os.path.getsize(path) / 1e6
-        ops = [timed([a.jaxprof, "ops", path, "--format", "json"]) for _ in range(a.runs)]
-        ops_s, ops_kb = min(o[0] for o in ops), max(o[1] for o in ops)
+        ops, sql = [], []
+        for _ in range(a.runs):  # alternated, so both see the same load on a shared machine
+            ops.append(time_v([a.jaxprof, "ops", path, "--format", "json"], env))
+            sql.append(time_v([a.jaxprof, "sql", path, GROUP_BY, "--format", "json"], env))
+        ops_s, ops_cpu, ops_kb = (min(o[0] for o in ops), min(o[1] for o in ops),
+                                  max(o[2] for o in ops))
+        sql_s, sql_cpu, sql_kb = (min(o[0] for o in sql), min(o[1] for o in sql),
+                                  max(o[2] for o in sql))
         runs = []
         for _ in range(a.runs):
             out = subprocess.run([sys.executable, "-c", TABLE_RUN, path], capture_output=True,
@@ -134,13 +133,11 @@ def main() -> int:
         table_s = min(r[0] for r in runs)
         rows = runs[0][1]
         table_kb = max(r[3] - r[2] for r in runs)
-        sql = [timed([a.jaxprof, "sql", path, GROUP_BY, "--format", "json"], env)
-               for _ in range(a.runs)]
-        sql_s = min(s[0] for s in sql)
         print(f"| {Path(path).name} | {mb:.1f} MB | {rows:,} | {ops_s * 1e3:.0f} ms / "
-              f"{ops_kb / 1e3:.0f} MB | {table_s * 1e3:.0f} ms / {table_kb / 1e3:.0f} MB | "
-              f"{table_s / ops_s:.1f}x time, {table_kb / ops_kb:.1f}x peak | "
-              f"{sql_s * 1e3:.0f} ms | {sql_s / ops_s:.1f}x |")
+              f"{ops_cpu * 1e3:.0f} ms / {ops_kb / 1e3:.0f} MB | {table_s * 1e3:.0f} ms / "
+              f"{table_kb / 1e3:.0f} MB | {table_s / ops_s:.1f}x time, "
+              f"{table_kb / ops_kb:.1f}x peak | {sql_s * 1e3:.0f} ms / {sql_cpu * 1e3:.0f} ms / "
+              f"{sql_kb / 1e3:.0f} MB | {sql_s / ops_s:.1f}x, {sql_cpu / ops_cpu:.1f}x |")
     return 0
 
 
