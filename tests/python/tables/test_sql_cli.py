@@ -84,7 +84,7 @@ def test_arrow_tables_read_again_and_whole():
     core = _core.load([str(BUNDLED)], "", [])
     for name in _tables.table_names():
         t = _tables.arrow_table(core, name)
-        first, second = pa.table(t), pa.table(t)  # each read is a new stream over one table
+        first, second = pa.table(t), pa.table(t)  # each read, a new stream over one table
         first.validate(full=True)
         assert first.equals(second) and first.num_rows == t.num_rows
         assert all(f.nullable and set(f.metadata) == {b"unit", b"meaning"} for f in first.schema)
