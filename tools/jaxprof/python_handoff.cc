@@ -11,11 +11,13 @@ namespace jaxprof::cli {
 namespace {
 
 // Run by the interpreter (argv[1] is the module, argv[2] the command): a clear message (exit 2)
-// when the package is not importable.
+// when the package is not importable. A module with an exit_command(code) ends the process
+// through it (jaxprof.sql skips the interpreter's teardown); others exit as usual.
 constexpr const char* kBootstrap =
     "import importlib, sys\n"
     "try:\n"
-    "    main = importlib.import_module(sys.argv[1]).main\n"
+    "    module = importlib.import_module(sys.argv[1])\n"
+    "    main = module.main\n"
     "except ImportError as e:\n"
     "    sys.stderr.write('jaxprof: ' + sys.argv[2] + ' runs in Python and needs the jaxprof '\n"
     "        'package with pyarrow and duckdb: pip install \"jaxprof[sql]\" (from a source tree: "
@@ -23,7 +25,7 @@ constexpr const char* kBootstrap =
     "        'PYTHONPATH=python with the built _core module in python/jaxprof) (' + str(e) + "
     "')\\n')\n"
     "    sys.exit(2)\n"
-    "sys.exit(main(sys.argv[2:]))\n";
+    "getattr(module, 'exit_command', sys.exit)(main(sys.argv[2:]))\n";
 
 }  // namespace
 
