@@ -228,7 +228,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 def exit_command(code: int) -> None:
     """Ends the command (the jaxprof command's handoff calls it after main) without tearing the
     interpreter down: DuckDB's database and the profile's memory need no freeing at exit, which
-    takes about 20 ms of the command's 200 on the 80 MB profile."""
+    takes about 20 ms of CPU on the 80 MB profile."""
     import os
 
     try:
