@@ -280,6 +280,38 @@ std::vector<WhatIfChange> rank_candidates(const std::vector<Candidate>& cs,
 
 }  // namespace
 
+CriticalStep follow_step(const Profile& profile, const ProfileWork& all, size_t index,
+                         const CriticalPathOptions& options, StepGraph* graph) {
+  std::vector<std::string> host_names;
+  for (const Host& h : profile.hosts) host_names.push_back(h.name);
+  const Step& step = all.steps[index];
+  StepGraph g = build_step_graph(step_work(profile, all, index));
+  CriticalStep s;
+  s.number = step.number;
+  s.name = step.name;
+  // The host that marks it; "" when several do.
+  s.host =
+      all.parts[index].size() == 1 && step.host < host_names.size() ? host_names[step.host] : "";
+  s.start_ps = step.start_ps;
+  s.step_ps = g.time_ps[g.end_vertex()] - step.start_ps;
+  s.marked_ps = step.end_ps - step.start_ps;
+  s.warmup = step.warmup;
+  s.nodes = g.nodes.size();
+  s.edges = g.edges.size();
+  std::vector<int64_t> on_path;
+  s.path = walk_path(g, profile.hosts, step.host, on_path);
+  s.critical_ps = by_category(s.path);
+  s.ops = step_ops(g, on_path, node_slack(g));
+  s.ops_total = s.ops.size();
+  s.collectives = held_collectives(g, host_names, &s.collectives_partial);
+  for (const WhatIfSpec& spec : options.what_ifs)
+    s.predictions.push_back({spec.text, replay_what_if(g, {spec}, host_names) - step.start_ps});
+  if (!options.what_ifs.empty())
+    s.predicted_all_ps = replay_what_if(g, options.what_ifs, host_names) - step.start_ps;
+  if (graph) *graph = std::move(g);
+  return s;
+}
+
 CriticalPathResult compute_critical_path(const Profile& profile,
                                          const CriticalPathOptions& options) {
   CriticalPathResult r;
@@ -289,32 +321,9 @@ CriticalPathResult compute_critical_path(const Profile& profile,
   r.warnings = all.warnings;
   std::vector<std::string> host_names;
   for (const Host& h : profile.hosts) host_names.push_back(h.name);
-  std::vector<StepGraph> graphs;
-  for (size_t i = 0; i < all.steps.size(); ++i) {
-    const Step& step = all.steps[i];
-    StepGraph g = build_step_graph(step_work(profile, all, i));
-    CriticalStep s;
-    s.number = step.number;
-    s.name = step.name;
-    // The host that marks it; "" when several do.
-    s.host = all.parts[i].size() == 1 && step.host < host_names.size() ? host_names[step.host] : "";
-    s.start_ps = step.start_ps;
-    s.step_ps = g.time_ps[g.end_vertex()] - step.start_ps;
-    s.warmup = step.warmup;
-    s.nodes = g.nodes.size();
-    s.edges = g.edges.size();
-    std::vector<int64_t> on_path;
-    s.path = walk_path(g, profile.hosts, step.host, on_path);
-    s.critical_ps = by_category(s.path);
-    s.ops = step_ops(g, on_path, node_slack(g));
-    s.ops_total = s.ops.size();
-    for (const WhatIfSpec& spec : options.what_ifs)
-      s.predictions.push_back({spec.text, replay_what_if(g, {spec}, host_names) - step.start_ps});
-    if (!options.what_ifs.empty())
-      s.predicted_all_ps = replay_what_if(g, options.what_ifs, host_names) - step.start_ps;
-    r.steps.push_back(std::move(s));
-    graphs.push_back(std::move(g));
-  }
+  std::vector<StepGraph> graphs(all.steps.size());
+  for (size_t i = 0; i < all.steps.size(); ++i)
+    r.steps.push_back(follow_step(profile, all, i, options, &graphs[i]));
   // Figures over the steady steps (all steps when every one is warm-up).
   std::vector<size_t> counted;
   for (size_t i = 0; i < r.steps.size(); ++i)

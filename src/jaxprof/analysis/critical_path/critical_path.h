@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "jaxprof/analysis/critical_path/held_collectives.h"
 #include "jaxprof/analysis/critical_path/what_if.h"
 #include "jaxprof/model/profile.h"
 
@@ -55,13 +56,16 @@ struct CriticalStep {
   std::string name;
   std::string host;
   int64_t start_ps = 0;
-  int64_t step_ps = 0;  // from its start to its last work or its end, whichever is later
+  int64_t step_ps = 0;    // from its start to its last work or its end, whichever is later
+  int64_t marked_ps = 0;  // from its start to its end, as the profile marks it
   bool warmup = false;
   uint64_t nodes = 0, edges = 0;
   std::vector<std::pair<std::string, int64_t>> critical_ps;  // by category, largest first
   std::vector<PathSegment> path;                             // by start
   std::vector<PathOp> ops;                                   // by on_path_ps, then total
   size_t ops_total = 0;
+  std::vector<HeldCollective> collectives;    // by last arrival
+  size_t collectives_partial = 0;             // instances only partly in the step
   std::vector<WhatIfPrediction> predictions;  // one per option what-if, in order
   int64_t predicted_all_ps = 0;               // every option what-if at once
 };
@@ -89,5 +93,11 @@ struct CriticalPathResult {
 
 CriticalPathResult compute_critical_path(const Profile& profile,
                                          const CriticalPathOptions& options);
+
+struct ProfileWork;
+// One step of compute_critical_path (its what-ifs, not the ranking): step `index` of `all`
+// (gather_profile_work, step_work.h). `graph`, if given, receives the step's graph.
+CriticalStep follow_step(const Profile& profile, const ProfileWork& all, size_t index,
+                         const CriticalPathOptions& options, StepGraph* graph = nullptr);
 
 }  // namespace jaxprof

@@ -103,6 +103,7 @@ StepGraph build_step_graph(StepWork work) {
   g.devices = std::move(work.devices);
   g.lanes = std::move(work.lanes);
   g.nodes = std::move(work.nodes);
+  g.instance_members = std::move(work.instance_members);
   const uint32_t n = static_cast<uint32_t>(g.nodes.size());
   {
     std::unordered_map<std::string_view, uint32_t> names, categories;

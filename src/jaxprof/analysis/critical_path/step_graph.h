@@ -88,6 +88,7 @@ struct StepGraph {
   bool cyclic = false;             // some vertices lie on a cycle (they follow by time in order)
   int64_t start_ps = 0;            // the step's start
   uint32_t first_launch = 0;
+  std::vector<uint32_t> instance_members;  // as StepWork's
   bool is_launch(uint32_t v) const { return v >= first_launch && v < end_vertex(); }
   uint32_t end_vertex() const { return static_cast<uint32_t>(time_ps.size() - 1); }
   static uint32_t start_of(uint32_t node) { return 2 * node; }
@@ -121,6 +122,8 @@ struct StepWork {
   uint32_t instances = 0;
   // Per device node: whether it is the first op of its module execution on its device.
   std::vector<uint8_t> execution_start;
+  // Per instance: its participants in the whole profile (empty: those in the step are all).
+  std::vector<uint32_t> instance_members;
 };
 
 // Adds the edges and orders the vertices.

@@ -227,6 +227,11 @@ ProfileWork gather_profile_work(const Profile& profile) {
     w.instance.push_back(sorted.instance[i]);
     w.execution_start.push_back(sorted.execution_start[i]);
   }
+  for (uint32_t inst : w.instance) {
+    if (inst == kNone) continue;
+    if (inst >= w.instance_members.size()) w.instance_members.resize(inst + 1, 0);
+    ++w.instance_members[inst];
+  }
   if (w.steps.empty() && !w.device_nodes.empty()) {
     // No steps marked: the whole profile's device work is one window.
     Step s;
@@ -266,6 +271,8 @@ StepWork step_work(const Profile& profile, const ProfileWork& all, size_t index)
     w.execution_start.push_back(all.execution_start[i]);
   }
   w.instances = static_cast<uint32_t>(local.size());
+  w.instance_members.resize(w.instances);
+  for (const auto& [global, mine] : local) w.instance_members[mine] = all.instance_members[global];
   if (all.source == "host-annotation")
     for (const Step& part : all.parts[index]) add_host_events(profile, part, w);
   return w;

@@ -27,6 +27,9 @@ struct ProfileWork {
   std::vector<uint32_t> instance;       // per device node (UINT32_MAX: none), global ids
   std::vector<uint8_t> execution_start;
   std::vector<std::string> warnings;
+  // Per collective instance (global id): its participants in the whole profile, so that a step
+  // that holds only some of them (merged steps of several hosts overlap) can tell.
+  std::vector<uint32_t> instance_members;
 };
 
 ProfileWork gather_profile_work(const Profile& profile);

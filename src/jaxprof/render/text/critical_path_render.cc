@@ -28,9 +28,9 @@ std::string changes_json(const std::vector<WhatIfChange>& changes) {
 std::string step_json(const CriticalStep& s) {
   std::string out = fmt::format(
       "{{\"number\": {}, \"name\": {}, \"host\": {}, \"start_ps\": {}, \"step_ns\": {}, "
-      "\"warmup\": {}, \"nodes\": {}, \"edges\": {}, \"critical_ns\": {{",
+      "\"marked_ns\": {}, \"warmup\": {}, \"nodes\": {}, \"edges\": {}, \"critical_ns\": {{",
       s.number, json_string(s.name), json_string(s.host), s.start_ps, ps_to_ns_exact(s.step_ps),
-      s.warmup ? "true" : "false", s.nodes, s.edges);
+      ps_to_ns_exact(s.marked_ps), s.warmup ? "true" : "false", s.nodes, s.edges);
   for (size_t i = 0; i < s.critical_ps.size(); ++i)
     out += fmt::format("{}{}: {}", i ? ", " : "", json_string(s.critical_ps[i].first),
                        ps_to_ns_exact(s.critical_ps[i].second));
@@ -65,7 +65,17 @@ std::string step_json(const CriticalStep& s) {
         i ? ", " : "", json_string(o.name), json_string(o.category), o.count,
         ps_to_ns_exact(o.total_ps), ps_to_ns_exact(o.on_path_ps), ps_to_ns_exact(o.slack_ps));
   }
-  out += "]";
+  out += "], \"collectives\": [";
+  for (size_t i = 0; i < s.collectives.size(); ++i) {
+    const HeldCollective& c = s.collectives[i];
+    out += fmt::format(
+        "{}{{\"name\": {}, \"participants\": {}, \"hosts\": {}, \"host\": {}, \"device\": {}, "
+        "\"after\": {}, \"after_kind\": {}, \"arrival_ps\": {}, \"spread_ns\": {}}}",
+        i ? ", " : "", json_string(c.name), c.participants, c.hosts, json_string(c.host),
+        json_string(c.device), json_string(c.after), json_string(c.after_kind), c.arrival_ps,
+        ps_to_ns_exact(c.spread_ps));
+  }
+  out += fmt::format("], \"collectives_partial\": {}", s.collectives_partial);
   if (!s.predictions.empty()) {
     out += fmt::format(", \"predicted_step_ns\": {}, \"what_if\": [",
                        ps_to_ns_exact(s.predicted_all_ps));
@@ -141,6 +151,32 @@ const CriticalStep* detail_step(const CriticalPathResult& r) {
   return best;
 }
 
+// The step's collectives that the most waited on: who arrived last, after what.
+std::string held_table(const CriticalStep& s, size_t top) {
+  if (s.collectives.empty()) return {};
+  std::vector<const HeldCollective*> by_spread;
+  for (const HeldCollective& c : s.collectives) by_spread.push_back(&c);
+  std::stable_sort(
+      by_spread.begin(), by_spread.end(),
+      [](const HeldCollective* a, const HeldCollective* b) { return a->spread_ps > b->spread_ps; });
+  const size_t n = top ? std::min(top, by_spread.size()) : by_spread.size();
+  Table t({{"collective"},
+           {"participants", Measure::kCount},
+           {"held by"},
+           {"after"},
+           {"others waited", Measure::kDuration}});
+  for (size_t i = 0; i < n; ++i) {
+    const HeldCollective& c = *by_spread[i];
+    t.add({c.name, c.participants, c.hosts > 1 ? c.host + " " + c.device : c.device, c.after,
+           c.spread_ps});
+  }
+  std::string out =
+      "\ncollectives of the step, held by their last participant to arrive (longest wait first)\n" +
+      t.render(60);
+  if (n < by_spread.size()) out += more_rows_line(n, by_spread.size(), "collectives") + "\n";
+  return out;
+}
+
 std::string detail_table(const CriticalStep& s, size_t top) {
   std::string out =
       fmt::format("\ncritical path of step {} ({}, {}): {} segments\n", s.number, s.name,
@@ -179,7 +215,7 @@ std::string detail_table(const CriticalStep& s, size_t top) {
   }
   out += "\nops of the step, most time on the path first\n" + ops.render(60);
   if (n < s.ops_total) out += more_rows_line(n, s.ops_total, "ops") + "\n";
-  return out;
+  return out + held_table(s, top);
 }
 
 std::string changes_table(const std::vector<WhatIfChange>& changes, const std::string& title) {
