@@ -236,8 +236,9 @@ class FlameResult(Result):
 class SummaryResult(Result):
     """``Profile.summary()``: the one-screen answer (``data`` = ``jaxprof summary --format
     json``). One row per observation (``rule``, ``text``, ``time_ns``, ``share``); ``modules``,
-    ``ops``, ``collectives``, ``compile`` and ``device`` hold the sections; ``text`` is what
-    ``jaxprof summary`` prints. In Jupyter it renders as that text, its tables as HTML tables."""
+    ``ops``, ``collectives``, ``compile``, ``critical_path`` and ``device`` hold the sections;
+    ``text`` is what ``jaxprof summary`` prints. In Jupyter it renders as that text, its tables
+    as HTML tables."""
 
     _lead = ("rule", "text", "time_ns", "share")
 

@@ -227,8 +227,10 @@ void add_host_by_host(CLI::App* cmd, CommonOptions& o) {
                 "Skip a host whose file cannot be read (reported on stderr) instead of stopping");
 }
 
-void load_set(const CommonOptions& o, const PartialExtractOptions& extract, LoadedPartials& out) {
+void load_set(const CommonOptions& o, const PartialExtractOptions& extract, LoadedPartials& out,
+              std::function<void(const Profile&)> one_profile) {
   PartialLoadOptions lo;
+  lo.one_profile = std::move(one_profile);
   lo.session = o.session;
   lo.hosts = o.hosts;
   lo.extract = extract;

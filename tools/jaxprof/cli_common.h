@@ -44,7 +44,9 @@ void add_host_by_host(CLI::App* cmd, CommonOptions& o);
 // Reads the hosts one by one into partials holding `extract.parts` (load_partials.h), with a
 // progress line on a terminal; prints the hosts' warnings and those skipped, and says what was
 // read (say_input).
-void load_set(const CommonOptions& o, const PartialExtractOptions& extract, LoadedPartials& out);
+// `one_profile`: see PartialLoadOptions (called when the input is one profile).
+void load_set(const CommonOptions& o, const PartialExtractOptions& extract, LoadedPartials& out,
+              std::function<void(const Profile&)> one_profile = {});
 void load_set(const CommonOptions& o, uint32_t parts, LoadedPartials& out);
 // The profile itself, for commands that read events: refuses partial files with a message.
 void refuse_partials(const CommonOptions& o, std::string_view command);

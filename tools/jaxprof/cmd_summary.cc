@@ -1,7 +1,11 @@
 // jaxprof summary: the one-screen answer (also what `jaxprof PATH` runs).
+#include <optional>
+
 #include "cli_common.h"
+#include "jaxprof/analysis/critical_path/critical_path_digest.h"
 #include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/analysis/summary/summary.h"
+#include "jaxprof/common/error.h"
 #include "jaxprof/render/text/summary_render.h"
 
 namespace jaxprof::cli {
@@ -31,12 +35,22 @@ RegisterCommand summary_command(5, [](CLI::App& app) -> std::function<int()> {
     extract.parts = summary_parts();
     extract.steady = o->steady;
     LoadedPartials loaded;
-    load_set(o->common, extract, loaded);
+    // The critical path needs the events: followed while the one profile read is in memory.
+    std::optional<CriticalPathDigest> path;
+    load_set(o->common, extract, loaded, [&](const Profile& profile) {
+      if (profile.hosts.size() != 1) return;  // an archive of several processes: as partials
+      try {
+        path = digest_critical_path(profile, o->top);
+      } catch (const InputError& e) {
+        path.emplace().unavailable = e.what();
+      }
+    });
     SummaryOptions options;
     options.top = o->top;
     options.observations = o->observations;
     options.steady = o->steady;
     SummaryResult r = summary_from_partials(loaded.set, options);
+    if (path && r.hosts.size() == 1) r.critical_path = std::move(*path);
     warn(r.warnings);
     write(render_summary(r, format_of(o->common)));
     return 0;

@@ -52,7 +52,8 @@ uint64_t size_of(const std::string& path) {
 
 // One host's profile, read alone and reduced to its partial.
 HostPartial host_partial(const HostFile& file, const std::vector<std::string>& hlo_files,
-                         const PartialLoadOptions& options, const ImportOptions& import) {
+                         const PartialLoadOptions& options, const ImportOptions& import,
+                         bool one_profile) {
   LoadedProfile loaded;
   std::vector<std::string> paths = {file.path};
   paths.insert(paths.end(), hlo_files.begin(), hlo_files.end());
@@ -61,6 +62,7 @@ HostPartial host_partial(const HostFile& file, const std::vector<std::string>& h
   load_profile(paths, lo, loaded);
   std::vector<HostPartial> one = extract_partials(loaded.profile, options.extract);
   if (one.size() != 1) throw InputError(file.path, "holds several hosts");
+  if (one_profile && options.one_profile) options.one_profile(loaded.profile);
   one.front().host = file.host;
   return std::move(one.front());
 }
@@ -177,7 +179,7 @@ class Progress {
 
 // A profile read whole (nsys-jax archives, Chrome traces), its hosts' partials into `spill`.
 void load_whole_profile(const Inputs& in, const PartialLoadOptions& options, PartialSpill& spill,
-                        Progress& progress, LoadedPartials& out) {
+                        Progress& progress, LoadedPartials& out, bool one_profile) {
   LoadedProfile loaded;
   LoadOptions lo;
   lo.session = options.session;
@@ -188,6 +190,7 @@ void load_whole_profile(const Inputs& in, const PartialLoadOptions& options, Par
       loaded);
   for (const std::string& f : in.hlo_files) load_hlo_file(loaded.profile, f);
   std::vector<HostPartial> got = extract_partials(loaded.profile, options.extract);
+  if (one_profile && options.one_profile) options.one_profile(loaded.profile);
   out.whole_profile = true;
   out.files = loaded.files;
   out.hosts_read += got.size();
@@ -201,7 +204,7 @@ void load_whole_profile(const Inputs& in, const PartialLoadOptions& options, Par
 // order; `hlo`: the HLO files to read with each.
 void load_host_files(const std::vector<HostFile>& files, const std::vector<std::string>& hlo,
                      const PartialLoadOptions& options, PartialSpill& spill, Progress& progress,
-                     LoadedPartials& out) {
+                     LoadedPartials& out, bool one_profile) {
   // Hosts on several threads, their decoders sharing the rest: a few large hosts get threads
   // each, many small ones a thread each.
   const unsigned threads = options.import.threads
@@ -218,7 +221,7 @@ void load_host_files(const std::vector<HostFile>& files, const std::vector<std::
   std::vector<std::string> failed(files.size());
   std::exception_ptr error = for_each_host(files.size(), workers, [&](size_t i) {
     try {
-      spill.put(first + i, host_partial(files[i], hlo, options, import));
+      spill.put(first + i, host_partial(files[i], hlo, options, import, one_profile));
     } catch (const InputError& e) {
       if (!options.keep_going) throw;
       failed[i] = e.what();
@@ -326,12 +329,13 @@ void load_partials(const std::vector<std::string>& paths, const PartialLoadOptio
   std::vector<std::string> beside;  // HLO files found next to the profiles
   const bool whole = find_host_files(in.profiles, options, files, beside, out);
   Progress progress(options, start, (whole ? 1 : files.size()) + in.partial_files.size(), out);
+  const bool one_profile = in.partial_files.empty() && (whole || files.size() == 1);
   if (whole) {
-    load_whole_profile(in, options, *spill, progress, out);
+    load_whole_profile(in, options, *spill, progress, out, one_profile);
   } else if (!files.empty()) {
     std::vector<std::string> hlo = beside;
     hlo.insert(hlo.end(), in.hlo_files.begin(), in.hlo_files.end());
-    load_host_files(files, hlo, options, *spill, progress, out);
+    load_host_files(files, hlo, options, *spill, progress, out, one_profile);
   }
   load_partial_files(in.partial_files, options, *spill, progress, out);
   if (out.files.path.empty() && !in.partial_files.empty()) {

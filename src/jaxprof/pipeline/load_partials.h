@@ -31,6 +31,10 @@ struct PartialLoadOptions {
   ImportOptions import;            // threads: hosts read at once and their decoders together
   bool keep_going = false;         // skip (and report) a host that cannot be read
   std::function<void(const PartialLoadProgress&)> progress;  // after each host
+  // Called with the profile, before it is dropped, when the input is one profile (one host's
+  // file, or an archive or trace read whole) and no partial files: for what needs the events
+  // themselves (summary's critical path). Not called when several hosts are read one by one.
+  std::function<void(const Profile&)> one_profile;
 };
 
 struct SkippedHost {

@@ -13,6 +13,7 @@
 #include "jaxprof/analysis/ops/ops.h"
 #include "jaxprof/model/partial/partial.h"
 #include "jaxprof/analysis/timeline/timeline.h"
+#include "jaxprof/common/error.h"
 #include "jaxprof/common/units.h"
 
 namespace jaxprof {
@@ -251,6 +252,14 @@ void summarize_collectives(const PartialSet& set, const SummaryOptions& options,
 
 }  // namespace
 
+std::string critical_path_unavailable(size_t hosts) {
+  return hosts > 1 ? fmt::format("the path across {} hosts needs their events together "
+                                 "(`jaxprof critical-path` reads them so)",
+                                 hosts)
+                   : "partial summaries keep no events to follow (`jaxprof critical-path` reads "
+                     "the profile)";
+}
+
 SummaryResult summary_from_partials(const PartialSet& set, const SummaryOptions& options) {
   set.require(summary_parts() & ~kPartCompileTotals, "summary");
   set.require_steady(options.steady, "summary");
@@ -267,6 +276,7 @@ SummaryResult summary_from_partials(const PartialSet& set, const SummaryOptions&
   summarize_ops(set, options, r);
   summarize_compiles(comp, r);
   summarize_collectives(set, options, r);
+  r.critical_path.unavailable = critical_path_unavailable(r.hosts.size());
   return r;
 }
 
@@ -274,7 +284,17 @@ SummaryResult compute_summary(const Profile& p, const SummaryOptions& options) {
   PartialExtractOptions extract;
   extract.parts = summary_parts();
   extract.steady = options.steady;
-  return summary_from_partials(PartialSet(extract_partials(p, extract)), options);
+  SummaryResult r = summary_from_partials(PartialSet(extract_partials(p, extract)), options);
+  // Several hosts: unavailable, as the command (which reads them one by one) has it.
+  if (options.critical_path && r.hosts.size() == 1) {
+    try {
+      r.critical_path = digest_critical_path(p, options.top);
+    } catch (const InputError& e) {  // as the command has it: said, not thrown
+      r.critical_path = {};
+      r.critical_path.unavailable = e.what();
+    }
+  }
+  return r;
 }
 
 }  // namespace jaxprof

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "jaxprof/analysis/critical_path/critical_path_digest.h"
 #include "jaxprof/model/share_guard.h"
 #include "jaxprof/analysis/ops/op_clock.h"
 #include "jaxprof/analysis/steps/steady_state.h"
@@ -19,6 +20,7 @@ struct SummaryOptions {
   size_t top = 5;           // rows per section
   size_t observations = 3;  // observations kept
   SteadyStateOptions steady;
+  bool critical_path = true;  // compute_summary: follow the median steady step's critical path
 };
 
 // Over all devices: sums of each device's span and parts (timeline), so shares are of device time.
@@ -103,6 +105,10 @@ struct SummaryResult {
   SummaryCompile compile;
   SetApartSummary set_apart;
   std::vector<Observation> observations;
+  // The median steady step's critical path. Partial summaries keep no events, so from them (and
+  // from several hosts, never in memory together when read host by host) it says why not; the
+  // command follows it on the one profile it reads (critical_path_digest.h).
+  CriticalPathDigest critical_path;
   std::vector<std::string> warnings;
   ShareGuard shares;  // shares clipped to 1 (their warning is in `warnings`)
 };
@@ -113,5 +119,8 @@ class PartialSet;
 // What a summary needs from each host (PartialPart bits).
 uint32_t summary_parts();
 SummaryResult summary_from_partials(const PartialSet& set, const SummaryOptions& options = {});
+
+// Why summary_from_partials has no critical path for a set of `hosts` hosts.
+std::string critical_path_unavailable(size_t hosts);
 
 }  // namespace jaxprof

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "jaxprof/common/units.h"
 #include "jaxprof/render/text/name_collisions.h"
 #include "jaxprof/render/text/steady_state_render.h"
-#include "jaxprof/common/units.h"
 
 namespace jaxprof {
 
@@ -12,6 +12,60 @@ namespace {
 
 std::string dur(double ps) { return human_duration(ps); }
 std::string dur(int64_t ps) { return human_duration(static_cast<double>(ps)); }
+
+double share_of(int64_t part, int64_t whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+std::string critical_path_json(const CriticalPathDigest& d) {
+  if (!d.available()) return "{\"unavailable\": " + json_string(d.unavailable) + "}";
+  const CriticalStep& s = d.step;
+  std::string out = fmt::format(
+      "{{\"unavailable\": null, \"step_source\": {}, \"steps\": {}, \"steady_steps\": {}, "
+      "\"step\": {}, \"step_name\": {}, \"warmup\": {}, \"step_ns\": {}, \"critical_ns\": {{",
+      json_string(d.step_source), d.steps, d.counted, s.number, json_string(s.name),
+      s.warmup ? "true" : "false", ps_to_ns_exact(s.step_ps));
+  for (size_t i = 0; i < s.critical_ps.size(); ++i)
+    out += fmt::format("{}{}: {}", i ? ", " : "", json_string(s.critical_ps[i].first),
+                       ps_to_ns_exact(s.critical_ps[i].second));
+  out += fmt::format("}}, \"ops_total\": {}, \"ops\": [", s.ops_total);
+  for (size_t i = 0; i < s.ops.size(); ++i) {
+    const PathOp& o = s.ops[i];
+    out += fmt::format(
+        "{}{{\"name\": {}, \"category\": {}, \"on_path_ns\": {}, \"on_path_share\": {}, "
+        "\"slack_ns\": {}}}",
+        i ? ", " : "", json_string(o.name), json_string(o.category), ps_to_ns_exact(o.on_path_ps),
+        number(share_of(o.on_path_ps, s.step_ps)), ps_to_ns_exact(o.slack_ps));
+  }
+  return out + "]}";
+}
+
+// Kept to a few lines: what the median step's time went to, and the ops that held it.
+std::string critical_path_table(const CriticalPathDigest& d) {
+  if (!d.available()) return "Critical path: unavailable: " + d.unavailable + "\n";
+  const CriticalStep& s = d.step;
+  const bool steady = !s.warmup;  // every step warm-up: the median of them all
+  std::string out =
+      fmt::format("Critical path, median {}step {} (of {}{}; {}):", steady ? "steady " : "",
+                  s.number, d.counted, steady ? " steady" : "", dur(s.step_ps));
+  for (size_t i = 0; i < s.critical_ps.size() && i < 5; ++i)
+    out += fmt::format("{} {} {}", i ? "," : "", s.critical_ps[i].first,
+                       human_percent(share_of(s.critical_ps[i].second, s.step_ps)));
+  out += "\n";
+  Table t({{"op on the path"},
+           {"category"},
+           {"on path", Measure::kDuration},
+           {"share", Measure::kShare},
+           {"slack", Measure::kDuration}});
+  size_t rows = 0;
+  for (const PathOp& o : s.ops) {
+    if (o.on_path_ps <= 0) continue;  // ops off the path: their slack is the command's detail
+    t.add({o.name, o.category, o.on_path_ps, share_of(o.on_path_ps, s.step_ps), o.slack_ps});
+    ++rows;
+  }
+  if (rows > 0) out += t.render(48);
+  return out;
+}
 
 std::string json(const SummaryResult& r) {
   const SummaryDeviceTime& d = r.device;
@@ -36,8 +90,8 @@ std::string json(const SummaryResult& r) {
         "\"mean_ns\": {}, \"total_ns\": {}, \"share\": {}}}",
         i ? ", " : "", json_string(m.name),
         m.program_id == kNoProgram ? std::string("null") : std::to_string(m.program_id),
-        m.executions, m.warmup_executions, ps_to_ns(m.mean_ps),
-        ps_to_ns_exact(m.total_ps), number(m.share));
+        m.executions, m.warmup_executions, ps_to_ns(m.mean_ps), ps_to_ns_exact(m.total_ps),
+        number(m.share));
   }
   out += "], \"ops\": [";
   for (size_t i = 0; i < r.ops.size(); ++i) {
@@ -58,8 +112,7 @@ std::string json(const SummaryResult& r) {
         "\"exposed_ns\": {}, \"exposed_per_execution_ns\": {}, \"busbw_gbps\": {}}}",
         i ? ", " : "", json_string(c.name), json_string(c.module),
         c.program_id == kNoProgram ? std::string("null") : std::to_string(c.program_id),
-        json_string(c.opcode),
-        c.group_size, c.message_bytes, c.count, ps_to_ns_exact(c.total_ps),
+        json_string(c.opcode), c.group_size, c.message_bytes, c.count, ps_to_ns_exact(c.total_ps),
         ps_to_ns_exact(c.exposed_ps), ps_to_ns(c.exposed_per_execution_ps), number(c.busbw_gbps));
   }
   out += fmt::format(
@@ -67,16 +120,17 @@ std::string json(const SummaryResult& r) {
       "{}, \"wall_ns\": {}, \"top_module\": {}, \"top_module_wall_ns\": {}, "
       "\"recompiled_modules\": {}}}, \"set_apart\": {}, \"observations\": [",
       json_string(r.bandwidth_convention), json_string(duration_clock_name(r.duration_clock)),
-      r.compile.compiles, ps_to_ns_exact(r.compile.wall_ps),
-      json_string(r.compile.top_module), ps_to_ns_exact(r.compile.top_module_wall_ps),
-      r.compile.recompiled_modules, render_set_apart_json(r.set_apart));
+      r.compile.compiles, ps_to_ns_exact(r.compile.wall_ps), json_string(r.compile.top_module),
+      ps_to_ns_exact(r.compile.top_module_wall_ps), r.compile.recompiled_modules,
+      render_set_apart_json(r.set_apart));
   for (size_t i = 0; i < r.observations.size(); ++i) {
     const Observation& o = r.observations[i];
     out += fmt::format("{}{{\"rule\": {}, \"text\": {}, \"time_ns\": {}, \"share\": {}}}",
                        i ? ", " : "", json_string(o.rule), json_string(o.text),
                        ps_to_ns_exact(o.time_ps), number(o.share));
   }
-  out += "], \"warnings\": " + json_string_array(r.warnings);
+  out += "], \"critical_path\": " + critical_path_json(r.critical_path);
+  out += ", \"warnings\": " + json_string_array(r.warnings);
   return out + "}\n";
 }
 
@@ -161,12 +215,12 @@ std::string table(const SummaryResult& r) {
     for (size_t ci = 0; ci < r.collectives.size(); ++ci) {
       const SummaryCollective& c = r.collectives[ci];
       t.add({c.name + apart[ci].substr(labels[ci].size()), c.opcode, known(c.group_size),
-             known(c.message_bytes), c.count, c.total_ps, c.exposed_ps,
-             c.exposed_per_execution_ps,
+             known(c.message_bytes), c.count, c.total_ps, c.exposed_ps, c.exposed_per_execution_ps,
              c.message_bytes > 0 ? Cell(c.busbw_gbps) : Cell::unknown()});
     }
     out += t.render(48) + "\n";
   }
+  out += critical_path_table(r.critical_path) + "\n";
   if (r.compile.compiles > 0)
     out += fmt::format("Compile: {} compile{}, {} wall; most in {} ({})\n", r.compile.compiles,
                        r.compile.compiles == 1 ? "" : "s", dur(r.compile.wall_ps),
