@@ -6,6 +6,7 @@ highlight. Full-page screenshots are written to $JAXPROF_SCREENSHOTS (else the t
 directory). Skipped where Chromium is not installed (apt-get install -y chromium)."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -250,6 +251,31 @@ def check_device_picker(b: Browser, name: str) -> None:
     check_chart_labels(b, name)  # the newly shown chart too
 
 
+def check_critical_path(b: Browser, jaxprof_bin, name: str, src: Path) -> None:
+    """The critical-path section is drawn, and its ops table (median steady step) holds the
+    numbers of `jaxprof critical-path --format json` for that step."""
+    assert b.eval("document.getElementById('critical-path') !== null"), name
+    if name != "jax_cpu_8dev":
+        return
+    assert b.eval("document.querySelectorAll('#critical-path svg.chart').length") == 1
+    data = json.loads(subprocess.run([str(jaxprof_bin), "critical-path", str(src), "--format",
+                                      "json", "--no-rank"], check=True, capture_output=True,
+                                     text=True).stdout)
+    steady = sorted((s for s in data["steps"] if not s["warmup"]), key=lambda s: s["marked_ns"])
+    step = steady[(len(steady) - 1) // 2]
+    rows = b.eval("""Array.prototype.map.call(
+        document.querySelectorAll('#critical-path-ops-table tbody tr'), function (r) {
+          return [r.dataset.op].concat(Array.prototype.map.call(r.querySelectorAll('td[data-v]'),
+              function (c) { return Number(c.dataset.v); }));
+        })""")
+    assert len(rows) == min(50, len(step["ops"])), name
+    for (op, count, total, on_path, share, slack), want in zip(rows, step["ops"]):
+        assert op == want["name"] and count == want["count"], (op, want)
+        assert abs(total - want["total_ns"] * 1000) < 1 and abs(slack - want["slack_ns"] * 1000) < 1
+        assert abs(on_path - want["on_path_ns"] * 1000) < 1, (op, on_path, want)
+        assert abs(share - want["on_path_ns"] / step["step_ns"]) < 1e-9
+
+
 @pytest.fixture(scope="module")
 def browser():
     exe = chromium()
@@ -281,6 +307,7 @@ def test_report_reads_and_drills_in_chromium(jaxprof_bin, browser, tmp_path):
         check_flames(b, name)
         check_chart_labels(b, name)
         check_device_picker(b, name)
+        check_critical_path(b, jaxprof_bin, name, src)
         if name == "evil":
             assert EVIL in b.eval("document.getElementById('kernels-table').textContent")
             assert b.eval("document.querySelectorAll('script').length") == 4

@@ -15,6 +15,7 @@
 #include "jaxprof/analysis/timeline/timeline.h"
 #include "jaxprof/render/flame/flame_svg.h"
 #include "jaxprof/render/html/html_charts.h"
+#include "jaxprof/render/html/html_critical_path.h"
 #include "jaxprof/render/html/html_memory.h"
 #include "jaxprof/render/html/html_page.h"
 #include "jaxprof/render/html/html_report_data.h"
@@ -351,6 +352,9 @@ std::string render_html_report(const Profile& profile, const HtmlReportOptions& 
   d.kernels = compute_kernels(profile, {.steady = o.steady});
   d.compile = compute_compile(profile);
   d.memory = compute_memory(profile, {});
+  CriticalPathOptions cp;
+  cp.rank = false;  // the ranked changes are the command's: their replays cost more than the path
+  d.critical_path = compute_critical_path(profile, cp);
   return render_html_report(d, o);
 }
 
@@ -369,6 +373,9 @@ std::string render_html_report(const HtmlReportData& d, const HtmlReportOptions&
     data.step = steps.step;
     data.step_source = steps.source;
   }
+  body += section(data, "critical-path", "Critical path",
+                  d.critical_path ? html_critical_path_body(data, *d.critical_path, o.top)
+                                  : none(d.missing_critical_path));
   body += section(data, "modules", "Top modules", modules_body(data, modules, o.top));
   std::vector<std::string> listed_modules;
   for (size_t i = 0; i < modules.modules.size() && i < o.top; ++i)

@@ -9,6 +9,7 @@
 
 #include "jaxprof/analysis/collectives/collectives.h"
 #include "jaxprof/analysis/compile/compile.h"
+#include "jaxprof/analysis/critical_path/critical_path.h"
 #include "jaxprof/analysis/flame/flame.h"
 #include "jaxprof/analysis/ops/kernels.h"
 #include "jaxprof/analysis/memory/memory.h"
@@ -33,7 +34,8 @@ struct HtmlReportData {
   KernelsResult kernels;
   CompileResult compile;
   std::optional<MemoryResult> memory;  // absent: `missing_memory` says why
-  std::string missing_roofline, missing_memory;
+  std::optional<CriticalPathResult> critical_path;  // absent: `missing_critical_path` says why
+  std::string missing_roofline, missing_memory, missing_critical_path;
 };
 
 }  // namespace jaxprof

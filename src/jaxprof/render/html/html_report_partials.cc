@@ -50,6 +50,9 @@ HtmlReportData html_report_data_from_partials(const PartialSet& set,
   d.missing_memory =
       "Not in partial files: give the profiles. The memory section needs the allocator's "
       "events and the buffer assignment, which a partial summary does not keep.";
+  d.missing_critical_path =
+      "Not in partial files: give the profiles. The critical path follows each step's events, "
+      "which a partial summary does not keep.";
   return d;
 }
 
