@@ -352,9 +352,16 @@ std::string render_html_report(const Profile& profile, const HtmlReportOptions& 
   d.kernels = compute_kernels(profile, {.steady = o.steady});
   d.compile = compute_compile(profile);
   d.memory = compute_memory(profile, {});
-  CriticalPathOptions cp;
-  cp.rank = false;  // the ranked changes are the command's: their replays cost more than the path
-  d.critical_path = compute_critical_path(profile, cp);
+  if (d.steps.steps.empty()) {
+    // As summary has it: the one window would be the whole capture, and the costliest graph.
+    d.missing_critical_path =
+        "The profile marks no steps: `jaxprof critical-path` follows all its device work as one "
+        "window.";
+  } else {
+    CriticalPathOptions cp;
+    cp.rank = false;  // the ranked changes are the command's: their replays cost more
+    d.critical_path = compute_critical_path(profile, cp);
+  }
   return render_html_report(d, o);
 }
 
