@@ -19,8 +19,9 @@ import pytest
 from xspace_builder import Ref, SpaceBuilder
 
 ROOT = Path(__file__).resolve().parents[3]
-SECTIONS = ["summary", "device-time", "steps", "modules", "ops", "sources", "flame-source",
-            "flame-op-name", "roofline", "collectives", "kernels", "compile", "memory"]
+SECTIONS = ["summary", "device-time", "steps", "critical-path", "modules", "ops", "sources",
+            "flame-source", "flame-op-name", "roofline", "collectives", "kernels", "compile",
+            "memory"]
 EVIL = "<script>alert(1)</script>"
 
 
