@@ -4,7 +4,8 @@ and more Task Environment stats. No fixture is such a capture: tpu_new_lines.py 
 the names XLA's profiler schema gives them, to the real tpu_4chip_inference profile.
 
 None of them carries op events jaxprof or XProf count: every op figure stays that of the
-unmodified profile, except the steps, which a device "Steps" line gives (docs/steps.md). `info`
+unmodified profile, except the steps, which a device "Steps" line gives (docs/steps.md), and
+summary's critical path, which follows them. `info`
 lists every added line and `export` writes every event of them."""
 from __future__ import annotations
 
@@ -50,6 +51,10 @@ def test_added_lines_leave_op_figures_unchanged(jaxprof_bin, variants):
             # The only change: steps from the devices' Steps lines (test below).
             assert base["steps"]["source"] == "none"
             base.pop("steps"), got.pop("steps")
+        if cmd == "summary":
+            # Steps to follow: the critical path of the median steady step (the base has none).
+            assert "marks no steps" in base.pop("critical_path")["unavailable"]
+            assert got.pop("critical_path")["step_source"] == "steps-line"
         assert got == base, cmd
     for v in ("counters", "sparsecore", "megascale", "task_env"):
         # Counter samples are no op time and no busy time: ops and timeline as before.
