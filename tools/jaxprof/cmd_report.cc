@@ -30,12 +30,13 @@ RegisterCommand report_command(90, [](CLI::App& app) -> std::function<int()> {
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
       "report",
-      "Write one self-contained HTML report: summary, device time, modules, ops, "
-      "flamegraphs, roofline, collectives, kernels, compile phases, memory, step times");
+      "Write one self-contained HTML report: summary, device time, step times, critical path, "
+      "modules, ops, flamegraphs, roofline, collectives, kernels, compile phases, memory");
   cmd->footer(
       "Default output: <profile stem>.report.html in the current directory. Partial files\n"
-      "(jaxprof partial), alone or with profiles, give every section but the roofline and\n"
-      "memory, which need the profiles' events (those sections say so); so does --keep-going.\n"
+      "(jaxprof partial), alone or with profiles, give every section but the roofline, memory\n"
+      "and critical path, which need the profiles' events (those sections say so); so does\n"
+      "--keep-going.\n"
       "See docs/report.md"
       " and docs/multihost.md.");
   add_common(cmd, o->common, /*formats=*/{});  // always HTML

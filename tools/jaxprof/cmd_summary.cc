@@ -21,9 +21,13 @@ RegisterCommand summary_command(5, [](CLI::App& app) -> std::function<int()> {
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
       "summary",
-      "One screen: device time and idle share, top modules, ops, collectives, compile time, and "
-      "the observations most worth acting on (default: `jaxprof PATH`)");
-  cmd->footer("See docs/summary.md for the sections and the observation rules.");
+      "One screen: device time and idle share, top modules, ops, collectives, compile time, the "
+      "median step's critical path, and the observations most worth acting on (default: "
+      "`jaxprof PATH`)");
+  cmd->footer(
+      "The critical path needs the events of one profile that marks steps: for several hosts\n"
+      "and partial files it says why not (jaxprof critical-path reads them).\n"
+      "See docs/summary.md for the sections and the observation rules.");
   // One screen has no single table shape: JSON carries every section.
   add_common(cmd, o->common, {"table", "json"});
   add_host_by_host(cmd, o->common);
