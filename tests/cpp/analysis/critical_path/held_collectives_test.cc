@@ -12,10 +12,10 @@
 namespace jaxprof {
 namespace {
 
-GraphNode node(std::string name, uint32_t lane, uint32_t host, NodeKind kind, int64_t s,
+GraphNode node(std::string_view name, uint32_t lane, uint32_t host, NodeKind kind, int64_t s,
                int64_t e) {
   GraphNode n;
-  n.name = std::move(name);
+  n.name = name;  // a literal: GraphNode holds a view
   n.category = kind == NodeKind::kCollective ? "collective" : "gemm";
   n.lane = n.device = lane;
   n.host = host;
