@@ -75,13 +75,33 @@ def _partition(directory: str, table: str, host: str) -> str:
     return os.path.join(directory, table, "host=" + quote(host, safe=" -._~+@,:"))
 
 
+def _encodings(table: Any) -> Dict[str, Any]:
+    """How each column is encoded (docs/tables.md). Strings come as Arrow dictionaries and are
+    written as Parquet dictionaries; integers (times, ids, counts: mostly rising or small steps)
+    as DELTA_BINARY_PACKED, which packs them in a third of the bytes that dictionary plus snappy
+    took and costs a fifth of the CPU that hashing every value into a dictionary did (host_ranges:
+    287k rows, 96% of an export's bytes). Min/max statistics are kept for the columns that are
+    not strings: over dictionary strings Arrow computes them from the decoded values, which cost
+    as much as writing the column."""
+    pa = require("pyarrow", "export_parquet()")
+    strings, integers = [], []
+    for field in table.schema:
+        if pa.types.is_dictionary(field.type) or pa.types.is_string(field.type):
+            strings.append(field.name)
+        elif pa.types.is_integer(field.type):
+            integers.append(field.name)
+    return {"use_dictionary": strings,
+            "column_encoding": {name: "DELTA_BINARY_PACKED" for name in integers} or None,
+            "write_statistics": [f.name for f in table.schema if f.name not in strings]}
+
+
 def _write(table: Any, path: str) -> int:
     """Writes one file whole or not at all (readers never see half of it)."""
     pq = require("pyarrow.parquet", "export_parquet()")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = f"{path}.{uuid.uuid4().hex[:8]}.tmp"
     try:
-        pq.write_table(table, tmp)
+        pq.write_table(table, tmp, **_encodings(table))
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
