@@ -10,12 +10,22 @@ const ExecutionRows& execution_rows(const Profile& p) {
   return p.memo<ExecutionRows>("tables.execution_rows", [&] {
     const std::vector<DeviceExecutions>& devices = module_executions(p);
     ExecutionRows out;
-    out.of_event.assign(p.events.size(), -1);
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (const DeviceExecutions& d : devices)
+      for (const ModuleExecution& x : d.executions)
+        for (uint32_t e : x.events) {
+          lo = std::min(lo, e);
+          hi = std::max(hi, e + 1);
+        }
+    if (lo < hi) {
+      out.first_event = lo;
+      out.of_event.assign(hi - lo, -1);
+    }
     int32_t next = 0;
     for (const DeviceExecutions& d : devices) {
       out.first.push_back(static_cast<uint32_t>(next));
       for (const ModuleExecution& x : d.executions) {
-        for (uint32_t e : x.events) out.of_event[e] = next;
+        for (uint32_t e : x.events) out.of_event[e - lo] = next;
         ++next;
       }
     }

@@ -13,8 +13,16 @@
 namespace jaxprof {
 
 struct ExecutionRows {
-  std::vector<int32_t> of_event;  // per Profile event: its execution's number, -1 for none
-  std::vector<uint32_t> first;    // per device: the number of its first execution
+  // Per event in [first_event, first_event + of_event.size()): its execution's number, -1 for
+  // none. Only the span of the executions' events: a profile's host events may be millions more.
+  uint32_t first_event = 0;
+  std::vector<int32_t> of_event;
+  std::vector<uint32_t> first;  // per device: the number of its first execution
+
+  // The number of event e's execution; -1 for none.
+  int32_t of(uint32_t e) const {
+    return e >= first_event && e - first_event < of_event.size() ? of_event[e - first_event] : -1;
+  }
 };
 // Computed once per profile (Profile::memo).
 const ExecutionRows& execution_rows(const Profile& profile);

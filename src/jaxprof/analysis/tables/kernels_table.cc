@@ -164,7 +164,7 @@ RecordTable kernels_table(const Profile& p) {
           c.module->push_null();
         else
           c.module->push_code(modules.code(p.str(mk.name)));
-        const int32_t x = rows.of_event[e];
+        const int32_t x = rows.of(e);
         if (x < 0)
           c.exec->push_null();
         else
