@@ -169,13 +169,14 @@ def _prepare(directory: Union[str, "os.PathLike[str]"]) -> str:
 def export_parquet(paths: Union[str, "os.PathLike[str]", Sequence[Any]],
                    directory: Union[str, "os.PathLike[str]"], client: Any = None, *,
                    session: Optional[str] = None, hosts: Optional[Iterable[str]] = None,
-                   progress: Any = None) -> Dict[str, Any]:
+                   progress: Any = None, threads: Optional[int] = None) -> Dict[str, Any]:
     """Writes every table of every host as ``directory/<table>/host=<host>/part.parquet``.
 
     ``paths``: host files (``*.xplane.pb[.gz]``, Chrome trace JSON, nsys-jax archives), run or
     log directories (``session`` picks one), and ``*.hlo.pb`` files that every host is loaded
     with. ``hosts`` keeps the hosts named. Without ``client`` the hosts are read here one after
-    the other; with a ``dask.distributed.Client`` each host is a task on its workers.
+    the other, ``threads`` hosts at a time (default: one per core this process may run on);
+    with a ``dask.distributed.Client`` each host is a task on its workers.
     ``progress(done, total)`` is called as hosts finish. ``directory`` must be new or empty.
 
     Returns ``{"directory", "hosts": [names], "rows": {table: rows over all hosts}}``. A host
@@ -187,12 +188,7 @@ def export_parquet(paths: Union[str, "os.PathLike[str]", Sequence[Any]],
     hlo = [os.path.abspath(p) for p in given if os.fspath(p).endswith(_HLO_SUFFIXES)]
     directory = os.path.abspath(_prepare(directory))
     if client is None:
-        done = []
-        for _, path in inputs:
-            done.append(export_host(path, directory, hlo))
-            _check_unique(done)
-            if progress is not None:
-                progress(len(done), len(inputs))
+        done = _on_threads(inputs, directory, hlo, progress, threads)
     else:
         done = _on_dask(client, inputs, directory, hlo, progress)
         _check_unique(done)
@@ -203,6 +199,52 @@ def export_parquet(paths: Union[str, "os.PathLike[str]", Sequence[Any]],
         for name, n in r["rows"].items():
             rows[name] = rows.get(name, 0) + n
     return {"directory": directory, "hosts": [r["host"] for r in done], "rows": rows}
+
+
+def _on_threads(inputs: List[Tuple[str, str]], directory: str, hlo: List[str], progress: Any,
+                threads: Optional[int]) -> List[Dict[str, Any]]:
+    """Hosts exported on a pool of threads, a few at a time: loading, building the tables (C++)
+    and writing them (Arrow) release the GIL, so the hosts run side by side, and memory holds
+    one host per thread whatever the number of hosts."""
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+    if threads is None:
+        threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+            os.cpu_count() or 1)
+    if threads < 1:
+        raise InvalidOptionError(f"threads must be 1 or more, not {threads}")
+    threads = min(threads, len(inputs))
+    if threads == 1:
+        done = []
+        for _, path in inputs:
+            done.append(export_host(path, directory, hlo))
+            _check_unique(done)
+            if progress is not None:
+                progress(len(done), len(inputs))
+        return done
+    done, running = [], set()
+    pending = iter(inputs)
+    with ThreadPoolExecutor(threads, thread_name_prefix="jaxprof-export") as pool:
+        try:
+            while True:
+                # Only `threads` hosts submitted at once: a host's error stops the others early.
+                for _, path in pending:
+                    running.add(pool.submit(export_host, path, directory, hlo))
+                    if len(running) == threads:
+                        break
+                if not running:
+                    break
+                finished, running = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    done.append(future.result())  # a host's error stops the run, naming its file
+                    _check_unique(done)
+                    if progress is not None:
+                        progress(len(done), len(inputs))
+        except BaseException:
+            for future in running:
+                future.cancel()
+            raise
+    return done
 
 
 def _check_unique(done: List[Dict[str, Any]]) -> None:
