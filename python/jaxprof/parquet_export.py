@@ -321,6 +321,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--session")
     p.add_argument("--host", action="append", default=None)
+    p.add_argument("--threads", type=int, metavar="N")
     p.add_argument("--dask", action="store_true")
     p.add_argument("--scheduler", metavar="ADDRESS")
     p.add_argument("--quiet", action="store_true")
@@ -345,7 +346,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     client.close()
         else:
             out = export_parquet(args.paths, args.parquet, session=args.session, hosts=hosts,
-                                 progress=progress)
+                                 progress=progress, threads=args.threads)
     except (ProfileError, OSError, ModuleNotFoundError) as e:
         sys.stderr.write(f"jaxprof: {e}\n")
         return 2

@@ -24,6 +24,8 @@ int export_parquet(const Options& o) {
   args.insert(args.end(), o.common.paths.begin(), o.common.paths.end());
   if (!o.common.session.empty()) args.insert(args.end(), {"--session", o.common.session});
   for (const std::string& h : o.common.hosts) args.insert(args.end(), {"--host", h});
+  if (o.common.threads != 0)
+    args.insert(args.end(), {"--threads", std::to_string(o.common.threads)});
   if (o.dask) args.push_back("--dask");
   if (!o.scheduler.empty()) args.insert(args.end(), {"--scheduler", o.scheduler});
   return exec_python("jaxprof.parquet_export", std::move(args));
@@ -54,8 +56,9 @@ RegisterCommand export_command(90, [](CLI::App& app) -> std::function<int()> {
       "counters to it and keeps the arrows whose both ends are kept; a note says how much.\n"
       "A trace that would pass --warn-size gets a warning with a window that fits.\n"
       "--parquet DIR writes every table (docs/tables.md) of every host as Hive-partitioned\n"
-      "Parquet, DIR/<table>/host=<host>/part.parquet, one host loaded at a time (or one Dask\n"
-      "task per host with --dask or --scheduler); runs python3 -m jaxprof.parquet_export\n"
+      "Parquet, DIR/<table>/host=<host>/part.parquet, --threads hosts at a time (default one\n"
+      "per core; or one Dask task per host with --dask or --scheduler); runs python3 -m\n"
+      "jaxprof.parquet_export\n"
       "(pip install 'jaxprof[sql]'; Dask: 'jaxprof[distributed]').");
   add_common(cmd, o->common, /*formats=*/{});  // the file is the output
   cmd->add_option("--perfetto", o->perfetto,

@@ -151,6 +151,27 @@ def test_python_api_equals_the_command(run_dir, exported, tmp_path):
     assert got and all(data == (exported / name).read_bytes() for name, data in got.items())
 
 
+def test_threads_write_the_same_files(run_dir, exported, tmp_path):
+    # The command's default is one thread per core; one thread, and more threads than hosts,
+    # give the same bytes.
+    for threads in (1, 8):
+        out = jaxprof.export_parquet(run_dir, tmp_path / f"t{threads}", threads=threads)
+        assert out["hosts"] == ["host0000", "host0001", "host0002", "host0003"]
+        assert files_of(tmp_path / f"t{threads}") == files_of(exported)
+    with pytest.raises(jaxprof.errors.InvalidOptionError, match="threads must be 1 or more"):
+        jaxprof.export_parquet(run_dir, tmp_path / "t0", threads=0)
+
+
+def test_files_encode_integers_as_deltas_and_strings_as_dictionaries(exported):
+    pq = pytest.importorskip("pyarrow.parquet")
+    meta = pq.ParquetFile(next((exported / "host_ranges").glob("*/part.parquet"))).metadata
+    chunks = {meta.schema.column(i).name: meta.row_group(0).column(i)
+              for i in range(meta.num_columns)}
+    assert "DELTA_BINARY_PACKED" in chunks["start_ps"].encodings
+    assert "RLE_DICTIONARY" in chunks["name"].encodings
+    assert chunks["start_ps"].statistics is not None and chunks["name"].statistics is None
+
+
 def test_bad_input_names_the_file(jaxprof_bin, run_dir, tmp_path):
     bad = oc.BAD_FIXTURES / "tpu_inference_utf8_mangled.xplane.pb"
     if not bad.is_file():
