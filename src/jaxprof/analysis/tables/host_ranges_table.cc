@@ -23,11 +23,11 @@ RecordTable host_ranges_table(const Profile& p) {
   RecordColumn& name = t.add("name", TableType::kString, "", "the event's display name");
   RecordColumn& depth = t.add("depth", TableType::kInt64, "", "0 for a range in no other");
   RecordColumn& parent = t.add("parent", TableType::kInt64, "",
-                              "id of the range it starts in on its thread; null at depth 0");
+                               "id of the range it starts in on its thread; null at depth 0");
   RecordColumn& start = t.add("start_ps", TableType::kInt64, "ps", "start on the timeline");
   RecordColumn& dur = t.add("duration_ps", TableType::kInt64, "ps", "duration");
   RecordColumn& corr = t.add("correlation_id", TableType::kInt64, "",
-                            "its correlation_id stat (launches: the kernels'); null when none");
+                             "its correlation_id stat (launches: the kernels'); null when none");
   for (RecordColumn& c : t.columns) c.reserve(capacity);
   StringCodes hosts(host), threads(thread), names(name);
   const Events& ev = p.events;
@@ -69,19 +69,18 @@ RecordTable host_ranges_table(const Profile& p) {
           parent.push(open.back().second);
         start.push(s);
         dur.push(d);
-        bool has_corr = false;
         if (reader) {
           ScannedEvent se{s, d, ev.metadata[e], e, ev.raw[e]};
           reader->read(se, value);
-          if (std::optional<int64_t> v = value[0] ? value[0]->as_int() : std::nullopt) {
+          if (std::optional<int64_t> v = value[0] ? value[0]->as_int() : std::nullopt)
             corr.push(*v);
-            has_corr = true;
-          }
+          else
+            corr.push_null();
         }
-        if (!has_corr) corr.push_null();
         open.emplace_back(s + d, row);
         ++t.rows;
       }
+      if (!reader) corr.push_nulls(line.event_count);  // a plane without the stat: all null
     }
   }
   t.finish();

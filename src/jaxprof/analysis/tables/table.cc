@@ -77,6 +77,37 @@ void RecordColumn::push_null() {
   clear_last_valid();
 }
 
+void RecordColumn::push_nulls(size_t count) {
+  if (count == 0) return;
+  const size_t begin = size(), end = begin + count;
+  switch (type) {
+    case TableType::kInt64:
+      i64.resize(end, 0);
+      break;
+    case TableType::kUInt64:
+      u64.resize(end, 0);
+      break;
+    case TableType::kDouble:
+      f64.resize(end, 0);
+      break;
+    case TableType::kBool:
+      b.resize(end, 0);
+      break;
+    case TableType::kString:
+      codes.resize(end, 0);
+      break;
+  }
+  // Bits of rows not pushed yet stay set, as clear_last_valid leaves them.
+  validity.resize((end + 7) / 8, 0xff);
+  size_t row = begin;
+  for (; row < end && (row & 7) != 0; ++row)
+    validity[row >> 3] = static_cast<uint8_t>(validity[row >> 3] & ~(1u << (row & 7)));
+  for (; row + 8 <= end; row += 8) validity[row >> 3] = 0;
+  for (; row < end; ++row)
+    validity[row >> 3] = static_cast<uint8_t>(validity[row >> 3] & ~(1u << (row & 7)));
+  null_count += count;
+}
+
 void RecordColumn::clear_last_valid() {
   const size_t n = size(), row = n - 1;
   // The bitmap covers every row so far; rows before the first null are all present.
@@ -106,7 +137,8 @@ void StringCodes::push(std::string_view s, bool present) {
   }
 }
 
-RecordColumn& RecordTable::add(std::string name, TableType type, std::string unit, std::string meaning) {
+RecordColumn& RecordTable::add(std::string name, TableType type, std::string unit,
+                               std::string meaning) {
   RecordColumn& c = columns.emplace_back();
   c.name = std::move(name);
   c.type = type;

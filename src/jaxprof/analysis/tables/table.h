@@ -41,6 +41,8 @@ struct RecordColumn {
   void push_code(int32_t code) { codes.push_back(code); }
   // A null of the column's type: a zero value with its validity bit cleared.
   void push_null();
+  // `count` nulls at once (a column a source never fills: cheaper than a push_null per row).
+  void push_nulls(size_t count);
   bool is_null(size_t row) const {
     return !validity.empty() && !(validity[row >> 3] >> (row & 7) & 1);
   }
