@@ -43,6 +43,7 @@ std::vector<DeviceLines> op_devices(const Profile& profile) {
   }
   if (!out.empty()) return in_natural_order(profile, std::move(out));
 
+  const StringId ordinal_name = profile.strings.find("device_ordinal");
   for (uint32_t pi = 0; pi < profile.planes.size(); ++pi) {
     const Plane& plane = profile.planes[pi];
     if (plane.kind != PlaneKind::kHostCpu) continue;
@@ -58,17 +59,26 @@ std::vector<DeviceLines> op_devices(const Profile& profile) {
     if (lo >= hi) continue;
     auto ordinals = std::make_shared<std::vector<int32_t>>(hi - lo, -1);
     std::map<int32_t, std::vector<uint32_t>> lines_by_ordinal;
+    // The event's first own device_ordinal stat, read by its id in the plane: this runs for
+    // every host op each time the devices are listed, and decoding all of an event's stats
+    // (what event_stats does) cost several times more.
+    std::unique_ptr<StatReader> reader;
+    if (ordinal_name != UINT32_MAX && ordinal_name != 0) {
+      const StringId names[1] = {ordinal_name};
+      reader = profile.stat_reader(pi, names);
+    }
+    std::optional<StatValue> value[1];
+    const Events& ev = profile.events;
     for (uint32_t li : plane.lines) {
       const Line& line = profile.lines[li];
       std::set<int32_t> seen;
       for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
-        if (profile.events.hlo_op[e] == 0) continue;
+        if (ev.hlo_op[e] == 0) continue;
         int32_t ordinal = -1;
-        for (const Stat& s : profile.event_stats(pi, e)) {
-          if (profile.str(s.name) == "device_ordinal") {
-            ordinal = static_cast<int32_t>(s.value.as_int().value_or(-1));
-            break;
-          }
+        if (reader) {
+          reader->read(
+              ScannedEvent{ev.start_ps[e], ev.duration_ps[e], ev.metadata[e], e, ev.raw[e]}, value);
+          if (value[0]) ordinal = static_cast<int32_t>(value[0]->as_int().value_or(-1));
         }
         (*ordinals)[e - lo] = ordinal;
         if (seen.insert(ordinal).second) lines_by_ordinal[ordinal].push_back(li);
