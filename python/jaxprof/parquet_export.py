@@ -1,12 +1,12 @@
-"""Every table of every host written as Hive-partitioned Parquet, one host at a time.
+"""Every table of every host written as Hive-partitioned Parquet, a host per thread at a time.
 
     DIR/<table>/host=<host>/part.parquet
 
 A host's profile is loaded, each of its tables (docs/tables.md) built and written, and the profile
-dropped before the next host is read, so memory stays near one host's whatever the number of hosts.
-With a Dask client each host is one task: the worker that loads the host writes its files (DIR
-must be one path every worker sees). Both ways write the same bytes per host, since a host's files
-depend on its profile alone.
+dropped before its thread reads the next host, so memory stays near one host's per thread whatever
+the number of hosts. With a Dask client each host is one task: the worker that loads the host
+writes its files (DIR must be one path every worker sees). Every way writes the same bytes per
+host, since a host's files depend on its profile alone.
 
 The ``host`` column is the partition key, so it lives in the directory name and not in the files
 (Arrow and Dask refuse a column that is in both). Times are on each host's own clock, relative to
@@ -77,7 +77,7 @@ def _partition(directory: str, table: str, host: str) -> str:
 
 def _encodings(table: Any) -> Dict[str, Any]:
     """How each column is encoded (docs/tables.md). Strings come as Arrow dictionaries and are
-    written as Parquet dictionaries; integers (times, ids, counts: mostly rising or small steps)
+    written as Parquet dictionaries; booleans and doubles plain; integers (times, ids, counts: mostly rising or small steps)
     as DELTA_BINARY_PACKED, which packs them in a third of the bytes that dictionary plus snappy
     took and costs a fifth of the CPU that hashing every value into a dictionary did (host_ranges:
     287k rows, 96% of an export's bytes). Min/max statistics are kept for the columns that are
