@@ -306,6 +306,23 @@ def _say_progress(done: int, total: int) -> None:
     sys.stderr.flush()
 
 
+def _reuse_freed_memory() -> None:
+    """Keeps the memory a host's tables and columns free in the heap for the next host (glibc):
+    by default each buffer of more than a few MB is a mapping of its own and returned when freed,
+    so every host's pages were mapped and zeroed afresh by the kernel (a tenth of the export's
+    CPU). For the command's own process only: a library call leaves the caller's allocator
+    alone."""
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc
+        return
+    m_trim_threshold, m_mmap_threshold = -1, -3
+    mallopt(m_mmap_threshold, 32 << 20)  # glibc's largest
+    mallopt(m_trim_threshold, 128 << 20)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """``jaxprof export --parquet DIR PATH...`` (the command runs this in Python: Arrow and
     Parquet are Python packages here, as DuckDB is for ``jaxprof sql``)."""
@@ -332,6 +349,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args = p.parse_args(argv)
         for module in ("pyarrow", "pyarrow.parquet"):
             require(module, "jaxprof export --parquet")
+        _reuse_freed_memory()
         hosts = [h for item in args.host for h in item.split(",") if h] if args.host else None
         progress = None if args.quiet or not sys.stderr.isatty() else _say_progress
         if args.dask or args.scheduler:
