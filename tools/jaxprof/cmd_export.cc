@@ -104,6 +104,9 @@ RegisterCommand export_command(90, [](CLI::App& app) -> std::function<int()> {
                     proto ? "Perfetto protobuf trace" : "Perfetto/Chrome trace (JSON)", of,
                     s.devices, s.op_events, s.host_events, s.segments, s.executions,
                     s.collective_events, s.flows, s.arrival_flows, s.counter_tracks) +
+            (s.device_counter_tracks
+                 ? fmt::format(", {} device counter tracks", s.device_counter_tracks)
+                 : "") +
             (s.path_segments ? fmt::format(", {} critical-path segments", s.path_segments) : ""),
         "  open https://ui.perfetto.dev and use \"Open trace file\" (or `jaxprof view`)\n");
     return 0;

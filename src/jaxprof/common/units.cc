@@ -19,6 +19,12 @@ std::string ps_to_ns_exact(int64_t ps) {
   return out + fmt::format("{}.{}", whole, f);
 }
 
+std::optional<int64_t> whole_number(double v) {
+  // 2^63 is the first double past int64_t's range.
+  if (!std::isfinite(v) || std::trunc(v) != v || v < -0x1p63 || v >= 0x1p63) return std::nullopt;
+  return static_cast<int64_t>(v);
+}
+
 std::string number(double v) {
   if (!std::isfinite(v)) return "null";
   return fmt::format("{}", v);

@@ -23,6 +23,8 @@ std::string ps_to_ns_exact(int64_t ps);
 std::string ps_to_ns(double ps);
 // Shortest round-trip form of a double ("0.25", "1e-07"); "null" when not finite.
 std::string number(double v);
+// `v` as an integer when it is a whole number an int64_t holds (counters written as integers).
+std::optional<int64_t> whole_number(double v);
 
 // What an unknown value prints as in tables and HTML.
 inline constexpr std::string_view kUnknownText = "\xe2\x80\x94";  // —

@@ -87,7 +87,8 @@ def read_proto(cls, path):
         elif e.type == e.TYPE_COUNTER:
             proc, track, counter = tracks[e.track_uuid]
             assert counter
-            counters[proc, track].append((p.timestamp, e.counter_value))
+            value = e.counter_value if e.HasField("counter_value") else e.double_counter_value
+            counters[proc, track].append((p.timestamp, value))
     return slices, counters, flows_out, flows_in
 
 
@@ -111,7 +112,8 @@ def read_json(path):
                                 if isinstance(v, (str, int)) and not isinstance(v, bool)))
             slices[key].append((e["name"], ns(e["ts"]), ns(e["ts"] + e["dur"]), args))
         elif e["ph"] == "C":
-            counters[key].append((ns(e["ts"]), e["args"]["bytes"]))
+            [value] = e["args"].values()  # one series per counter track
+            counters[key].append((ns(e["ts"]), value))
     # Launch arrows end on slices ("flow_in"); collective arrival arrows are flow events ("f").
     flows = sum(1 for e in events if e.get("flow_in") or e.get("ph") == "f")
     return slices, counters, flows
@@ -147,3 +149,38 @@ def test_format_option_and_extension(jaxprof_bin, tmp_path):
             raw = gzip.decompress(raw)
         assert (raw[:1] == b"{") != proto
         assert ("protobuf" in proc.stdout.decode() + proc.stderr.decode()) == proto
+
+
+def test_device_counters_are_counter_tracks(jaxprof_bin, tmp_path, trace_class):
+    """A TPU `_counters_` line (zero-length samples of chip counters, their values as stats):
+    a counter track per counter and stat, in both formats, each sample's value at its time, and
+    the samples still on their line."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "formats"))
+    import tpu_new_lines as tnl
+
+    fixture = oc.XPLANE_FIXTURES / "tpu_4chip_inference.xplane.pb"
+    oc.require_profile(fixture)
+    src = tnl.build(fixture, ["counters"], tmp_path / "tpu.xplane.pb")
+    for out in ("t.json", "t.pftrace"):
+        proc = oc.run_cli(jaxprof_bin, ["export", str(src), "--perfetto", str(tmp_path / out)])
+        assert proc.returncode == 0, proc.stderr.decode()
+    assert b"device counter tracks" in proc.stderr
+    want, want_counters, _ = read_json(tmp_path / "t.json")
+    got, got_counters, _, _ = read_proto(trace_class, tmp_path / "t.pftrace")
+    assert dict(got_counters) == dict(want_counters)
+    device = {k: v for k, v in want_counters.items() if not k[1].startswith("memory in use")}
+    chips = {proc for proc, _ in device}
+    names = {track for _, track in device}
+    assert len(chips) == 4
+    assert names == {f"{c} {s}" for c in tnl.COUNTERS for s in ("Raw Value", "Scaled Value")}
+    for (proc, track), points in device.items():
+        times = [t for t, _ in points]
+        assert times == sorted(times) and len(points) > 1
+        if track.endswith("Scaled Value"):  # doubles as written; the raw value is ten times it
+            raw = dict(device[proc, track.replace("Scaled Value", "Raw Value")])
+            assert all(raw[t] == int(v * 10) for t, v in points), track
+    samples = {proc: len(v) for (proc, track), v in want.items() if track == "_counters_"}
+    assert samples.keys() == chips
+    for proc, n in samples.items():
+        assert n == len(tnl.COUNTERS) * len(device[proc, f"{tnl.COUNTERS[0]} Raw Value"])

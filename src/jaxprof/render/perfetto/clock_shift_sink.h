@@ -26,7 +26,7 @@ class ClockShiftSink : public ForwardingTraceSink {
              int64_t duration_ps, const TraceArgs* args, SliceFlow flow) override {
     inner_.slice(pid, tid, name, name_json, start_ps - shift(pid), duration_ps, args, flow);
   }
-  void counter(int pid, int tid, int64_t time_ps, int64_t value) override {
+  void counter(int pid, int tid, int64_t time_ps, double value) override {
     inner_.counter(pid, tid, time_ps - shift(pid), value);
   }
   void end(const std::vector<std::string>& notes) override;

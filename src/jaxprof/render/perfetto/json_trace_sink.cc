@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "jaxprof/common/units.h"
 #include "jaxprof/render/perfetto/perfetto.h"
 
 namespace jaxprof {
@@ -53,11 +54,12 @@ void JsonTraceSink::thread(int pid, int tid, std::string_view name, bool derived
                   pid, tid, tid));
 }
 
-void JsonTraceSink::counter_track(int pid, int tid, std::string_view name) {
-  // Chrome traces name a counter by its events; the thread name marks it derived for jaxprof's
-  // reader, which then passes over its events without a warning.
-  thread(pid, tid, name, /*derived=*/true);
-  counter_names_[{pid, tid}] = json_string_html_safe(name);
+void JsonTraceSink::counter_track(int pid, int tid, std::string_view name,
+                                  std::string_view series) {
+  // Chrome traces name a counter by its events and their arg; the thread, named as viewers name
+  // the counter, marks it derived for jaxprof's reader, which passes over its events.
+  thread(pid, tid, std::string(name) + " " + std::string(series), /*derived=*/true);
+  counter_names_[{pid, tid}] = {json_string_html_safe(name), json_string_html_safe(series)};
 }
 
 void JsonTraceSink::slice(int pid, int tid, std::string_view name, std::string_view name_json,
@@ -84,11 +86,14 @@ void JsonTraceSink::slice(int pid, int tid, std::string_view name, std::string_v
                       phase == 'f' ? ", \"bp\": \"e\"" : ""));
 }
 
-void JsonTraceSink::counter(int pid, int tid, int64_t time_ps, int64_t value) {
+void JsonTraceSink::counter(int pid, int tid, int64_t time_ps, double value) {
+  const auto& [name, series] = counter_names_[{pid, tid}];
+  const std::optional<int64_t> whole = whole_number(value);
   out(
       fmt::format(",\n{{\"ph\": \"C\", \"pid\": {}, \"tid\": {}, \"name\": {}, \"ts\": {}, "
-                  "\"args\": {{\"bytes\": {}}}}}",
-                  pid, tid, counter_names_[{pid, tid}], ps_to_us_exact(time_ps), value));
+                  "\"args\": {{{}: {}}}}}",
+                  pid, tid, name, ps_to_us_exact(time_ps), series,
+                  whole ? fmt::format("{}", *whole) : number(value)));
 }
 
 void JsonTraceSink::end(const std::vector<std::string>& notes) {

@@ -23,10 +23,10 @@ class JsonTraceSink : public TraceSink {
                  std::string_view serialized) override;
   void process(int pid, std::string_view name, std::string_view host) override;
   void thread(int pid, int tid, std::string_view name, bool derived) override;
-  void counter_track(int pid, int tid, std::string_view name) override;
+  void counter_track(int pid, int tid, std::string_view name, std::string_view series) override;
   void slice(int pid, int tid, std::string_view name, std::string_view name_json, int64_t start_ps,
              int64_t duration_ps, const TraceArgs* args, SliceFlow flow) override;
-  void counter(int pid, int tid, int64_t time_ps, int64_t value) override;
+  void counter(int pid, int tid, int64_t time_ps, double value) override;
   void end(const std::vector<std::string>& notes) override;
 
  private:
@@ -42,7 +42,8 @@ class JsonTraceSink : public TraceSink {
 
   const std::function<void(std::string_view)>& sink_;
   std::string buf_;
-  std::map<std::pair<int, int>, std::string> counter_names_;  // as JSON literals
+  // Per counter track: its events' name and their arg's, as JSON literals.
+  std::map<std::pair<int, int>, std::pair<std::string, std::string>> counter_names_;
 };
 
 }  // namespace jaxprof

@@ -67,6 +67,8 @@ namespace {
 // counter tracks after the lines.
 constexpr int kFirstLineTid = 1000;
 constexpr int kFirstCounterTid = 900000;
+// A device's counters (its `_counters_` line k): from kFirstDeviceCounterTid + 1000 k.
+constexpr int kFirstDeviceCounterTid = 950000;
 
 }  // namespace
 
@@ -201,6 +203,7 @@ class PerfettoWriter {
   void modules_track(int pid, int tid, size_t di, bool own);
   void line_track(const ExportedPlane& xp, int pid, size_t k, bool module_line);
   void memory_tracks(uint32_t host, int pid);
+  void counter_tracks(uint32_t plane, const Line& line, int pid, int first_tid);
   void op_event(uint32_t plane, uint32_t e, int pid, int tid, bool memory, SliceFlow flow);
   void plain_event(uint32_t plane, uint32_t e, int pid, int tid);
   void add_notes();
@@ -434,6 +437,31 @@ void PerfettoWriter::line_track(const ExportedPlane& xp, int pid, size_t k, bool
     flow.arrival_in = arrival.in;
     op_event(xp.plane, e, pid, tid, !memory_op.never() && memory_op(e) != MemoryOp::kNone, flow);
   }
+  if (p_.str(line.name) == "_counters_")
+    counter_tracks(xp.plane, line, pid, kFirstDeviceCounterTid + 1000 * static_cast<int>(k));
+}
+
+// A device's counters (a `_counters_` line: zero-length samples, their values as the events'
+// own stats) also as counter tracks, one per counter and numeric stat, as XProf's trace viewer
+// draws them. The samples stay on the line as slices too, so that the line reads back whole.
+void PerfettoWriter::counter_tracks(uint32_t plane, const Line& line, int pid, int first_tid) {
+  std::map<std::pair<std::string_view, std::string_view>, std::vector<std::pair<int64_t, double>>>
+      series;
+  const Events& ev = p_.events;
+  for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e)
+    for (const Stat& st : p_.event_stats(plane, e))
+      if (const std::optional<double> v = st.value.as_double())
+        series[{p_.event_display_name(e), p_.str(st.name)}].push_back({ev.start_ps[e], *v});
+  int tid = first_tid;
+  for (auto& [key, points] : series) {
+    std::stable_sort(points.begin(), points.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    out_.counter_track(pid, tid, key.first, key.second);
+    for (const auto& [t, v] : points) out_.counter(pid, tid, t, v);
+    s_.device_counter_points += points.size();
+    ++s_.device_counter_tracks;
+    ++tid;
+  }
 }
 
 // The host's allocators: bytes in use after every allocation and free, one counter track each.
@@ -444,7 +472,7 @@ void PerfettoWriter::memory_tracks(uint32_t host, int pid) {
     std::string name = "memory in use: " + a.allocator;
     if (!a.device.empty() && a.allocator.find(a.device) == std::string::npos)
       name += " (" + a.device + ")";
-    out_.counter_track(pid, tid, name);
+    out_.counter_track(pid, tid, name, "bytes");
     for (const MemoryPoint& m : a.timeline) out_.counter(pid, tid, m.time_ps, m.in_use);
     s_.counter_points += a.timeline.size();
     ++s_.counter_tracks;

@@ -38,9 +38,10 @@ struct PerfettoSummary {
   uint64_t flows = 0;                // arrows from a host launch to its kernel
   uint64_t arrival_flows = 0;        // arrows from a collective's first arrival to its last
   uint64_t path_segments = 0;        // critical-path segments written
-  uint64_t counter_tracks = 0, counter_points = 0;  // memory in use per allocator
-  uint64_t hlo_modules = 0;                         // HloProtos carried along
-  std::vector<std::string> notes;                   // what the export left out, and why
+  uint64_t counter_tracks = 0, counter_points = 0;                // memory in use per allocator
+  uint64_t device_counter_tracks = 0, device_counter_points = 0;  // `_counters_` lines
+  uint64_t hlo_modules = 0;                                       // HloProtos carried along
+  std::vector<std::string> notes;  // what the export left out, and why
 };
 
 // Exact microseconds from picoseconds: 1234567 -> "1.234567", 5000000 -> "5", -1 -> "-0.000001".

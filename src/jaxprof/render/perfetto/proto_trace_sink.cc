@@ -1,7 +1,11 @@
 #include "jaxprof/render/perfetto/proto_trace_sink.h"
 
+#include <bit>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+
+#include "jaxprof/common/units.h"
 
 namespace jaxprof {
 namespace {
@@ -27,7 +31,8 @@ constexpr uint64_t kUnitSizeBytes = 3;
 }  // namespace descriptor
 namespace event {
 constexpr uint32_t kDebugAnnotations = 4, kType = 9, kNameIid = 10, kTrackUuid = 11,
-                   kCounterValue = 30, kFlowIds = 47, kTerminatingFlowIds = 48;
+                   kCounterValue = 30, kDoubleCounterValue = 44, kFlowIds = 47,
+                   kTerminatingFlowIds = 48;
 constexpr uint64_t kSliceBegin = 1, kSliceEnd = 2, kInstant = 3, kCounter = 4;
 }  // namespace event
 namespace annotation {
@@ -162,7 +167,7 @@ void ProtoTraceSink::packet(wire::Writer& body) {
 }
 
 void ProtoTraceSink::descriptor(uint64_t uuid, uint64_t parent, std::string_view name, int pid,
-                                bool counter, std::string_view process_name) {
+                                Counter counter, std::string_view process_name) {
   wire::Writer d;
   d.varint(descriptor::kUuid, uuid);
   if (parent) d.varint(descriptor::kParentUuid, parent);
@@ -173,9 +178,9 @@ void ProtoTraceSink::descriptor(uint64_t uuid, uint64_t parent, std::string_view
     p.bytes(descriptor::kProcessName, process_name);
     d.message(descriptor::kProcess, p);
   }
-  if (counter) {
+  if (counter != Counter::kNone) {
     wire::Writer c;
-    c.varint(descriptor::kCounterUnit, descriptor::kUnitSizeBytes);
+    if (counter == Counter::kBytes) c.varint(descriptor::kCounterUnit, descriptor::kUnitSizeBytes);
     d.message(descriptor::kCounter, c);
   }
   wire::Writer body;
@@ -203,22 +208,25 @@ uint64_t ProtoTraceSink::intern(InternTable& table, uint32_t field, std::string_
 
 void ProtoTraceSink::begin(int64_t base_ns) {
   base_ns_ = base_ns;
-  descriptor(track_uuid(0, -1), 0, {}, 0, false, "jaxprof");
+  descriptor(track_uuid(0, -1), 0, {}, 0, Counter::kNone, "jaxprof");
 }
 
 void ProtoTraceSink::process(int pid, std::string_view name, std::string_view host) {
   std::string label(name);
   if (!host.empty()) label += " (" + std::string(host) + ")";
-  descriptor(track_uuid(pid, -1), 0, {}, pid, false, label);
+  descriptor(track_uuid(pid, -1), 0, {}, pid, Counter::kNone, label);
 }
 
 void ProtoTraceSink::thread(int pid, int tid, std::string_view name, bool) {
   tracks_[{pid, tid}] = Track{std::string(name), {}, 1};
-  descriptor(track_uuid(pid, tid), track_uuid(pid, -1), name, pid, false);
+  descriptor(track_uuid(pid, tid), track_uuid(pid, -1), name, pid, Counter::kNone);
 }
 
-void ProtoTraceSink::counter_track(int pid, int tid, std::string_view name) {
-  descriptor(track_uuid(pid, tid), track_uuid(pid, -1), name, pid, true);
+void ProtoTraceSink::counter_track(int pid, int tid, std::string_view name,
+                                   std::string_view series) {
+  descriptor(track_uuid(pid, tid), track_uuid(pid, -1),
+             std::string(name) + " " + std::string(series), pid,
+             series == "bytes" ? Counter::kBytes : Counter::kPlain);
 }
 
 size_t ProtoTraceSink::lane_of(Track& t, int64_t start_ps, int64_t end_ps) {
@@ -264,7 +272,7 @@ void ProtoTraceSink::slice(int pid, int tid, std::string_view name, std::string_
   uint64_t uuid = track_uuid(pid, tid, lane);
   for (; t.described <= lane; ++t.described)
     descriptor(track_uuid(pid, tid, t.described), track_uuid(pid, -1), t.name + " (overlapping)",
-               pid, false);
+               pid, Counter::kNone);
   // Writers kept across slices: cleared, not freed (allocations were a tenth of the export).
   wire::Writer &interned = interned_, &ev = event_, &body = body_;
   interned.clear(), ev.clear(), body.clear();
@@ -289,11 +297,14 @@ void ProtoTraceSink::slice(int pid, int tid, std::string_view name, std::string_
   packet(body);
 }
 
-void ProtoTraceSink::counter(int pid, int tid, int64_t time_ps, int64_t value) {
+void ProtoTraceSink::counter(int pid, int tid, int64_t time_ps, double value) {
   wire::Writer ev;
   ev.varint(event::kType, event::kCounter);
   ev.varint(event::kTrackUuid, track_uuid(pid, tid));
-  ev.int64(event::kCounterValue, value);
+  if (const std::optional<int64_t> whole = whole_number(value))
+    ev.int64(event::kCounterValue, *whole);
+  else
+    ev.fixed64(event::kDoubleCounterValue, std::bit_cast<uint64_t>(value));
   wire::Writer body;
   body.varint(packet::kTimestamp, ns(time_ps));
   body.message(packet::kTrackEvent, ev);

@@ -29,10 +29,10 @@ class ProtoTraceSink : public TraceSink {
   void hlo_proto(std::string_view, std::string_view, bool, std::string_view) override {}
   void process(int pid, std::string_view name, std::string_view host) override;
   void thread(int pid, int tid, std::string_view name, bool derived) override;
-  void counter_track(int pid, int tid, std::string_view name) override;
+  void counter_track(int pid, int tid, std::string_view name, std::string_view series) override;
   void slice(int pid, int tid, std::string_view name, std::string_view name_json, int64_t start_ps,
              int64_t duration_ps, const TraceArgs* args, SliceFlow flow) override;
-  void counter(int pid, int tid, int64_t time_ps, int64_t value) override;
+  void counter(int pid, int tid, int64_t time_ps, double value) override;
   void end(const std::vector<std::string>& notes) override;
 
  private:
@@ -48,7 +48,9 @@ class ProtoTraceSink : public TraceSink {
   };
   // Packet fields shared by every packet (the sequence), then the body.
   void packet(wire::Writer& body);
-  void descriptor(uint64_t uuid, uint64_t parent, std::string_view name, int pid, bool counter,
+  // What a track is: slices, or a counter (of bytes: memory in use; or of anything else).
+  enum class Counter : uint8_t { kNone, kPlain, kBytes };
+  void descriptor(uint64_t uuid, uint64_t parent, std::string_view name, int pid, Counter counter,
                   std::string_view process_name = {});
   uint64_t ns(int64_t ps) const;
   // Looked up by string_view, without making a string (the tables are hit several times per

@@ -46,13 +46,16 @@ class TraceSink {
   virtual void process(int pid, std::string_view name, std::string_view host) = 0;
   // A track of slices; `derived` marks tracks jaxprof made, which its reader leaves out.
   virtual void thread(int pid, int tid, std::string_view name, bool derived) = 0;
-  // A counter track (memory in use), always derived.
-  virtual void counter_track(int pid, int tid, std::string_view name) = 0;
+  // A counter track, always derived: `name` what it counts, `series` its value ("bytes" for
+  // memory in use, a stat's name for a device's counters). Viewers name it "NAME SERIES", as
+  // Perfetto names a Chrome trace's counter by its event and arg.
+  virtual void counter_track(int pid, int tid, std::string_view name, std::string_view series) = 0;
   // `name_json`: the name as a JSON string literal when the caller has it at hand ("" = make it).
   virtual void slice(int pid, int tid, std::string_view name, std::string_view name_json,
                      int64_t start_ps, int64_t duration_ps, const TraceArgs* args,
                      SliceFlow flow) = 0;
-  virtual void counter(int pid, int tid, int64_t time_ps, int64_t value) = 0;
+  // A counter's value from time_ps on (written as an integer when it is one).
+  virtual void counter(int pid, int tid, int64_t time_ps, double value) = 0;
   // After the last event: the notes on what was left out, in the trace's own metadata.
   virtual void end(const std::vector<std::string>& notes) = 0;
 };
@@ -74,14 +77,14 @@ class ForwardingTraceSink : public TraceSink {
   void thread(int pid, int tid, std::string_view name, bool derived) override {
     inner_.thread(pid, tid, name, derived);
   }
-  void counter_track(int pid, int tid, std::string_view name) override {
-    inner_.counter_track(pid, tid, name);
+  void counter_track(int pid, int tid, std::string_view name, std::string_view series) override {
+    inner_.counter_track(pid, tid, name, series);
   }
   void slice(int pid, int tid, std::string_view name, std::string_view name_json, int64_t start_ps,
              int64_t duration_ps, const TraceArgs* args, SliceFlow flow) override {
     inner_.slice(pid, tid, name, name_json, start_ps, duration_ps, args, flow);
   }
-  void counter(int pid, int tid, int64_t time_ps, int64_t value) override {
+  void counter(int pid, int tid, int64_t time_ps, double value) override {
     inner_.counter(pid, tid, time_ps, value);
   }
   void end(const std::vector<std::string>& notes) override { inner_.end(notes); }

@@ -33,9 +33,10 @@ void WindowTraceSink::thread(int pid, int tid, std::string_view name, bool deriv
   inner_.thread(pid, tid, name, derived);
 }
 
-void WindowTraceSink::counter_track(int pid, int tid, std::string_view name) {
+void WindowTraceSink::counter_track(int pid, int tid, std::string_view name,
+                                    std::string_view series) {
   close_counter();
-  inner_.counter_track(pid, tid, name);
+  inner_.counter_track(pid, tid, name, series);
   open_ = {pid, tid};
 }
 
@@ -52,7 +53,7 @@ void WindowTraceSink::slice(int pid, int tid, std::string_view name, std::string
 
 // A track's points come in time order: the last one before the window is held back and written
 // at the window's start, those inside are written, those after it dropped.
-void WindowTraceSink::counter(int pid, int tid, int64_t time_ps, int64_t value) {
+void WindowTraceSink::counter(int pid, int tid, int64_t time_ps, double value) {
   ++counts_.counter_points;
   if (time_ps < w_.begin_ps) {
     open_.pending = true;
@@ -96,7 +97,7 @@ class FlowScanSink : public TraceSink {
   void hlo_proto(std::string_view, std::string_view, bool, std::string_view) override {}
   void process(int, std::string_view, std::string_view) override {}
   void thread(int, int, std::string_view, bool) override {}
-  void counter_track(int, int, std::string_view) override {}
+  void counter_track(int, int, std::string_view, std::string_view) override {}
   void slice(int, int, std::string_view, std::string_view, int64_t start_ps, int64_t duration_ps,
              const TraceArgs*, SliceFlow flow) override {
     if (!flow.out && !flow.in && !flow.arrival_out && !flow.arrival_in) return;
@@ -108,7 +109,7 @@ class FlowScanSink : public TraceSink {
       if (kept) (leaves ? kept_out_ : kept_in_).insert(id);
     }
   }
-  void counter(int, int, int64_t, int64_t) override {}
+  void counter(int, int, int64_t, double) override {}
   void end(const std::vector<std::string>&) override {}
 
   uint64_t flows() const {

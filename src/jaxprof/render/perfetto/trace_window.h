@@ -46,10 +46,10 @@ class WindowTraceSink : public ForwardingTraceSink {
 
   void process(int pid, std::string_view name, std::string_view host) override;
   void thread(int pid, int tid, std::string_view name, bool derived) override;
-  void counter_track(int pid, int tid, std::string_view name) override;
+  void counter_track(int pid, int tid, std::string_view name, std::string_view series) override;
   void slice(int pid, int tid, std::string_view name, std::string_view name_json, int64_t start_ps,
              int64_t duration_ps, const TraceArgs* args, SliceFlow flow) override;
-  void counter(int pid, int tid, int64_t time_ps, int64_t value) override;
+  void counter(int pid, int tid, int64_t time_ps, double value) override;
   void end(const std::vector<std::string>& notes) override;
 
  private:
@@ -57,7 +57,7 @@ class WindowTraceSink : public ForwardingTraceSink {
   struct OpenCounter {
     int pid = 0, tid = 0;
     bool pending = false, started = false;
-    int64_t value = 0;
+    double value = 0;
   };
   void close_counter();
   uint64_t keep_flow(uint64_t id) const { return id && flows_.count(id) ? id : 0; }

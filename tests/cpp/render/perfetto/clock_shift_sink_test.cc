@@ -18,13 +18,13 @@ class RecordingSink : public TraceSink {
   void hlo_proto(std::string_view, std::string_view, bool, std::string_view) override {}
   void process(int, std::string_view, std::string_view) override {}
   void thread(int, int, std::string_view, bool) override {}
-  void counter_track(int, int, std::string_view) override {}
+  void counter_track(int, int, std::string_view, std::string_view) override {}
   void slice(int pid, int, std::string_view, std::string_view, int64_t start_ps,
              int64_t duration_ps, const TraceArgs*, SliceFlow) override {
     times.push_back({pid, start_ps, duration_ps});
   }
-  void counter(int pid, int, int64_t time_ps, int64_t value) override {
-    times.push_back({pid, time_ps, value});
+  void counter(int pid, int, int64_t time_ps, double value) override {
+    times.push_back({pid, time_ps, static_cast<int64_t>(value)});
   }
   void end(const std::vector<std::string>& n) override { notes = n; }
 

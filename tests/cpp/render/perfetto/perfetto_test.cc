@@ -4,13 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 
 #include "all_work.h"
 #include "jaxprof/analysis/ops/ops.h"
 #include "jaxprof/analysis/timeline/timeline.h"
 #include "jaxprof/analysis/timeline/timeline_segments.h"
+#include "jaxprof/common/units.h"
 #include "jaxprof/formats/load.h"
+#include "jaxprof/render/perfetto/json_trace_sink.h"
 #include "test_paths.h"
 
 namespace jaxprof {
@@ -83,6 +86,29 @@ TEST(Perfetto, CollectiveBandwidthOnTheEightDeviceCapture) {
   // Every collective has its bandwidth: the one note is of what no trace can show (plane stats).
   ASSERT_EQ(s.notes.size(), 1u);
   EXPECT_NE(s.notes[0].find("plane stats"), std::string::npos) << s.notes[0];
+}
+
+// Counter values are written as integers when they are whole (memory in use: the bytes as
+// before), else as the shortest decimal that reads back to the same double; the track is named
+// as viewers name a Chrome trace's counter, by its event and its arg.
+TEST(Perfetto, CountersWholeOrNot) {
+  EXPECT_EQ(whole_number(3.0), 3);
+  EXPECT_EQ(whole_number(-0x1p62), -(int64_t{1} << 62));
+  EXPECT_EQ(whole_number(0.5), std::nullopt);
+  EXPECT_EQ(whole_number(0x1p63), std::nullopt);
+  std::string out;
+  {
+    const std::function<void(std::string_view)> write = [&](std::string_view s) { out += s; };
+    JsonTraceSink sink(write);
+    sink.begin(0);
+    sink.counter_track(1, 7, "HBM bandwidth", "Scaled Value");
+    sink.counter(1, 7, 1000000, 37.25);
+    sink.counter(1, 7, 2000000, 40);
+    sink.end({});
+  }
+  EXPECT_NE(out.find("\"name\": \"HBM bandwidth Scaled Value\""), std::string::npos) << out;
+  EXPECT_NE(out.find("\"args\": {\"Scaled Value\": 37.25}"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"args\": {\"Scaled Value\": 40}"), std::string::npos) << out;
 }
 
 }  // namespace
