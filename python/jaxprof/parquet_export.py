@@ -213,15 +213,7 @@ def _on_threads(inputs: List[Tuple[str, str]], directory: str, hlo: List[str], p
             os.cpu_count() or 1)
     if threads < 1:
         raise InvalidOptionError(f"threads must be 1 or more, not {threads}")
-    threads = min(threads, len(inputs))
-    if threads == 1:
-        done = []
-        for _, path in inputs:
-            done.append(export_host(path, directory, hlo))
-            _check_unique(done)
-            if progress is not None:
-                progress(len(done), len(inputs))
-        return done
+    threads = max(1, min(threads, len(inputs)))
     done, running = [], set()
     pending = iter(inputs)
     with ThreadPoolExecutor(threads, thread_name_prefix="jaxprof-export") as pool:

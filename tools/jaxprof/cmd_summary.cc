@@ -2,10 +2,8 @@
 #include <optional>
 
 #include "cli_common.h"
-#include "jaxprof/analysis/critical_path/critical_path_digest.h"
 #include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/analysis/summary/summary.h"
-#include "jaxprof/common/error.h"
 #include "jaxprof/render/text/summary_render.h"
 
 namespace jaxprof::cli {
@@ -42,12 +40,8 @@ RegisterCommand summary_command(5, [](CLI::App& app) -> std::function<int()> {
     // The critical path needs the events: followed while the one profile read is in memory.
     std::optional<CriticalPathDigest> path;
     load_set(o->common, extract, loaded, [&](const Profile& profile) {
-      if (profile.hosts.size() != 1) return;  // an archive of several processes: as partials
-      try {
-        path = digest_critical_path(profile, o->top);
-      } catch (const InputError& e) {
-        path.emplace().unavailable = e.what();
-      }
+      // An archive of several processes: as partials.
+      if (profile.hosts.size() == 1) path = summary_critical_path(profile, o->top);
     });
     SummaryOptions options;
     options.top = o->top;

@@ -63,13 +63,14 @@ CriticalPathDigest digest_critical_path(const Profile& profile, size_t top) {
   CriticalPathDigest d;
   // Without step marks the one window is the whole capture, warm-up and compiles with it: no
   // step to speak for, and the costliest graph there is.
-  if (compute_steps(profile).steps.empty()) {
+  StepsResult steps = compute_steps(profile);
+  if (steps.steps.empty()) {
     d.unavailable =
         "the profile marks no steps (`jaxprof critical-path` follows all its device work as one "
         "window)";
     return d;
   }
-  const ProfileWork all = gather_profile_work(profile);
+  const ProfileWork all = gather_profile_work(profile, std::move(steps));
   size_t counted = 0;
   const size_t median = median_of(
       all.steps, [](const Step& s) { return s.warmup; },

@@ -9,19 +9,6 @@ namespace {
 
 constexpr uint32_t kNone = UINT32_MAX;
 
-// The edge into `v` that bound its measured time (the latest predecessor), or kNone.
-uint32_t binding_edge(const StepGraph& g, uint32_t v) {
-  uint32_t best = kNone;
-  for (uint32_t i = g.first_in[v]; i < g.first_in[v + 1]; ++i) {
-    const GraphEdge& e = g.edges[i];
-    if (e.weight_ps == kAbsentEdge) continue;
-    if (best == kNone ||
-        g.time_ps[e.from] + e.weight_ps > g.time_ps[g.edges[best].from] + g.edges[best].weight_ps)
-      best = i;
-  }
-  return best;
-}
-
 }  // namespace
 
 std::vector<HeldCollective> held_collectives(const StepGraph& g,

@@ -225,19 +225,22 @@ StepGraph build_step_graph(StepWork work) {
   return g;
 }
 
+uint32_t binding_edge(const StepGraph& g, uint32_t v) {
+  uint32_t best = kNone;
+  for (uint32_t i = g.first_in[v]; i < g.first_in[v + 1]; ++i) {
+    const GraphEdge& e = g.edges[i];
+    if (e.weight_ps == kAbsentEdge) continue;
+    if (best == kNone ||
+        g.time_ps[e.from] + e.weight_ps > g.time_ps[g.edges[best].from] + g.edges[best].weight_ps)
+      best = i;
+  }
+  return best;
+}
+
 std::vector<uint32_t> binding_path(const StepGraph& g) {
   std::vector<uint32_t> path;
-  for (uint32_t v = g.end_vertex();;) {
-    const uint32_t b = g.first_in[v], e = g.first_in[v + 1];
-    if (b == e) break;
-    uint32_t best = b;
-    for (uint32_t i = b + 1; i < e; ++i)
-      if (g.time_ps[g.edges[i].from] + g.edges[i].weight_ps >
-          g.time_ps[g.edges[best].from] + g.edges[best].weight_ps)
-        best = i;
-    path.push_back(best);
-    v = g.edges[best].from;
-  }
+  for (uint32_t v = g.end_vertex(), i; (i = binding_edge(g, v)) != kNone; v = g.edges[i].from)
+    path.push_back(i);
   return path;
 }
 

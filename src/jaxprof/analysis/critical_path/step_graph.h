@@ -129,8 +129,12 @@ struct StepWork {
 // Adds the edges and orders the vertices.
 StepGraph build_step_graph(StepWork work);
 
+// The edge into `v` that bound its measured time: the first of its latest predecessors (an
+// edge absent as measured never binds). UINT32_MAX for a source.
+uint32_t binding_edge(const StepGraph& g, uint32_t v);
+
 // The measured critical path as edges, from the step's end back to a source: at each vertex the
-// edge that bound it (the first of the latest).
+// edge that bound it.
 std::vector<uint32_t> binding_path(const StepGraph& g);
 
 }  // namespace jaxprof

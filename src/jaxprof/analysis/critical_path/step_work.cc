@@ -175,8 +175,11 @@ void merge_host_steps(StepsResult steps, ProfileWork& w) {
 }  // namespace
 
 ProfileWork gather_profile_work(const Profile& profile) {
+  return gather_profile_work(profile, compute_steps(profile));
+}
+
+ProfileWork gather_profile_work(const Profile& profile, StepsResult steps) {
   ProfileWork w;
-  StepsResult steps = compute_steps(profile);
   w.source = steps.source;
   merge_host_steps(std::move(steps), w);
   const std::vector<DeviceLines> devices = op_devices(profile);

@@ -33,6 +33,8 @@ struct ProfileWork {
 };
 
 ProfileWork gather_profile_work(const Profile& profile);
+// The same from the profile's steps, computed already (compute_steps).
+ProfileWork gather_profile_work(const Profile& profile, StepsResult steps);
 
 // The work of step `index`: its device nodes, and the host events under each host's annotation
 // of it when the hosts mark it.

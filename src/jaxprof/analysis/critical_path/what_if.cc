@@ -9,6 +9,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "jaxprof/analysis/stats/significance.h"
 #include "jaxprof/common/error.h"
 
 namespace jaxprof {
@@ -53,20 +54,15 @@ double host_median_ratio(const StepGraph& g, const WhatIfSpec& spec,
   std::vector<uint8_t> has(hosts, 0);
   for (const GraphNode& n : g.nodes)
     if (n.kind == NodeKind::kOp && n.host < hosts) work[n.host] += n.duration_ps(), has[n.host] = 1;
-  std::vector<int64_t> present;
+  std::vector<double> present;
   int64_t own = 0;
   for (size_t h = 0; h < hosts; ++h)
     if (has[h]) {
-      present.push_back(work[h]);
+      present.push_back(static_cast<double>(work[h]));
       if (host_names[h] == spec.target) own = work[h];
     }
   if (present.empty() || own <= 0) return 1;
-  std::sort(present.begin(), present.end());
-  const size_t m = present.size();
-  const double median =
-      m % 2 ? static_cast<double>(present[m / 2])
-            : (static_cast<double>(present[m / 2 - 1]) + static_cast<double>(present[m / 2])) / 2;
-  return median / static_cast<double>(own);
+  return median(std::move(present)) / static_cast<double>(own);
 }
 
 // The factor each node's own time takes under `spec`.

@@ -8,13 +8,13 @@
 
 #include "jaxprof/analysis/collectives/collectives.h"
 #include "jaxprof/analysis/compile/compile.h"
+#include "jaxprof/analysis/ops/ops.h"
 #include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/analysis/steps/modules.h"
-#include "jaxprof/analysis/ops/ops.h"
-#include "jaxprof/model/partial/partial.h"
 #include "jaxprof/analysis/timeline/timeline.h"
 #include "jaxprof/common/error.h"
 #include "jaxprof/common/units.h"
+#include "jaxprof/model/partial/partial.h"
 
 namespace jaxprof {
 
@@ -246,18 +246,30 @@ void summarize_collectives(const PartialSet& set, const SummaryOptions& options,
   }
   r.warnings = coll.warnings;
   observe(r, coll);
-  if (r.shares.clipped()) r.warnings.push_back(r.shares.warning("its base (busy or steady device time)"));
+  if (r.shares.clipped())
+    r.warnings.push_back(r.shares.warning("its base (busy or steady device time)"));
   if (r.observations.size() > options.observations) r.observations.resize(options.observations);
 }
 
 }  // namespace
 
 std::string critical_path_unavailable(size_t hosts) {
-  return hosts > 1 ? fmt::format("the path across {} hosts needs their events together "
-                                 "(`jaxprof critical-path` reads them so)",
-                                 hosts)
+  return hosts > 1 ? fmt::format(
+                         "the path across {} hosts needs their events together "
+                         "(`jaxprof critical-path` reads them so)",
+                         hosts)
                    : "partial summaries keep no events to follow (`jaxprof critical-path` reads "
                      "the profile)";
+}
+
+CriticalPathDigest summary_critical_path(const Profile& profile, size_t top) {
+  try {
+    return digest_critical_path(profile, top);
+  } catch (const InputError& e) {
+    CriticalPathDigest d;
+    d.unavailable = e.what();
+    return d;
+  }
 }
 
 SummaryResult summary_from_partials(const PartialSet& set, const SummaryOptions& options) {
@@ -286,14 +298,8 @@ SummaryResult compute_summary(const Profile& p, const SummaryOptions& options) {
   extract.steady = options.steady;
   SummaryResult r = summary_from_partials(PartialSet(extract_partials(p, extract)), options);
   // Several hosts: unavailable, as the command (which reads them one by one) has it.
-  if (options.critical_path && r.hosts.size() == 1) {
-    try {
-      r.critical_path = digest_critical_path(p, options.top);
-    } catch (const InputError& e) {  // as the command has it: said, not thrown
-      r.critical_path = {};
-      r.critical_path.unavailable = e.what();
-    }
-  }
+  if (options.critical_path && r.hosts.size() == 1)
+    r.critical_path = summary_critical_path(p, options.top);
   return r;
 }
 

@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "jaxprof/analysis/critical_path/critical_path_digest.h"
-#include "jaxprof/model/share_guard.h"
 #include "jaxprof/analysis/ops/op_clock.h"
 #include "jaxprof/analysis/steps/steady_state.h"
 #include "jaxprof/model/profile.h"
+#include "jaxprof/model/share_guard.h"
 
 namespace jaxprof {
 
@@ -122,5 +122,8 @@ SummaryResult summary_from_partials(const PartialSet& set, const SummaryOptions&
 
 // Why summary_from_partials has no critical path for a set of `hosts` hosts.
 std::string critical_path_unavailable(size_t hosts);
+// The critical path of a one-host profile as summary shows it: a profile it cannot follow is
+// said in `unavailable`, not thrown (the rest of the summary stands).
+CriticalPathDigest summary_critical_path(const Profile& profile, size_t top);
 
 }  // namespace jaxprof
