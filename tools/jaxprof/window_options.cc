@@ -144,10 +144,11 @@ void warn_if_too_big(const WindowFlags& f, const Profile& p, bool proto,
     hint = fmt::format("--time {}:{}", ps_to_ns_exact(begin), ps_to_ns_exact(until));
   }
   std::fprintf(stderr,
-               "jaxprof: warning: the trace would be about %s (%llu events), more than "
+               "jaxprof: warning: the trace would be about %s (%llu events%s), more than "
                "Perfetto's UI holds (about %s); export a window, e.g. %s\n",
                human_bytes(bytes).c_str(), static_cast<unsigned long long>(events),
-               human_bytes(f.warn_bytes).c_str(), hint.c_str());
+               // The protobuf's packets are deflated on disk; the UI holds them inflated.
+               proto ? ", inflated" : "", human_bytes(f.warn_bytes).c_str(), hint.c_str());
 }
 
 std::map<std::string, HostClock> host_clocks(const WindowFlags& f, const Profile& p) {

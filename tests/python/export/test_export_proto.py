@@ -2,12 +2,14 @@
 reader (the protobuf package decoding perfetto_trace.proto, a subset of Perfetto's published
 protos with their field numbers) finds the same events on every track as jaxprof's JSON export,
 at the same times rounded down to Perfetto's nanoseconds, with the same string and integer args
-(names and string values interned in the protobuf; docs/export.md)."""
+(names and string values interned in the protobuf, the packets deflated in batches;
+docs/export.md)."""
 from __future__ import annotations
 
 import json
 import shutil
 import subprocess
+import zlib
 from collections import defaultdict
 from decimal import Decimal
 from pathlib import Path
@@ -40,10 +42,25 @@ def trace_class(tmp_path_factory):
             else message_factory.MessageFactory(pool).GetPrototype(d))
 
 
+def packets(cls, data):
+    """The trace's packets, those deflated in a `compressed_packets` batch inflated in place
+    (zlib, as Perfetto's trace processor reads them)."""
+    out = []
+    for p in cls.FromString(data).packet:
+        if p.HasField("compressed_packets"):
+            batch = packets(cls, zlib.decompress(p.compressed_packets))
+            assert not any(q.HasField("compressed_packets") for q in batch)
+            out += batch
+        else:
+            out.append(p)
+    return out
+
+
 def read_proto(cls, path):
     """{(process, track): [(name, begin_ns, end_ns, args)]}, counters, flows, from the packets;
     args: the sorted (key, value) pairs of the string and integer args."""
-    trace = cls.FromString(path.read_bytes())
+    trace = cls()
+    trace.packet.extend(packets(cls, path.read_bytes()))
     tracks, processes, names, keys, values = {}, {}, {}, {}, {}
     slices, counters, open_ = defaultdict(list), defaultdict(list), defaultdict(list)
     flows_out, flows_in = set(), set()
@@ -184,3 +201,41 @@ def test_device_counters_are_counter_tracks(jaxprof_bin, tmp_path, trace_class):
     assert samples.keys() == chips
     for proc, n in samples.items():
         assert n == len(tnl.COUNTERS) * len(device[proc, f"{tnl.COUNTERS[0]} Raw Value"])
+
+
+XPLANE_CASES = [c for c in CASES if not c[1].name.endswith(".zip")]
+
+
+@pytest.mark.parametrize("name,path", XPLANE_CASES, ids=[c[0] for c in XPLANE_CASES])
+def test_proto_trace_is_no_larger_than_its_profile(jaxprof_bin, tmp_path, trace_class, name,
+                                                   path):
+    """The packets are deflated in batches, each one `compressed_packets` packet of whole Trace
+    records, so that the trace on disk is no larger than the profile it came from; a trace
+    gzipped as a whole (*.pftrace.gz) holds its packets plain."""
+    oc.require_profile(path)
+    out = tmp_path / "t.pftrace"
+    proc = oc.run_cli(jaxprof_bin, ["export", str(path), "--perfetto", str(out)])
+    assert proc.returncode == 0, proc.stderr.decode()
+    size = sum(f.stat().st_size for f in ([path] if path.is_file() else path.rglob("*.xplane.pb")))
+    assert out.stat().st_size <= size, (out.stat().st_size, size)
+    batches = trace_class.FromString(out.read_bytes()).packet
+    assert batches and all(p.ListFields()[0][0].name == "compressed_packets" and
+                           len(p.ListFields()) == 1 for p in batches)
+    for p in batches:  # each batch inflates to whole records, as a Trace's packets
+        raw, i = zlib.decompress(p.compressed_packets), 0
+        while i < len(raw):
+            assert raw[i] == 0x0A  # Trace.packet, length-delimited
+            i, length, shift = i + 1, 0, 0
+            while raw[i] & 0x80:
+                length, i, shift = length | (raw[i] & 0x7F) << shift, i + 1, shift + 7
+            i += 1 + (length | raw[i] << shift)
+        assert i == len(raw)
+    if name != "data-jax_cpu_8dev":
+        return
+    import gzip
+    gz = tmp_path / "t.pftrace.gz"
+    proc = oc.run_cli(jaxprof_bin, ["export", str(path), "--perfetto", str(gz)])
+    assert proc.returncode == 0, proc.stderr.decode()
+    plain = trace_class.FromString(gzip.decompress(gz.read_bytes())).packet
+    assert not any(p.HasField("compressed_packets") for p in plain)
+    assert len(plain) == len(packets(trace_class, out.read_bytes()))

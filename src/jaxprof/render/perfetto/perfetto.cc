@@ -573,7 +573,7 @@ PerfettoSummary write_perfetto_file(const Profile& profile, const std::string& p
       JsonTraceSink sink(piece);
       return write_perfetto(profile, sink, options);
     }
-    ProtoTraceSink sink(piece);
+    ProtoTraceSink sink(piece, /*compress=*/!path.ends_with(".gz"));
     return write_perfetto(profile, sink, options);
   };
   return stream_to_file(path, write);

@@ -144,6 +144,28 @@ bool json_to_annotation(std::string_view json, wire::Writer& a) {
   return true;
 }
 
+ProtoTraceSink::ProtoTraceSink(const std::function<void(std::string_view)>& sink, bool compress)
+    : sink_(sink) {
+  if (compress) compressor_ = std::make_unique<PacketCompressor>(sink);
+}
+
+ProtoTraceSink::~ProtoTraceSink() {
+  try {
+    flush();
+  } catch (...) {  // end() reports a failed write; a sink dropped early has nothing to say
+  }
+}
+
+void ProtoTraceSink::flush() {
+  if (!buf_.empty()) {
+    if (compressor_)
+      compressor_->add(buf_);
+    else
+      sink_(buf_);
+  }
+  buf_.clear();
+}
+
 uint64_t ProtoTraceSink::track_uuid(int pid, int tid, size_t lane) {
   return uuids_.try_emplace(TrackKey{pid, tid, lane}, uuids_.size() + 1).first->second;
 }
@@ -333,6 +355,7 @@ void ProtoTraceSink::end(const std::vector<std::string>& notes) {
     packet(body);
   }
   flush();
+  if (compressor_) compressor_->finish();
 }
 
 }  // namespace jaxprof

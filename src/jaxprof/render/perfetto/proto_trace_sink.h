@@ -2,19 +2,23 @@
 // `TrackDescriptor`s and `TrackEvent`s, perfetto/protos/perfetto/trace/), which Perfetto's UI
 // opens at a fraction of the JSON's size and memory: names, arg keys and string arg values are
 // interned, packets stream out one at a time on one packet sequence. Perfetto's clock is in
-// nanoseconds: times are the profile's picoseconds rounded down to them. A slice that overlaps
+// nanoseconds: times are the profile's picoseconds rounded down to them. The packets are deflated
+// a batch at a time into `compressed_packets` (packet_compressor.h) unless told not to. A slice
+// that overlaps
 // another on its track without nesting inside it (Perfetto nests slices by time) goes to a sibling
 // track, "<track> (overlapping)".
 #pragma once
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "jaxprof/render/perfetto/packet_compressor.h"
 #include "jaxprof/render/perfetto/trace_sink.h"
 #include "jaxprof/wire/writer.h"
 
@@ -22,8 +26,9 @@ namespace jaxprof {
 
 class ProtoTraceSink : public TraceSink {
  public:
-  explicit ProtoTraceSink(const std::function<void(std::string_view)>& sink) : sink_(sink) {}
-  ~ProtoTraceSink() override { flush(); }
+  // `compress`: deflate the packets (a file gzipped as a whole gains nothing from it).
+  explicit ProtoTraceSink(const std::function<void(std::string_view)>& sink, bool compress = true);
+  ~ProtoTraceSink() override;
 
   void begin(int64_t base_ns) override;
   void hlo_proto(std::string_view, std::string_view, bool, std::string_view) override {}
@@ -70,12 +75,10 @@ class ProtoTraceSink : public TraceSink {
                   const Text& text);
   size_t lane_of(Track& t, int64_t start_ps, int64_t end_ps);
   void annotations(const TraceArgs& args, wire::Writer& event, wire::Writer& interned);
-  void flush() {
-    if (!buf_.empty()) sink_(buf_);
-    buf_.clear();
-  }
+  void flush();
 
   const std::function<void(std::string_view)>& sink_;
+  std::unique_ptr<PacketCompressor> compressor_;
   std::string buf_;
   int64_t base_ns_ = 0;
   bool cleared_ = false;  // the first packet clears the sequence's incremental state

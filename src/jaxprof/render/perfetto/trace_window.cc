@@ -139,7 +139,7 @@ PerfettoSummary write_perfetto_window_file(const Profile& profile, const std::st
   const bool proto = trace_format_of(path, format) == TraceFormat::kProto;
   return stream_to_file(path, [&](const std::function<void(std::string_view)>& piece) {
     if (proto) {
-      ProtoTraceSink inner(piece);
+      ProtoTraceSink inner(piece, /*compress=*/!path.ends_with(".gz"));
       WindowTraceSink sink(inner, window, scan.kept(), counts);
       return write_perfetto(profile, sink, options);
     }
