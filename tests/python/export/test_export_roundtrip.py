@@ -1,5 +1,6 @@
 """The Perfetto export keeps the story: `jaxprof summary` of `jaxprof export --perfetto`'s trace
-equals `jaxprof summary` of the profile itself, on every shared fixture and on the project's CPU
+equals `jaxprof summary` of the profile itself (its critical path too: the step annotations
+read back as steps), on every shared fixture and on the project's CPU
 captures (docs/export.md). And `jaxprof view` never writes into the capture: on an nsys-jax
 archive the trace lands in the current directory."""
 from __future__ import annotations
@@ -23,9 +24,6 @@ def summary(binary, path, *extra):
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
     data = json.loads(proc.stdout, parse_float=Decimal)
     data.pop("input")  # which file was read: the export, not the profile
-    # The critical path aside: step annotations in a Chrome trace are not read as steps, so the
-    # export read back has no step to follow (docs/export.md).
-    data.pop("critical_path")
     return data
 
 
@@ -94,3 +92,23 @@ def test_derived_tracks_are_marked_and_dropped(jaxprof_bin, tmp_path):
                                                "json"]).stdout)
     lines = {line["name"] for plane in info["planes"] for line in plane["lines"]}
     assert "category" not in lines and "XLA Modules" in lines
+
+
+def test_steps_of_the_export_are_the_steps(jaxprof_bin, tmp_path):
+    """The StepTraceAnnotation ranges come back as steps: the critical path of every step of the
+    export read back is that of the profile (a Chrome trace declares no stats up front, so its
+    host lines are searched for `step_num`)."""
+    path = oc.require_profile(oc.DATA_DIR / "jax_cpu_8dev")
+    trace = tmp_path / "trace.json.gz"
+    assert oc.run_cli(jaxprof_bin, ["export", str(path), "--perfetto", str(trace)]).returncode == 0
+
+    def steps(p):
+        proc = oc.run_cli(jaxprof_bin, ["critical-path", str(p), "--format", "json"])
+        assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+        data = json.loads(proc.stdout, parse_float=Decimal)
+        return data["step_source"], [(s["step_ns"], s["critical_ns"], len(s["path"]))
+                                     for s in data["steps"]]
+
+    want = steps(path)
+    assert want[0] == "host-annotation" and len(want[1]) == 4
+    assert steps(trace) == want

@@ -8,19 +8,18 @@
 
 #include "jaxprof/analysis/compile/compile.h"
 #include "jaxprof/analysis/partial/extract_partials.h"
-#include "jaxprof/analysis/timeline/intervals.h"
 #include "jaxprof/analysis/partial/partial_build.h"
+#include "jaxprof/analysis/timeline/intervals.h"
 
 namespace jaxprof {
 
 namespace {
 
-// Whether the plane declares a stat of that name: events of a plane that does not cannot carry it,
-// so their lines need not be decoded.
-bool declares_stat(const Plane& plane, StringId name) {
-  for (const auto& [id, n] : plane.stat_names)
-    if (n == name) return true;
-  return false;
+// Whether events of the plane may carry a stat of that name: the lines of a plane whose file
+// declares no such stat need not be decoded. A source that declares no stats (a Chrome trace,
+// jaxprof's own export among them) may carry any.
+bool may_have_stat(const Profile& p, uint32_t plane, StringId name) {
+  return name != UINT32_MAX && p.plane_may_have_stat(plane, p.strings[name]);
 }
 
 // StepTraceAnnotation events: host events that carry a step_num stat (on the thread that runs
@@ -30,9 +29,9 @@ std::vector<std::vector<Step>> host_annotations(const Profile& p) {
   std::vector<std::vector<Step>> out(p.hosts.size());
   const StringId names[1] = {p.strings.find("step_num")};
   std::vector<uint32_t> lines;
-  for (const Plane& plane : p.planes)
-    if (plane.kind == PlaneKind::kHostCpu && declares_stat(plane, names[0]))
-      lines.insert(lines.end(), plane.lines.begin(), plane.lines.end());
+  for (uint32_t pi = 0; pi < p.planes.size(); ++pi)
+    if (p.planes[pi].kind == PlaneKind::kHostCpu && may_have_stat(p, pi, names[0]))
+      lines.insert(lines.end(), p.planes[pi].lines.begin(), p.planes[pi].lines.end());
   if (lines.empty()) return out;
   p.require_lines(lines);
   enum : uint8_t { kUnknown, kStep, kOther };
@@ -161,9 +160,11 @@ std::vector<DeviceMark> steps_lines(const Profile& p, const std::vector<uint8_t>
 std::vector<DeviceMark> group_ids(const Profile& p, const std::vector<uint8_t>& hosts) {
   const StringId names[1] = {p.strings.find("group_id")};
   std::vector<uint32_t> lines;
-  for (const Plane& plane : p.planes)
-    if (is_device_plane(plane.kind) && hosts[plane.host] && declares_stat(plane, names[0]))
+  for (uint32_t pi = 0; pi < p.planes.size(); ++pi) {
+    const Plane& plane = p.planes[pi];
+    if (is_device_plane(plane.kind) && hosts[plane.host] && may_have_stat(p, pi, names[0]))
       lines.insert(lines.end(), plane.lines.begin(), plane.lines.end());
+  }
   if (lines.empty()) return {};
   p.require_lines(lines);
   std::map<std::pair<uint32_t, int64_t>, DeviceMark> spans;  // (plane, group) -> span
