@@ -21,6 +21,7 @@
 #include "jaxprof/formats/partial/partial_file.h"
 #include "jaxprof/formats/partial/partial_spill.h"
 #include "jaxprof/formats/partial/session_check.h"
+#include "jaxprof/io/buffer.h"
 
 namespace fs = std::filesystem;
 
@@ -251,15 +252,26 @@ void load_partial_files(const std::vector<std::string>& partial_files,
     std::vector<size_t> slots_of_file;
     std::vector<HostFile> named;
     try {
-      read_partial_path_each(f, [&](HostPartial&& h) {
-        if (!options.hosts.empty() &&
-            std::find(options.hosts.begin(), options.hosts.end(), h.host) == options.hosts.end())
-          return;
-        const size_t slot = spill.add_slot();
-        spill.put(slot, h);
-        slots_of_file.push_back(slot);
-        named.push_back({h.host, f});
-      });
+      std::shared_ptr<Buffer> file = Buffer::open(f);
+      // A file on disk is mapped: its hosts stay where they are (1,000 hosts' merged file: the
+      // summary took 3.3 s re-encoding them into the spill, 1.8 s held whole). A .gz file's
+      // inflated bytes would stay in memory: its hosts go to the spill's file.
+      const bool in_place = !file->compressed();
+      read_partial_file_each(
+          file->view(), f,
+          [&](HostPartial&& h, std::string_view message) {
+            if (!options.hosts.empty() && std::find(options.hosts.begin(), options.hosts.end(),
+                                                    h.host) == options.hosts.end())
+              return;
+            const size_t slot = spill.add_slot();
+            if (in_place)
+              spill.put_in_place(slot, h, file, message);
+            else
+              spill.put(slot, h);
+            slots_of_file.push_back(slot);
+            named.push_back({h.host, f});
+          },
+          file->compressed());
     } catch (const InputError& e) {
       if (!options.keep_going) throw;
       for (size_t slot : slots_of_file) spill.drop(slot);

@@ -20,6 +20,15 @@ namespace {
 
 using partial_io::write_host;
 using wire::Writer;
+// A host read, with its message's bytes in the file.
+using HostVisitor = std::function<void(HostPartial&&, std::string_view)>;
+
+// A host whose profile's path was not recorded is named by the file it came from, so that every
+// message about it names a file.
+void name_by_file(HostPartial& h, const std::string& path) {
+  if (h.path.empty()) h.path = path;
+  h.partial_file = path;
+}
 
 // The file's own fields (partial.proto PartialFile): its magic, its version and its hosts, each
 // host read by partial_io::read_host (partial_host_io.cc and the files beside it).
@@ -29,8 +38,7 @@ class FileReader {
 
   // `decompressed`: the bytes are a .gz file's contents (for the message of a file cut short).
   // Each host goes to `fn` as soon as it is read.
-  void file(std::string_view bytes, bool decompressed,
-            const std::function<void(HostPartial&&)>& fn) const {
+  void file(std::string_view bytes, bool decompressed, const HostVisitor& fn) const {
     wire::Reader top(bytes, in_.origin());
     try {
       fields(top, fn);
@@ -41,7 +49,7 @@ class FileReader {
   }
 
  private:
-  void fields(wire::Reader& top, const std::function<void(HostPartial&&)>& fn) const {
+  void fields(wire::Reader& top, const HostVisitor& fn) const {
     bool magic = false;
     uint64_t version = 0;
     wire::Field field;
@@ -59,7 +67,7 @@ class FileReader {
       }
       if (f.number == 3) {
         if (version == 0) in_.bad("hosts before the version");
-        fn(partial_io::read_host(in_, f.bytes));
+        fn(partial_io::read_host(in_, f.bytes), f.bytes);
       }
     }
     if (!magic) throw InputError(in_.path(), "not a jaxprof partial file");
@@ -115,15 +123,31 @@ std::string write_partial_file(const PartialSet& set) {
 }
 
 void read_partial_file_each(std::string_view bytes, const std::string& path,
-                            const std::function<void(HostPartial&&)>& fn, bool decompressed) {
+                            const std::function<void(HostPartial&&, std::string_view)>& fn,
+                            bool decompressed) {
   try {
-    FileReader(bytes, path).file(bytes, decompressed, [&](HostPartial&& h) {
-      // A host whose profile's path was not recorded is named by the file it came from, so
-      // that every message about it names a file.
-      if (h.path.empty()) h.path = path;
-      h.partial_file = path;
-      fn(std::move(h));
+    FileReader(bytes, path).file(bytes, decompressed, [&](HostPartial&& h, std::string_view msg) {
+      name_by_file(h, path);
+      fn(std::move(h), msg);
     });
+  } catch (const InputError& e) {
+    if (e.file().empty()) throw e.with_file(path);
+    throw;
+  }
+}
+
+void read_partial_file_each(std::string_view bytes, const std::string& path,
+                            const std::function<void(HostPartial&&)>& fn, bool decompressed) {
+  read_partial_file_each(
+      bytes, path, [&](HostPartial&& h, std::string_view) { fn(std::move(h)); }, decompressed);
+}
+
+HostPartial read_partial_host(std::string_view file, std::string_view host,
+                              const std::string& path) {
+  try {
+    HostPartial h = partial_io::read_host(partial_io::Decoder(file, path), host);
+    name_by_file(h, path);
+    return h;
   } catch (const InputError& e) {
     if (e.file().empty()) throw e.with_file(path);
     throw;

@@ -32,6 +32,15 @@ std::vector<HostPartial> read_partial_file(std::string_view bytes, const std::st
 void read_partial_file_each(std::string_view bytes, const std::string& path,
                             const std::function<void(HostPartial&&)>& fn,
                             bool decompressed = false);
+// The same, giving with each host its message: the bytes of `bytes` it was read from, which
+// read_partial_host reads again (a merged file's hosts are kept where they are, not copied).
+void read_partial_file_each(std::string_view bytes, const std::string& path,
+                            const std::function<void(HostPartial&&, std::string_view)>& fn,
+                            bool decompressed = false);
+// The host whose message is `host`, a part of the partial file `file` that
+// read_partial_file_each gave; throws InputError naming `path` as that did.
+HostPartial read_partial_host(std::string_view file, std::string_view host,
+                              const std::string& path);
 // Reads a file from disk (gzip or plain).
 std::vector<HostPartial> read_partial_path(const std::string& path);
 void read_partial_path_each(const std::string& path, const std::function<void(HostPartial&&)>& fn);

@@ -28,6 +28,13 @@ int make_temporary(std::string& path) {
   return fd;
 }
 
+// The mapped pages of a host's message leave the resident set once it is decoded: a host at a
+// time is in memory, not the whole merged file.
+void release(const Buffer& file, std::string_view message) {
+  const size_t begin = static_cast<size_t>(message.data() - file.view().data());
+  file.release(begin, begin + message.size());
+}
+
 }  // namespace
 
 PartialSpill::PartialSpill() { fd_ = make_temporary(path_); }
@@ -71,6 +78,18 @@ void PartialSpill::put(size_t slot, const HostPartial& host) {
   e.filled = true;
 }
 
+void PartialSpill::put_in_place(size_t slot, const HostPartial& host,
+                                std::shared_ptr<const Buffer> file, std::string_view message) {
+  HostPartial head = head_of(host);
+  release(*file, message);
+  std::lock_guard<std::mutex> hold(lock_);
+  Entry& e = entries_.at(slot);
+  e.head = std::move(head);
+  e.file = std::move(file);
+  e.message = message;
+  e.filled = true;
+}
+
 void PartialSpill::drop(size_t slot) {
   std::lock_guard<std::mutex> hold(lock_);
   entries_.at(slot) = Entry{};
@@ -105,6 +124,8 @@ HostPartial PartialSpill::load(size_t id) const {
     std::lock_guard<std::mutex> hold(lock_);
     const Entry& at = entries_.at(id);
     if (!at.filled) throw std::logic_error("PartialSpill::load of an empty slot");
+    e.file = at.file;
+    e.message = at.message;
     e.offset = at.offset;
     e.size = at.size;
     e.in_file = at.in_file;
@@ -113,6 +134,14 @@ HostPartial PartialSpill::load(size_t id) const {
     e.head.partial_file = at.head.partial_file;
     e.head.op_capped = at.head.op_capped;
     e.more_warnings = at.more_warnings;
+  }
+  if (e.file) {  // decoded where it is, in the partial file it was read from
+    HostPartial h = read_partial_host(e.file->view(), e.message, e.head.partial_file);
+    release(*e.file, e.message);
+    h.path = e.head.path;
+    h.op_capped = e.head.op_capped;
+    for (std::string& w : e.more_warnings) h.warnings.push_back(std::move(w));
+    return h;
   }
   std::string bytes = std::move(e.in_memory);
   if (e.in_file) {

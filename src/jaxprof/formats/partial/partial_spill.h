@@ -3,14 +3,17 @@
 // decodes one host at a time, so that what stays in memory per host is its head, not its
 // figures. The file is unlinked when made: nothing is left behind, even by a crash. Where no
 // temporary file can be made, or it cannot take more (a full disk), the encoded partials stay in
-// memory.
+// memory. A host read from a partial file on disk is already encoded: it stays where it is, in
+// the file's mapped bytes (put_in_place), and is decoded from there.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "jaxprof/io/buffer.h"
 #include "jaxprof/model/partial/partial.h"
 
 namespace jaxprof {
@@ -25,6 +28,10 @@ class PartialSpill : public PartialHostStore {
   size_t add_slot();
   // Stores `host` at `slot`; any thread.
   void put(size_t slot, const HostPartial& host);
+  // Stores at `slot` the host whose message is `message`, a part of the partial file `file`
+  // (read_partial_file_each), `host` as read from it: only its head is kept.
+  void put_in_place(size_t slot, const HostPartial& host, std::shared_ptr<const Buffer> file,
+                    std::string_view message);
   // Empties `slot` (a host of a file that then failed to read).
   void drop(size_t slot);
   bool filled(size_t slot) const;
@@ -47,6 +54,9 @@ class PartialSpill : public PartialHostStore {
     bool in_file = false;  // else in_memory
     uint64_t offset = 0, size = 0;
     std::string in_memory;
+    // put_in_place: the partial file's bytes and the host's message among them.
+    std::shared_ptr<const Buffer> file;
+    std::string_view message;
     // Also what the encoded partial does not hold as given: the path (a file names an unnamed
     // host by itself), partial_file, op_capped.
     HostPartial head;

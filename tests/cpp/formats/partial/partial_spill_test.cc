@@ -13,15 +13,15 @@
 #include "jaxprof/analysis/collectives/collectives.h"
 #include "jaxprof/analysis/compile/compile.h"
 #include "jaxprof/analysis/hosts/hosts.h"
+#include "jaxprof/analysis/ops/ops.h"
 #include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/analysis/steps/modules.h"
-#include "jaxprof/analysis/ops/ops.h"
 #include "jaxprof/analysis/summary/summary.h"
 #include "jaxprof/analysis/timeline/timeline.h"
 #include "jaxprof/common/error.h"
 #include "jaxprof/formats/load.h"
-#include "jaxprof/pipeline/load_partials.h"
 #include "jaxprof/formats/partial/partial_file.h"
+#include "jaxprof/pipeline/load_partials.h"
 #include "jaxprof/render/text/collectives_render.h"
 #include "jaxprof/render/text/compile_render.h"
 #include "jaxprof/render/text/hosts_render.h"
@@ -176,6 +176,35 @@ TEST(PartialSpill, WhatNoFileHoldsComesBack) {
   EXPECT_EQ(spill->head(slot).warnings, back.warnings);
   EXPECT_TRUE(spill->head(slot).devices.front().op_groups.empty());  // a head holds no lists
   EXPECT_FALSE(back.devices.front().op_groups.empty());
+}
+
+TEST(PartialSpill, HostsOfAPartialFileStayWhereTheyAre) {
+  // A merged partial file on disk: its hosts are decoded from the file's mapped bytes, not
+  // copied into the spill, and give what the same hosts held in memory give.
+  const std::vector<HostPartial> hosts = four_hosts();
+  const fs::path path = fs::path(::testing::TempDir()) / "in_place_four.partial";
+  std::vector<const HostPartial*> all;
+  for (const HostPartial& h : hosts) all.push_back(&h);
+  save_partial_file(path.string(), write_partial_file(all));
+  auto spill = std::make_shared<PartialSpill>();
+  std::shared_ptr<Buffer> file = Buffer::open(path.string());
+  read_partial_file_each(file->view(), path.string(),
+                         [&](HostPartial&& h, std::string_view message) {
+                           spill->put_in_place(spill->add_slot(), h, file, message);
+                         });
+  EXPECT_EQ(spill->bytes(), 0u);  // nothing written to the temporary file
+  const HostPartial back = spill->load(2);
+  EXPECT_EQ(back.host, "c");
+  EXPECT_EQ(back.partial_file, path.string());
+  EXPECT_FALSE(back.devices.front().op_groups.empty());
+  PartialSet set;
+  set.add_stored(spill, spill->filled_slots());
+  const auto json = OutputFormat::kJson;
+  EXPECT_EQ(
+      render_summary(summary_from_partials(set), json),
+      render_summary(summary_from_partials(PartialSet(read_partial_path(path.string()))), json));
+  EXPECT_FALSE(set.decoded_all());
+  fs::remove(path);
 }
 
 TEST(PartialSpill, HostFilesAreReadIntoTheStore) {
