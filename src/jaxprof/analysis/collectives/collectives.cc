@@ -436,7 +436,8 @@ void survey_devices(const PartialSet& set, const EventFilter& filter, OpTable& t
             a.run_ids &= a.runs == r;
           }
         }
-      });
+      },
+      kPartCollectives);
 }
 
 // Each op's row of the result as far as the first pass tells it; the second fills its figures.
@@ -518,7 +519,8 @@ void fold_executions(const PartialSet& set, const EventFilter& filter, bool memb
           if (members) in.members.emplace_back(di, begin, end, d);
         }
         ++di;
-      });
+      },
+      kPartCollectives);
 }
 
 // One instance of an op as a row of the result, its members as the executions ran.

@@ -45,29 +45,31 @@ CompileResult compile_from_partials(const PartialSet& set, const CompileOptions&
   result.passes_only = options.passes_only;
   bool saw_stage = false, totals_only = false;
   uint64_t unattributed = 0;
-  set.for_each_host([&](uint32_t hi, const HostPartial& h) {
-    const PartialCompile& c = h.compile;
-    saw_stage |= c.saw_stage;
-    totals_only |= c.totals_only || options.totals_only;
-    unattributed += c.unattributed;
-    for (CompileRecord rec : c.records) {
-      rec.start_ps += set.shift_ps(hi);
-      if (options.totals_only) {
-        rec.phases = empty_phases();
-        rec.steps.clear();
-        rec.events = 0;
-        rec.worker_threads = 0;
-        rec.worker_busy_ps = 0;
-      }
-      if (options.passes_only) {
-        keep_passes(rec.steps);
-        sort_steps(rec.steps);
-      }
-      if (options.top_steps > 0 && rec.steps.size() > options.top_steps)
-        rec.steps.resize(options.top_steps);
-      result.compiles.push_back(std::move(rec));
-    }
-  });
+  set.for_each_host(
+      [&](uint32_t hi, const HostPartial& h) {
+        const PartialCompile& c = h.compile;
+        saw_stage |= c.saw_stage;
+        totals_only |= c.totals_only || options.totals_only;
+        unattributed += c.unattributed;
+        for (CompileRecord rec : c.records) {
+          rec.start_ps += set.shift_ps(hi);
+          if (options.totals_only) {
+            rec.phases = empty_phases();
+            rec.steps.clear();
+            rec.events = 0;
+            rec.worker_threads = 0;
+            rec.worker_busy_ps = 0;
+          }
+          if (options.passes_only) {
+            keep_passes(rec.steps);
+            sort_steps(rec.steps);
+          }
+          if (options.top_steps > 0 && rec.steps.size() > options.top_steps)
+            rec.steps.resize(options.top_steps);
+          result.compiles.push_back(std::move(rec));
+        }
+      },
+      kPartCompile | kPartCompileTotals);
   std::stable_sort(
       result.compiles.begin(), result.compiles.end(),
       [](const CompileRecord& a, const CompileRecord& b) { return a.start_ps < b.start_ps; });

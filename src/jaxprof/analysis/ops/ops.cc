@@ -13,11 +13,11 @@
 
 #include "jaxprof/analysis/ops/category.h"
 #include "jaxprof/analysis/ops/device_events.h"
-#include "jaxprof/analysis/partial/extract_partials.h"
-#include "jaxprof/analysis/timeline/intervals.h"
 #include "jaxprof/analysis/ops/memory_op.h"
-#include "jaxprof/analysis/partial/partial_build.h"
 #include "jaxprof/analysis/ops/self_time.h"
+#include "jaxprof/analysis/partial/extract_partials.h"
+#include "jaxprof/analysis/partial/partial_build.h"
+#include "jaxprof/analysis/timeline/intervals.h"
 
 namespace jaxprof {
 
@@ -335,94 +335,96 @@ void for_each_device_ops(const PartialSet& set, const OpsOptions& options,
   set.require(kPartOps, "ops");
   set.require_steady(options.steady, "ops");
   EventFilter filter(options.filter);
-  set.for_each_device([&](const PartialSet::DeviceRef&, const HostPartial& h,
-                          const PartialDevice& dev) {
-    if (!filter.keeps_device(dev.name) || dev.op_events == 0) return;
-    DeviceOps out;
-    out.device = dev.name;
-    out.host = h.host;
-    out.busy_ps = dev.op_busy_ps;
-    out.span_ps = dev.op_span_ps;
-    out.events = dev.op_events;
-    out.device_clock_events = dev.op_device_clock_events;
-    out.set_apart = dev.op_set_apart;
+  set.for_each_device(
+      [&](const PartialSet::DeviceRef&, const HostPartial& h, const PartialDevice& dev) {
+        if (!filter.keeps_device(dev.name) || dev.op_events == 0) return;
+        DeviceOps out;
+        out.device = dev.name;
+        out.host = h.host;
+        out.busy_ps = dev.op_busy_ps;
+        out.span_ps = dev.op_span_ps;
+        out.events = dev.op_events;
+        out.device_clock_events = dev.op_device_clock_events;
+        out.set_apart = dev.op_set_apart;
 
-    // Groups keyed by strings, in the order of their first events.
-    // hlo-op keys hold the program when split by it; category and opcode groups are unions of
-    // hlo-op groups taken one program at a time, so that each is described by its own HLO.
-    const bool split = options.by_program || options.group_by == GroupBy::kCategory ||
-                       options.group_by == GroupBy::kOpcode;
-    std::map<std::tuple<std::string_view, uint8_t, std::string_view, ProgramId>, Acc> by_key;
-    std::map<std::pair<std::string_view, ProgramId>, Acc> by_module;
-    for (const PartialOpGroup& g : dev.op_groups) {
-      if (filter.filters_names() && !filter.keeps_name(h.str(g.display))) continue;
-      out.selected += g.duration.count;
-      switch (options.group_by) {
-        case GroupBy::kKernel:
-          by_key[{h.str(g.kernel), 0, {}, kNoProgram}].add(h, g);
-          break;
-        case GroupBy::kName:
-          by_key[{h.str(g.display), 0, {}, kNoProgram}].add(h, g);
-          break;
-        case GroupBy::kModule:
-          by_module[{h.module_name(g.module), h.modules[g.module].program_id}].add(h, g);
-          break;
-        default:
-          // No HLO op: grouped by event name, apart from real op names of the same text.
-          by_key[{h.module_name(g.module), g.hlo_op == 0,
-                  h.str(g.hlo_op != 0 ? g.hlo_op : g.display),
-                  split ? h.modules[g.module].program_id : kNoProgram}]
-              .add(h, g);
-      }
-    }
-    if (options.group_by == GroupBy::kModule) {
-      for (const auto& [key, acc] : by_module) {
-        OpGroup& g = out.groups.emplace_back();
-        g.name = key.first.empty() ? "(no module)" : std::string(key.first);
-        g.program_id = key.second;
-        finish(g, acc, out);
-      }
-    } else if (options.group_by == GroupBy::kKernel || options.group_by == GroupBy::kName) {
-      for (const auto& [key, acc] : by_key) {
-        OpGroup& g = out.groups.emplace_back();
-        g.name = std::string(std::get<0>(key));
-        finish(g, acc, out);
-      }
-    } else if (options.group_by == GroupBy::kHloOp) {
-      for (const auto& [key, acc] : by_key) {
-        OpGroup& g = out.groups.emplace_back();
-        describe_hlo_op(h, acc, g);
-        finish(g, acc, out);
-      }
-    } else {
-      // Category and opcode are unions of hlo-op groups: describe each op, merge by its label.
-      std::map<std::string, Acc> merged;
-      for (const auto& [key, acc] : by_key) {
-        OpGroup g;
-        describe_hlo_op(h, acc, g);
-        merged[options.group_by == GroupBy::kOpcode
-                   ? (g.opcode.empty() ? std::string(kUnknownOpcode) : g.opcode)
-                   : g.category]
-            .merge(acc);
-      }
-      for (const auto& [label, acc] : merged) {
-        OpGroup& g = out.groups.emplace_back();
-        g.name = label;
-        if (options.group_by == GroupBy::kCategory) g.category = g.name;
-        if (options.group_by == GroupBy::kOpcode) g.opcode = g.name;
-        finish(g, acc, out);
-      }
-    }
-    std::stable_sort(out.groups.begin(), out.groups.end(), [](const OpGroup& a, const OpGroup& b) {
-      if (a.total_ps != b.total_ps) return a.total_ps > b.total_ps;
-      if (a.name != b.name) return a.name < b.name;
-      if (a.module != b.module) return a.module < b.module;
-      return a.program_ids < b.program_ids;
-    });
-    out.groups_total = out.groups.size();
-    if (options.top > 0 && out.groups.size() > options.top) out.groups.resize(options.top);
-    sink(std::move(out));
-  });
+        // Groups keyed by strings, in the order of their first events.
+        // hlo-op keys hold the program when split by it; category and opcode groups are unions of
+        // hlo-op groups taken one program at a time, so that each is described by its own HLO.
+        const bool split = options.by_program || options.group_by == GroupBy::kCategory ||
+                           options.group_by == GroupBy::kOpcode;
+        std::map<std::tuple<std::string_view, uint8_t, std::string_view, ProgramId>, Acc> by_key;
+        std::map<std::pair<std::string_view, ProgramId>, Acc> by_module;
+        for (const PartialOpGroup& g : dev.op_groups) {
+          if (filter.filters_names() && !filter.keeps_name(h.str(g.display))) continue;
+          out.selected += g.duration.count;
+          switch (options.group_by) {
+            case GroupBy::kKernel:
+              by_key[{h.str(g.kernel), 0, {}, kNoProgram}].add(h, g);
+              break;
+            case GroupBy::kName:
+              by_key[{h.str(g.display), 0, {}, kNoProgram}].add(h, g);
+              break;
+            case GroupBy::kModule:
+              by_module[{h.module_name(g.module), h.modules[g.module].program_id}].add(h, g);
+              break;
+            default:
+              // No HLO op: grouped by event name, apart from real op names of the same text.
+              by_key[{h.module_name(g.module), g.hlo_op == 0,
+                      h.str(g.hlo_op != 0 ? g.hlo_op : g.display),
+                      split ? h.modules[g.module].program_id : kNoProgram}]
+                  .add(h, g);
+          }
+        }
+        if (options.group_by == GroupBy::kModule) {
+          for (const auto& [key, acc] : by_module) {
+            OpGroup& g = out.groups.emplace_back();
+            g.name = key.first.empty() ? "(no module)" : std::string(key.first);
+            g.program_id = key.second;
+            finish(g, acc, out);
+          }
+        } else if (options.group_by == GroupBy::kKernel || options.group_by == GroupBy::kName) {
+          for (const auto& [key, acc] : by_key) {
+            OpGroup& g = out.groups.emplace_back();
+            g.name = std::string(std::get<0>(key));
+            finish(g, acc, out);
+          }
+        } else if (options.group_by == GroupBy::kHloOp) {
+          for (const auto& [key, acc] : by_key) {
+            OpGroup& g = out.groups.emplace_back();
+            describe_hlo_op(h, acc, g);
+            finish(g, acc, out);
+          }
+        } else {
+          // Category and opcode are unions of hlo-op groups: describe each op, merge by its label.
+          std::map<std::string, Acc> merged;
+          for (const auto& [key, acc] : by_key) {
+            OpGroup g;
+            describe_hlo_op(h, acc, g);
+            merged[options.group_by == GroupBy::kOpcode
+                       ? (g.opcode.empty() ? std::string(kUnknownOpcode) : g.opcode)
+                       : g.category]
+                .merge(acc);
+          }
+          for (const auto& [label, acc] : merged) {
+            OpGroup& g = out.groups.emplace_back();
+            g.name = label;
+            if (options.group_by == GroupBy::kCategory) g.category = g.name;
+            if (options.group_by == GroupBy::kOpcode) g.opcode = g.name;
+            finish(g, acc, out);
+          }
+        }
+        std::stable_sort(out.groups.begin(), out.groups.end(),
+                         [](const OpGroup& a, const OpGroup& b) {
+                           if (a.total_ps != b.total_ps) return a.total_ps > b.total_ps;
+                           if (a.name != b.name) return a.name < b.name;
+                           if (a.module != b.module) return a.module < b.module;
+                           return a.program_ids < b.program_ids;
+                         });
+        out.groups_total = out.groups.size();
+        if (options.top > 0 && out.groups.size() > options.top) out.groups.resize(options.top);
+        sink(std::move(out));
+      },
+      kPartOps);
 }
 
 OpsResult ops_from_partials(const PartialSet& set, const OpsOptions& options) {

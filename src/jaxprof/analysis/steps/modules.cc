@@ -30,44 +30,46 @@ ModulesResult modules_from_partials(const PartialSet& set, const ModulesOptions&
   };
   std::map<std::pair<std::string, ProgramId>, Acc> by_module;
   size_t di = 0;
-  set.for_each_device([&](const PartialSet::DeviceRef&, const HostPartial& h,
-                          const PartialDevice& d) {
-    for (const PartialExecution& x : d.executions) {
-      if (x.role == ExecutionRole::kAutotuning && sets_apart(x.role)) continue;
-      Acc& a = by_module[{std::string(h.module_name(x.module)), h.modules[x.module].program_id}];
-      ModuleStats& m = a.m;
-      if (a.last_device != di) {
-        a.last_device = di;
-        ++m.devices;
-      }
-      const int64_t duration = x.end_ps - x.start_ps;
-      ++m.executions;
-      a.ops += x.events;
-      m.autotuning |= x.role == ExecutionRole::kAutotuning;
-      if (x.warmup) {
-        ++m.warmup_executions;
-        m.warmup_total_ps += duration;
-      }
-      bool steady = false;
-      if (!sets_apart(x.role)) {
-        m.total_ps += duration;
-        steady = !x.warmup || options.steady.include_warmup;
-      }
-      a.all.add(duration);
-      if (steady) a.steady.add(duration);
-      // Per op: its summed duration in each execution (absent = 0 is not assumed: an op that
-      // is missing from a run is counted over the runs that have it); skipped when no op is
-      // asked for (summary).
-      if (options.top_ops > 0)
-        for (uint32_t k = x.first_op; k < x.first_op + x.ops; ++k) {
-          const PartialExecutionOp& o = d.execution_ops[k];
-          std::string name(h.str(o.name));
-          if (steady) a.steady_ops[name].add(o.total_ps);
-          a.all_ops[std::move(name)].add(o.total_ps);
+  set.for_each_device(
+      [&](const PartialSet::DeviceRef&, const HostPartial& h, const PartialDevice& d) {
+        for (const PartialExecution& x : d.executions) {
+          if (x.role == ExecutionRole::kAutotuning && sets_apart(x.role)) continue;
+          Acc& a =
+              by_module[{std::string(h.module_name(x.module)), h.modules[x.module].program_id}];
+          ModuleStats& m = a.m;
+          if (a.last_device != di) {
+            a.last_device = di;
+            ++m.devices;
+          }
+          const int64_t duration = x.end_ps - x.start_ps;
+          ++m.executions;
+          a.ops += x.events;
+          m.autotuning |= x.role == ExecutionRole::kAutotuning;
+          if (x.warmup) {
+            ++m.warmup_executions;
+            m.warmup_total_ps += duration;
+          }
+          bool steady = false;
+          if (!sets_apart(x.role)) {
+            m.total_ps += duration;
+            steady = !x.warmup || options.steady.include_warmup;
+          }
+          a.all.add(duration);
+          if (steady) a.steady.add(duration);
+          // Per op: its summed duration in each execution (absent = 0 is not assumed: an op that
+          // is missing from a run is counted over the runs that have it); skipped when no op is
+          // asked for (summary).
+          if (options.top_ops > 0)
+            for (uint32_t k = x.first_op; k < x.first_op + x.ops; ++k) {
+              const PartialExecutionOp& o = d.execution_ops[k];
+              std::string name(h.str(o.name));
+              if (steady) a.steady_ops[name].add(o.total_ps);
+              a.all_ops[std::move(name)].add(o.total_ps);
+            }
         }
-    }
-    ++di;
-  });
+        ++di;
+      },
+      kPartExecutions | kPartExecutionOps);
 
   for (auto& [key, a] : by_module) {
     ModuleStats& m = a.m;

@@ -7,12 +7,12 @@
 
 #include "jaxprof/analysis/ops/device_events.h"
 #include "jaxprof/analysis/ops/event_category.h"
-#include "jaxprof/analysis/partial/extract_partials.h"
-#include "jaxprof/analysis/timeline/intervals.h"
 #include "jaxprof/analysis/ops/memory_op.h"
-#include "jaxprof/analysis/steps/module_executions.h"
-#include "jaxprof/common/parallel_parts.h"
+#include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/analysis/partial/partial_build.h"
+#include "jaxprof/analysis/steps/module_executions.h"
+#include "jaxprof/analysis/timeline/intervals.h"
+#include "jaxprof/common/parallel_parts.h"
 
 namespace jaxprof {
 
@@ -207,7 +207,8 @@ TimelineResult timeline_from_partials(const PartialSet& set, const SteadyStateOp
         DeviceTimeline& t = result.devices.emplace_back(dev.timeline);
         t.device = dev.name;
         t.host = h.host;
-      });
+      },
+      kPartTimeline);
   if (!result.devices.empty()) {
     TimelineAverage& a = result.average;
     for (const DeviceTimeline& t : result.devices) {

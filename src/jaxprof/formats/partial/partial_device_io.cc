@@ -339,9 +339,35 @@ Writer write_device(const PartialDevice& d) {
   return w;
 }
 
-PartialDevice read_device(const Decoder& in, std::string_view msg) {
+namespace {
+
+// The part a device's list field belongs to; 0 for its scalars (always read).
+uint32_t part_of_device_field(uint32_t field) {
+  switch (field) {
+    case 7:
+      return kPartOps;
+    case 8:
+      return kPartTimeline;
+    case 10:
+      return kPartExecutions;
+    case 11:
+      return kPartExecutionOps;
+    case 12:
+    case 13:
+      return kPartCollectives;
+    case 16:
+      return kPartFlame;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+PartialDevice read_device(const Decoder& in, std::string_view msg, uint32_t parts) {
   PartialDevice d;
   in.each(msg, [&](const wire::Field& f) {
+    if (const uint32_t part = part_of_device_field(f.number); part && !(parts & part)) return;
     switch (f.number) {
       case 1:
         d.name = std::string(f.bytes);

@@ -142,10 +142,10 @@ void read_partial_file_each(std::string_view bytes, const std::string& path,
       bytes, path, [&](HostPartial&& h, std::string_view) { fn(std::move(h)); }, decompressed);
 }
 
-HostPartial read_partial_host(std::string_view file, std::string_view host,
-                              const std::string& path) {
+HostPartial read_partial_host(std::string_view file, std::string_view host, const std::string& path,
+                              uint32_t parts) {
   try {
-    HostPartial h = partial_io::read_host(partial_io::Decoder(file, path), host);
+    HostPartial h = partial_io::read_host(partial_io::Decoder(file, path), host, parts);
     name_by_file(h, path);
     return h;
   } catch (const InputError& e) {

@@ -39,8 +39,9 @@ void read_partial_file_each(std::string_view bytes, const std::string& path,
                             bool decompressed = false);
 // The host whose message is `host`, a part of the partial file `file` that
 // read_partial_file_each gave; throws InputError naming `path` as that did.
-HostPartial read_partial_host(std::string_view file, std::string_view host,
-                              const std::string& path);
+// `parts`: the lists to decode (partial_io::read_host).
+HostPartial read_partial_host(std::string_view file, std::string_view host, const std::string& path,
+                              uint32_t parts = kPartAll);
 // Reads a file from disk (gzip or plain).
 std::vector<HostPartial> read_partial_path(const std::string& path);
 void read_partial_path_each(const std::string& path, const std::function<void(HostPartial&&)>& fn);

@@ -83,7 +83,7 @@ Writer write_host(const HostPartial& h) {
   return w;
 }
 
-HostPartial read_host(const Decoder& in, std::string_view msg) {
+HostPartial read_host(const Decoder& in, std::string_view msg, uint32_t parts) {
   HostPartial h;
   std::vector<std::string> strings;
   in.each(msg, [&](const wire::Field& f) {
@@ -116,19 +116,19 @@ HostPartial read_host(const Decoder& in, std::string_view msg) {
         read_op_info(in, f.bytes, h.op_infos.emplace_back());
         break;
       case 10:
-        h.devices.push_back(read_device(in, f.bytes));
+        h.devices.push_back(read_device(in, f.bytes, parts));
         break;
       case 11:
-        read_steps(in, f.bytes, h.steps);
+        if (parts & kPartSteps) read_steps(in, f.bytes, h.steps);
         break;
       case 12:
-        h.compile = read_compile(in, f.bytes);
+        if (parts & (kPartCompile | kPartCompileTotals)) h.compile = read_compile(in, f.bytes);
         break;
       case 13:
         h.warnings.emplace_back(f.bytes);
         break;
       case 14:
-        h.kernels = read_kernels(in, f.bytes);
+        if (parts & kPartKernels) h.kernels = read_kernels(in, f.bytes);
         break;
       case 15:
         h.steady = read_steady(in, f.bytes);

@@ -79,11 +79,13 @@ static_assert(std::size(kTimelineTimes) == 10, "fields 3 to 12; 13 is set_apart_
 
 // partial_host_io.cc. The host read is validated (validate below).
 Writer write_host(const HostPartial& h);
-HostPartial read_host(const Decoder& in, std::string_view msg);
+// `parts`: the lists to decode (kPart*); the others' fields are skipped and stay empty (an
+// analysis that reads one part decodes no other).
+HostPartial read_host(const Decoder& in, std::string_view msg, uint32_t parts = kPartAll);
 
 // partial_device_io.cc
 Writer write_device(const PartialDevice& d);
-PartialDevice read_device(const Decoder& in, std::string_view msg);
+PartialDevice read_device(const Decoder& in, std::string_view msg, uint32_t parts = kPartAll);
 
 // partial_flame_io.cc
 Writer write_flame(const PartialFlame& f);

@@ -11,6 +11,7 @@
 
 #include "jaxprof/common/error.h"
 #include "jaxprof/formats/partial/partial_file.h"
+#include "jaxprof/formats/partial/partial_io.h"
 
 namespace jaxprof {
 
@@ -50,7 +51,8 @@ size_t PartialSpill::add_slot() {
 }
 
 void PartialSpill::put(size_t slot, const HostPartial& host) {
-  std::string bytes = write_partial_file({&host});
+  // The host's message alone (as a partial file holds it), read back by read_partial_host.
+  std::string bytes = partial_io::write_host(host).take();
   HostPartial head = head_of(host);
   std::lock_guard<std::mutex> hold(lock_);
   Entry& e = entries_.at(slot);
@@ -118,7 +120,7 @@ uint64_t PartialSpill::bytes() const {
   return end_;
 }
 
-HostPartial PartialSpill::load(size_t id) const {
+HostPartial PartialSpill::load(size_t id, uint32_t parts) const {
   Entry e;
   {
     std::lock_guard<std::mutex> hold(lock_);
@@ -135,14 +137,21 @@ HostPartial PartialSpill::load(size_t id) const {
     e.head.op_capped = at.head.op_capped;
     e.more_warnings = at.more_warnings;
   }
+  HostPartial h;
   if (e.file) {  // decoded where it is, in the partial file it was read from
-    HostPartial h = read_partial_host(e.file->view(), e.message, e.head.partial_file);
+    h = read_partial_host(e.file->view(), e.message, e.head.partial_file, parts);
     release(*e.file, e.message);
-    h.path = e.head.path;
-    h.op_capped = e.head.op_capped;
-    for (std::string& w : e.more_warnings) h.warnings.push_back(std::move(w));
-    return h;
+  } else {
+    h = read_back(e, parts);
   }
+  h.path = e.head.path;
+  h.partial_file = e.head.partial_file;
+  h.op_capped = e.head.op_capped;
+  for (std::string& w : e.more_warnings) h.warnings.push_back(std::move(w));
+  return h;
+}
+
+HostPartial PartialSpill::read_back(Entry& e, uint32_t parts) const {
   std::string bytes = std::move(e.in_memory);
   if (e.in_file) {
     bytes.resize(e.size);
@@ -156,9 +165,8 @@ HostPartial PartialSpill::load(size_t id) const {
       done += static_cast<uint64_t>(n);
     }
   }
-  std::vector<HostPartial> one;
   try {
-    one = read_partial_file(bytes, path_.empty() ? "<partials>" : path_);
+    return read_partial_host(bytes, bytes, path_.empty() ? "<partials>" : path_, parts);
   } catch (const InputError& err) {
     // The spill holds what the reader took from the user's input: name that input, not a
     // temporary file the user never made.
@@ -167,12 +175,6 @@ HostPartial PartialSpill::load(size_t id) const {
                                 (path_.empty() ? std::string("in memory") : path_) + ": " +
                                 err.reason());
   }
-  HostPartial h = std::move(one.front());
-  h.path = e.head.path;
-  h.partial_file = e.head.partial_file;
-  h.op_capped = e.head.op_capped;
-  for (std::string& w : e.more_warnings) h.warnings.push_back(std::move(w));
-  return h;
 }
 
 HostPartial PartialSpill::head(size_t slot) const {

@@ -39,7 +39,7 @@ class PartialSpill : public PartialHostStore {
   // The filled slots, in order.
   std::vector<size_t> filled_slots() const;
 
-  HostPartial load(size_t id) const override;
+  HostPartial load(size_t id, uint32_t parts = kPartAll) const override;
   // What the host at `slot` says of itself (head_of), without decoding it.
   HostPartial head(size_t slot) const;
   // A warning about the host at `slot`, kept with it (e.g. that the hosts may not be one
@@ -62,6 +62,9 @@ class PartialSpill : public PartialHostStore {
     HostPartial head;
     std::vector<std::string> more_warnings;
   };
+  // A host put in the temporary file or in memory, decoded (what load does for it).
+  HostPartial read_back(Entry& e, uint32_t parts) const;
+
   mutable std::mutex lock_;
   std::vector<Entry> entries_;
   int fd_ = -1;

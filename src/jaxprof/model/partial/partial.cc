@@ -184,8 +184,8 @@ void PartialSet::merge(PartialSet other) {
     add(std::move(other.hosts_));
 }
 
-HostPartial PartialSet::load(uint32_t i) const {
-  HostPartial h = store_->load(store_ids_[i]);
+HostPartial PartialSet::load(uint32_t i, uint32_t parts) const {
+  HostPartial h = store_->load(store_ids_[i], parts);
   if (h.modules.empty()) h.modules.emplace_back();
   // What is never in a file comes from the head.
   h.partial_file = hosts_[i].partial_file;
@@ -208,11 +208,12 @@ const std::vector<HostPartial>& PartialSet::hosts() const {
   return whole_->hosts;
 }
 
-void PartialSet::for_each_host(const std::function<void(uint32_t, const HostPartial&)>& fn) const {
+void PartialSet::for_each_host(const std::function<void(uint32_t, const HostPartial&)>& fn,
+                               uint32_t parts) const {
   const bool decode = store_ && !decoded_all();
   for (uint32_t i = 0; i < hosts_.size(); ++i) {
     if (decode) {
-      const HostPartial h = load(i);
+      const HostPartial h = load(i, parts);
       fn(i, h);
     } else {
       fn(i, hosts()[i]);
@@ -220,12 +221,15 @@ void PartialSet::for_each_host(const std::function<void(uint32_t, const HostPart
   }
 }
 
-void PartialSet::for_each_device(const std::function<void(const DeviceRef&, const HostPartial&,
-                                                          const PartialDevice&)>& fn) const {
-  for_each_host([&](uint32_t hi, const HostPartial& h) {
-    if (!counted_[hi]) return;
-    for (uint32_t di = 0; di < h.devices.size(); ++di) fn({hi, di}, h, h.devices[di]);
-  });
+void PartialSet::for_each_device(
+    const std::function<void(const DeviceRef&, const HostPartial&, const PartialDevice&)>& fn,
+    uint32_t parts) const {
+  for_each_host(
+      [&](uint32_t hi, const HostPartial& h) {
+        if (!counted_[hi]) return;
+        for (uint32_t di = 0; di < h.devices.size(); ++di) fn({hi, di}, h, h.devices[di]);
+      },
+      parts);
 }
 
 void PartialSet::index() {
@@ -294,11 +298,11 @@ void PartialSet::require_steady(const SteadyStateOptions& steady, std::string_vi
                                            "partial`",
                                            h.host));
     if (h.steady.options != steady)
-      throw InputError(
-          h.path, fmt::format("the partial of host {} was written with{}, but {} was asked "
-                              "with{}: write it again with `jaxprof partial`{}",
-                              h.host, flags(h.steady.options), command, flags(steady),
-                              steady == SteadyStateOptions{} ? "" : flags(steady)));
+      throw InputError(h.path,
+                       fmt::format("the partial of host {} was written with{}, but {} was asked "
+                                   "with{}: write it again with `jaxprof partial`{}",
+                                   h.host, flags(h.steady.options), command, flags(steady),
+                                   steady == SteadyStateOptions{} ? "" : flags(steady)));
   }
 }
 

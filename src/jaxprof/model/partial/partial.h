@@ -94,10 +94,10 @@ struct PartialModule {
 // Op events of one device with one (module, HLO op, kernel name, display name): the finest
 // grouping, from which every --group-by of `ops` is a union.
 struct PartialOpGroup {
-  uint32_t module = 0;   // index into HostPartial::modules
-  uint32_t hlo_op = 0;   // string: the event's hlo_op; 0 = none
-  uint32_t kernel = 0;   // the event metadata's name
-  uint32_t display = 0;  // its display name, else its name
+  uint32_t module = 0;       // index into HostPartial::modules
+  uint32_t hlo_op = 0;       // string: the event's hlo_op; 0 = none
+  uint32_t kernel = 0;       // the event metadata's name
+  uint32_t display = 0;      // its display name, else its name
   DurationMoments duration;  // on the device clock where events carry it (op_clock.h)
   int64_t self_ps = 0;
   uint64_t first = 0;  // position of the group's first event among the device's op events
@@ -145,7 +145,7 @@ struct PartialCollectiveOp {
 };
 
 struct PartialCollectiveExecution {
-  uint32_t op = 0;  // index into PartialDevice::collective_ops
+  uint32_t op = 0;                                   // index into PartialDevice::collective_ops
   int64_t begin_ps = 0, end_ps = 0, exposed_ps = 0;  // begin and end on the timeline
   int64_t duration_ps = 0;  // on the device clock where its events carry it (op_clock.h)
   std::optional<int64_t> run_id;
@@ -197,7 +197,7 @@ struct PartialKernels {
 // from PartialFlame's figures.
 struct PartialFlameFrame {
   uint32_t parent = 0;
-  uint32_t name = 0;  // string; for module frames (kind kModule) the module instead
+  uint32_t name = 0;    // string; for module frames (kind kModule) the module instead
   uint32_t module = 0;  // index into HostPartial::modules (module frames)
   uint8_t kind = 0;     // FrameKind
   int64_t self_ps = 0;
@@ -209,7 +209,7 @@ struct PartialFlame {
   int64_t busy_ps = 0, span_ps = 0;
   bool has_modules = false;
   int64_t idle_during_modules_ps = 0, idle_between_modules_ps = 0, set_apart_ps = 0;
-  std::vector<uint32_t> modules_used;  // modules op events name (set apart or not), ascending
+  std::vector<uint32_t> modules_used;    // modules op events name (set apart or not), ascending
   std::vector<PartialFlameFrame> by[3];  // by FlameBy: source, op-name, module
   uint8_t bys = 0;                       // bit per FlameBy extracted
 };
@@ -320,8 +320,9 @@ struct HostPartial {
 class PartialHostStore {
  public:
   virtual ~PartialHostStore() = default;
-  // The host stored at `id`, whole; throws InputError when it cannot be read back.
-  virtual HostPartial load(size_t id) const = 0;
+  // The host stored at `id`, whole, or only its lists of `parts` (kPart*: the other lists stay
+  // empty); throws InputError when it cannot be read back.
+  virtual HostPartial load(size_t id, uint32_t parts = kPartAll) const = 0;
 };
 
 // Partials of several hosts on one clock: what the analyses read.
@@ -349,8 +350,10 @@ class PartialSet {
   // strings, modules, steps, compiles or kernels; those come from for_each_host.
   const std::vector<HostPartial>& heads() const { return hosts_; }
   // Calls fn(index, host) for each host in order, the host whole: a stored host is decoded for
-  // the call and dropped after it.
-  void for_each_host(const std::function<void(uint32_t, const HostPartial&)>& fn) const;
+  // the call and dropped after it. `parts`: the lists fn reads (kPart*); a stored host's other
+  // lists are not decoded (hosts in memory hold all theirs).
+  void for_each_host(const std::function<void(uint32_t, const HostPartial&)>& fn,
+                     uint32_t parts = kPartAll) const;
   // Every host whole. A set of stored hosts decodes them all here, once: the memory that
   // for_each_host spares. Analyses of thousands of hosts go host by host instead.
   const std::vector<HostPartial>& hosts() const;
@@ -379,14 +382,15 @@ class PartialSet {
     return hosts()[d.host].devices[d.device];
   }
   // Calls fn(ref, host, device) for each op device in the order of devices(), one host at a
-  // time (for_each_host).
-  void for_each_device(const std::function<void(const DeviceRef&, const HostPartial&,
-                                                const PartialDevice&)>& fn) const;
+  // time (for_each_host, `parts` as there).
+  void for_each_device(
+      const std::function<void(const DeviceRef&, const HostPartial&, const PartialDevice&)>& fn,
+      uint32_t parts = kPartAll) const;
 
  private:
   void index();
   void decode_all() const;
-  HostPartial load(uint32_t host) const;
+  HostPartial load(uint32_t host, uint32_t parts = kPartAll) const;
   // Whole hosts; a set of stored hosts holds their heads here, with their ids in store_.
   std::vector<HostPartial> hosts_;
   std::shared_ptr<const PartialHostStore> store_;
@@ -406,6 +410,5 @@ class PartialSet {
 // What a host says of itself (PartialSet::heads): `whole` without its per-device lists,
 // strings, modules, steps, compiles and kernels.
 HostPartial head_of(const HostPartial& whole);
-
 
 }  // namespace jaxprof
