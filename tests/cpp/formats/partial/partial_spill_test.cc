@@ -207,6 +207,27 @@ TEST(PartialSpill, HostsOfAPartialFileStayWhereTheyAre) {
   fs::remove(path);
 }
 
+TEST(PartialSpill, AHostIsDecodedForTheListsAsked) {
+  const std::vector<HostPartial> hosts = four_hosts();
+  auto spill = std::make_shared<PartialSpill>();
+  const size_t slot = spill->add_slot();
+  spill->put(slot, hosts[0]);
+  const HostPartial whole = spill->load(slot);
+  ASSERT_FALSE(whole.devices.front().op_groups.empty());
+  ASSERT_FALSE(whole.devices.front().executions.empty());
+  ASSERT_FALSE(whole.compile.records.empty());
+  const HostPartial ops = spill->load(slot, kPartOps);
+  ASSERT_EQ(ops.devices.size(), whole.devices.size());
+  EXPECT_EQ(ops.devices.front().op_groups.size(), whole.devices.front().op_groups.size());
+  EXPECT_EQ(ops.devices.front().op_busy_ps, whole.devices.front().op_busy_ps);  // scalars stay
+  EXPECT_TRUE(ops.devices.front().executions.empty());
+  EXPECT_TRUE(ops.compile.records.empty());
+  EXPECT_EQ(ops.parts, whole.parts);  // what the file holds, not what was decoded
+  const HostPartial compile = spill->load(slot, kPartCompileTotals);
+  EXPECT_EQ(compile.compile.records.size(), whole.compile.records.size());
+  EXPECT_TRUE(compile.devices.front().op_groups.empty());
+}
+
 TEST(PartialSpill, HostFilesAreReadIntoTheStore) {
   // Three hosts: the same file under three names (named one by one: one machine wrote them).
   const fs::path root = fs::path(::testing::TempDir()) / "spill_three_hosts";
