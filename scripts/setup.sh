@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 debian_packages=(cmake ninja-build g++ pkg-config ccache libre2-dev libfmt-dev libcli11-dev
-                 libgtest-dev libgmock-dev zlib1g-dev liblzma-dev libzstd-dev libsnappy-dev libzip-dev
+                 libgtest-dev libgmock-dev zlib1g-dev libdeflate-dev liblzma-dev libzstd-dev libsnappy-dev libzip-dev
                  libsimdjson-dev libsqlite3-dev libprotobuf-dev protobuf-compiler libbenchmark-dev time
                  clang libclang-rt-14-dev)  # clang: the second compiler, the sanitizers and libFuzzer
 missing=()

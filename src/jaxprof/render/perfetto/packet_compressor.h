@@ -2,8 +2,8 @@
 // `compressed_packets` field, as Perfetto's own tracing service writes when asked to compress):
 // Perfetto's trace processor and UI inflate them as they read. An op event repeats its op's
 // stats on every run, so the packets shrink about 6x; the trace on disk is then smaller than the
-// profile it came from. The deflating runs on a thread of its own, beside the writer, and at most
-// two batches wait for it, so memory stays bounded.
+// profile it came from. The deflating (libdeflate, level 1) runs on a thread of its own, beside
+// the writer, and at most two batches wait for it, so memory stays bounded.
 #pragma once
 
 #include <condition_variable>
