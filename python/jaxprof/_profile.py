@@ -173,6 +173,11 @@ class Profile:
     """
 
     def __init__(self, core: Any) -> None:
+        # Made by load() (and the other readers) around the C++ profile; a path here is the
+        # common slip, and would otherwise fail later with a C++ cast error.
+        if isinstance(core, (str, bytes, os.PathLike, list, tuple)):
+            raise TypeError("jaxprof.Profile is made by jaxprof.load(path); "
+                            f"call jaxprof.load({core!r}) to read a profile")
         self._core = core
 
     # ---- structure -------------------------------------------------------------------------

@@ -52,3 +52,11 @@ def test_cut_partial_file_says_it_ends_early(jaxprof_bin, tmp_path: Path) -> Non
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(f"jaxprof: {cut}"), r.stderr
         assert all(w in lines[0] for w in CUT_WORDS), lines[0]
+
+
+def test_profile_of_a_path_says_to_load_it() -> None:
+    """`jaxprof.Profile(path)` (a common slip for `jaxprof.load(path)`) says what to call instead
+    of failing later with a C++ cast error."""
+    for arg in (str(MATMUL), MATMUL, [MATMUL]):
+        with pytest.raises(TypeError, match=r"jaxprof\.load\("):
+            jaxprof.Profile(arg)
