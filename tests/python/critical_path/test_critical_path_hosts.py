@@ -4,8 +4,8 @@ annotations of one step are one step; its path adds up to the step time and runs
 planted slow host, which holds the others at every collective: each step's `collectives` name it
 the last to arrive, and so does the report's critical-path section; summary, which reads the hosts
 one by one, says it has no path for them. host=NAME:median on a set whose step marks follow the
-devices moves the step toward the set made without the slow host (how far: docs/critical-path.md,
-Not covered yet)."""
+devices predicts the set made without the slow host within 10% (docs/critical-path.md, Not covered
+yet, says what holds the rest)."""
 from __future__ import annotations
 
 import json
@@ -93,8 +93,9 @@ def _make(tmp: Path, binary, slow: int) -> Path:
 def test_slow_host_at_the_median(jaxprof_bin, tmp_path: Path) -> None:
     """host=NAME:median on a set whose hosts wait for their devices (step marks without drift),
     against the same set made without the slow host: the prediction moves toward it, never past
-    it. How far it gets is in docs/critical-path.md (the host's start in the step and the
-    collectives' transfers stay as measured)."""
+    it, and lands within 10% of it (7% when this was written: 3.27 ms predicted, 3.05 ms without
+    the slow host, 3.66 ms measured). What holds the rest is in docs/critical-path.md (Not covered
+    yet): the generator moves the other hosts' ops against their own step marks too."""
     slow_set = _make(tmp_path / "slow", jaxprof_bin, 1)
     truth_set = _make(tmp_path / "even", jaxprof_bin, 0)
     slow = (slow_set / "planted.txt").read_text().split()[0]
@@ -112,3 +113,6 @@ def test_slow_host_at_the_median(jaxprof_bin, tmp_path: Path) -> None:
         1 for s in even["steps"] if not s["warmup"])
     assert truth < measured
     assert truth <= predicted < measured, (truth, predicted, measured)
+    assert predicted <= truth * 1.10, (truth, predicted, measured)
+    # A fifth of the way or less before host events waited for their devices in replays.
+    assert measured - predicted > 0.5 * (measured - truth), (truth, predicted, measured)

@@ -34,6 +34,8 @@ const char* kAssumptions[] = {
     "time, the participants still meet",
     "host waits: a host event that spans the end of the step's device work ends a fixed time after "
     "that work ends",
+    "host spans (what-if replays only): another host event within which a device op of its host "
+    "ends ends a fixed time after the last such op (as measured its own time binds the path)",
     "gaps: the time between an event and its latest predecessor (device idle, a launch not issued "
     "yet, host time between events) stays as measured, and so does the step's tail after its last "
     "work",
@@ -121,7 +123,7 @@ std::vector<int64_t> node_slack(const StepGraph& g) {
     if (latest[v] == INT64_MAX) latest[v] = end;  // reaches no end: due by the step's end
     for (uint32_t i = g.first_in[v]; i < g.first_in[v + 1]; ++i) {
       const GraphEdge& e = g.edges[i];
-      if (e.weight_ps == kAbsentEdge) continue;
+      if (e.weight_ps == kAbsentEdge || e.kind == EdgeKind::kHostSpan) continue;
       latest[e.from] = std::min(latest[e.from], latest[v] - e.weight_ps);
     }
   }
@@ -297,7 +299,7 @@ CriticalStep follow_step(const Profile& profile, const ProfileWork& all, size_t 
   s.marked_ps = step.end_ps - step.start_ps;
   s.warmup = step.warmup;
   s.nodes = g.nodes.size();
-  s.edges = g.edges.size();
+  s.edges = g.edges.size() - g.span_tails.size();  // those that bind as measured
   std::vector<int64_t> on_path;
   s.path = walk_path(g, profile.hosts, step.host, on_path);
   s.critical_ps = by_category(s.path);
@@ -322,14 +324,27 @@ CriticalPathResult compute_critical_path(const Profile& profile,
   std::vector<std::string> host_names;
   for (const Host& h : profile.hosts) host_names.push_back(h.name);
   std::vector<StepGraph> graphs(all.steps.size());
+  CriticalPathOptions one_step = options;
+  one_step.what_ifs.clear();  // replayed below, once every step's graph is known
   for (size_t i = 0; i < all.steps.size(); ++i)
-    r.steps.push_back(follow_step(profile, all, i, options, &graphs[i]));
+    r.steps.push_back(follow_step(profile, all, i, one_step, &graphs[i]));
   // Figures over the steady steps (all steps when every one is warm-up).
   std::vector<size_t> counted;
   for (size_t i = 0; i < r.steps.size(); ++i)
     if (!r.steps[i].warmup) counted.push_back(i);
   if (counted.empty())
     for (size_t i = 0; i < r.steps.size(); ++i) counted.push_back(i);
+  std::vector<const StepGraph*> steady;
+  for (size_t i : counted) steady.push_back(&graphs[i]);
+  std::vector<WhatIfSpec> what_ifs = options.what_ifs;
+  set_host_ratios(what_ifs, steady, host_names);
+  for (size_t i = 0; i < r.steps.size() && !what_ifs.empty(); ++i) {
+    for (const WhatIfSpec& spec : what_ifs)
+      r.steps[i].predictions.push_back(
+          {spec.text, replay_what_if(graphs[i], {spec}, host_names) - graphs[i].start_ps});
+    r.steps[i].predicted_all_ps =
+        replay_what_if(graphs[i], what_ifs, host_names) - graphs[i].start_ps;
+  }
   double measured = 0;
   for (size_t i : counted) measured += static_cast<double>(r.steps[i].step_ps);
   if (!counted.empty()) measured /= static_cast<double>(counted.size());
@@ -349,7 +364,11 @@ CriticalPathResult compute_critical_path(const Profile& profile,
     r.combined.push_back(change(all, [&](size_t i) { return r.steps[i].predicted_all_ps; }));
   }
   if (options.rank && !counted.empty()) {
-    const std::vector<Candidate> cs = candidates(r, host_names, roofline_factors(profile));
+    std::vector<Candidate> cs = candidates(r, host_names, roofline_factors(profile));
+    std::vector<WhatIfSpec> specs;
+    for (const Candidate& c : cs) specs.push_back(c.spec);
+    set_host_ratios(specs, steady, host_names);
+    for (size_t k = 0; k < cs.size(); ++k) cs[k].spec = std::move(specs[k]);
     r.ranked = rank_candidates(cs, graphs, counted, host_names, options.ranked, change);
     std::stable_sort(
         r.ranked.begin(), r.ranked.end(),

@@ -96,7 +96,9 @@ CriticalPathResult compute_critical_path(const Profile& profile,
 
 struct ProfileWork;
 // One step of compute_critical_path (its what-ifs, not the ranking): step `index` of `all`
-// (gather_profile_work, step_work.h). `graph`, if given, receives the step's graph.
+// (gather_profile_work, step_work.h). `graph`, if given, receives the step's graph. Its
+// host=NAME:median takes this step's compute alone unless the spec's ratio is set
+// (set_host_ratios); compute_critical_path sets it from the steady steps.
 CriticalStep follow_step(const Profile& profile, const ProfileWork& all, size_t index,
                          const CriticalPathOptions& options, StepGraph* graph = nullptr);
 

@@ -1,5 +1,6 @@
 #include "jaxprof/analysis/critical_path/step_graph.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace jaxprof {
@@ -164,6 +165,23 @@ StepGraph build_step_graph(StepWork work) {
   }
   for (const auto& [_, h] : wait_of) waits[h] = 1;
 
+  // Per host, its device nodes' ends, in order: the op a host event spans that ends last in it.
+  std::unordered_map<uint32_t, std::vector<std::pair<int64_t, uint32_t>>> device_ends;
+  if (!host.empty()) {
+    for (uint32_t i = 0; i < n; ++i)
+      if (g.nodes[i].kind != NodeKind::kHost)
+        device_ends[g.nodes[i].host].push_back({g.nodes[i].end_ps, i});
+    for (auto& [_, ends] : device_ends) std::sort(ends.begin(), ends.end());
+  }
+  auto spanned = [&](const GraphNode& h) -> uint32_t {
+    auto it = device_ends.find(h.host);
+    if (it == device_ends.end()) return kNone;
+    const auto& ends = it->second;
+    auto last = std::upper_bound(ends.begin(), ends.end(), std::make_pair(h.end_ps, kNone));
+    if (last == ends.begin() || std::prev(last)->first <= h.start_ps) return kNone;
+    return std::prev(last)->second;
+  };
+
   EdgeList list{{}, g.time_ps};
   uint32_t next_launch = g.first_launch;
   std::vector<uint32_t> from;  // one vector for every node's predecessors (a million nodes)
@@ -204,6 +222,12 @@ StepGraph build_step_graph(StepWork work) {
       list.lag(e, waited, EdgeKind::kTail, i);
     } else {
       list.edges.push_back({s, e, node.duration_ps(), EdgeKind::kDuration, i});
+      const uint32_t d = node.kind == NodeKind::kHost ? spanned(node) : kNone;
+      if (d != kNone) {
+        const int64_t tail = node.end_ps - g.nodes[d].end_ps;
+        list.edges.push_back({StepGraph::end_of(d), e, tail, EdgeKind::kHostSpan, i});
+        g.span_tails.push_back({i, tail});
+      }
     }
   }
   std::vector<uint32_t> last;
@@ -229,7 +253,7 @@ uint32_t binding_edge(const StepGraph& g, uint32_t v) {
   uint32_t best = kNone;
   for (uint32_t i = g.first_in[v]; i < g.first_in[v + 1]; ++i) {
     const GraphEdge& e = g.edges[i];
-    if (e.weight_ps == kAbsentEdge) continue;
+    if (e.weight_ps == kAbsentEdge || e.kind == EdgeKind::kHostSpan) continue;
     if (best == kNone ||
         g.time_ps[e.from] + e.weight_ps > g.time_ps[g.edges[best].from] + g.edges[best].weight_ps)
       best = i;

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace jaxprof {
@@ -57,6 +58,10 @@ enum class EdgeKind : uint8_t {
   kHostGap,     // a host event waited after the host event before it (host/idle)
   kStepEndGap,  // the step ended after its last work
   kZero,        // arrival at a barrier
+  // A host event waits for its host's device op that ends last within it: it ends a fixed time
+  // after that op (its tail). Binds only in what-if replays (as measured, the event's own time
+  // binds), where the event's own time is that tail after its start.
+  kHostSpan,
 };
 
 // The weight of an edge that does not bind as measured (a collective's time without its barrier):
@@ -89,6 +94,8 @@ struct StepGraph {
   int64_t start_ps = 0;            // the step's start
   uint32_t first_launch = 0;
   std::vector<uint32_t> instance_members;  // as StepWork's
+  // The host events that span a device op of their host (kHostSpan), by node: each one's tail.
+  std::vector<std::pair<uint32_t, int64_t>> span_tails;
   bool is_launch(uint32_t v) const { return v >= first_launch && v < end_vertex(); }
   uint32_t end_vertex() const { return static_cast<uint32_t>(time_ps.size() - 1); }
   static uint32_t start_of(uint32_t node) { return 2 * node; }

@@ -42,27 +42,39 @@ int64_t scaled(int64_t w, double f) {
   return static_cast<int64_t>(std::llround(static_cast<double>(w) * f));
 }
 
-// host=NAME:median: the host's speed set to the median host's. The ratio of the median host's
-// device compute (ops that are not collectives: a collective's time is mostly waiting for the
-// others) to the host's own; the host's own work and the gaps on its lanes and thread take it,
-// while its collectives keep their transfer after the last arrival (when the host arrives
-// sooner, the barrier moves with it). 1 when the host has no device compute in the step.
-double host_median_ratio(const StepGraph& g, const WhatIfSpec& spec,
-                         const std::vector<std::string>& host_names) {
-  const size_t hosts = host_names.size();
-  std::vector<int64_t> work(hosts, 0);
-  std::vector<uint8_t> has(hosts, 0);
+// Each host's device compute (ops that are not collectives) in a step, and whether it has any.
+void add_compute(const StepGraph& g, std::vector<int64_t>& work, std::vector<uint8_t>& has) {
   for (const GraphNode& n : g.nodes)
-    if (n.kind == NodeKind::kOp && n.host < hosts) work[n.host] += n.duration_ps(), has[n.host] = 1;
+    if (n.kind == NodeKind::kOp && n.host < work.size())
+      work[n.host] += n.duration_ps(), has[n.host] = 1;
+}
+
+double median_ratio(const std::vector<int64_t>& work, const std::vector<uint8_t>& has,
+                    const WhatIfSpec& spec, const std::vector<std::string>& host_names) {
   std::vector<double> present;
   int64_t own = 0;
-  for (size_t h = 0; h < hosts; ++h)
+  for (size_t h = 0; h < work.size(); ++h)
     if (has[h]) {
       present.push_back(static_cast<double>(work[h]));
       if (host_names[h] == spec.target) own = work[h];
     }
   if (present.empty() || own <= 0) return 1;
   return median(std::move(present)) / static_cast<double>(own);
+}
+
+// host=NAME:median: the host's speed set to the median host's. The ratio of the median host's
+// device compute (ops that are not collectives: a collective's time is mostly waiting for the
+// others) to the host's own, over the steps set_host_ratios saw, else in this step; the host's
+// own work and the gaps on its lanes and thread take it, while its collectives keep their
+// transfer after the last arrival (when the host arrives sooner, the barrier moves with it). 1
+// when the host has no device compute.
+double host_median_ratio(const StepGraph& g, const WhatIfSpec& spec,
+                         const std::vector<std::string>& host_names) {
+  if (spec.ratio > 0) return spec.ratio;
+  std::vector<int64_t> work(host_names.size(), 0);
+  std::vector<uint8_t> has(host_names.size(), 0);
+  add_compute(g, work, has);
+  return median_ratio(work, has, spec, host_names);
 }
 
 // The factor each node's own time takes under `spec`.
@@ -137,6 +149,19 @@ WhatIfSpec parse_what_if(const std::string& text) {
   throw bad_spec(text, "unknown key '" + key + "'");
 }
 
+void set_host_ratios(std::vector<WhatIfSpec>& specs, const std::vector<const StepGraph*>& steps,
+                     const std::vector<std::string>& host_names) {
+  std::vector<int64_t> work(host_names.size(), 0);
+  std::vector<uint8_t> has(host_names.size(), 0);
+  bool any = false;
+  for (const WhatIfSpec& spec : specs) any |= spec.kind == WhatIfSpec::Kind::kHostMedian;
+  if (!any) return;
+  for (const StepGraph* g : steps) add_compute(*g, work, has);
+  for (WhatIfSpec& spec : specs)
+    if (spec.kind == WhatIfSpec::Kind::kHostMedian)
+      spec.ratio = median_ratio(work, has, spec, host_names);
+}
+
 const char* gap_category(EdgeKind kind) {
   switch (kind) {
     case EdgeKind::kDeviceGap:
@@ -159,6 +184,10 @@ class WhatIfWeights {
   WhatIfWeights(const StepGraph& g, const std::vector<WhatIfSpec>& specs,
                 const std::vector<std::string>& host_names)
       : g_(g), factor_(g.nodes.size(), 1.0) {
+    if (!g.span_tails.empty()) {
+      span_tail_.assign(g.nodes.size(), kNoSpan);
+      for (const auto& [node, tail] : g.span_tails) span_tail_[node] = tail;
+    }
     // Specs together: node factors multiply, gap factors multiply per gap kind (an array by
     // EdgeKind: the ranking replays once per candidate, with no lookup by name per edge).
     std::fill(std::begin(gap_factor_), std::end(gap_factor_), 1.0);
@@ -193,6 +222,11 @@ class WhatIfWeights {
     switch (e.kind) {
       case EdgeKind::kDuration:
         if (e.weight_ps == kAbsentEdge) return overlapped_ ? 0 : kAbsentEdge;
+        // A host event that waits for a device op within it: its tail after its start.
+        if (!span_tail_.empty() && span_tail_[e.node] != kNoSpan)
+          return by(span_tail_[e.node], factor_[e.node]);
+        return by(e.weight_ps, factor_[e.node]);
+      case EdgeKind::kHostSpan:
         return by(e.weight_ps, factor_[e.node]);
       case EdgeKind::kTail:
         if (overlapped_ && g_.nodes[e.node].kind == NodeKind::kCollective) return kAbsentEdge;
@@ -224,7 +258,9 @@ class WhatIfWeights {
   const StepGraph& g_;
   std::vector<double> factor_;
   std::vector<double> gap_node_factor_;  // per node, for the gap before it (host=NAME:median)
-  double gap_factor_[static_cast<size_t>(EdgeKind::kZero) + 1];
+  std::vector<int64_t> span_tail_;       // per node: its tail (kHostSpan), or kNoSpan
+  static constexpr int64_t kNoSpan = INT64_MIN;
+  double gap_factor_[static_cast<size_t>(EdgeKind::kHostSpan) + 1];
   bool overlapped_ = false, launches_free_ = false;
 };
 

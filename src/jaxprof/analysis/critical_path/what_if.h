@@ -33,10 +33,19 @@ struct WhatIfSpec {
   std::string target;  // pattern, category or host name
   double factor = 1;
   std::shared_ptr<const re2::RE2> pattern;  // kOp
+  // kHostMedian: the median host's device compute over the host's own, over the steps that
+  // set_host_ratios saw; 0 until then (each step's own compute gives it).
+  double ratio = 0;
 };
 
 // Throws InputError naming what is wrong with `text`.
 WhatIfSpec parse_what_if(const std::string& text);
+
+// host=NAME:median from the device compute of several steps together (the steady ones): which
+// ops a step's window holds varies from host to host, so one step's compute misjudges the host's
+// speed. Sets `ratio` on each such spec.
+void set_host_ratios(std::vector<WhatIfSpec>& specs, const std::vector<const StepGraph*>& steps,
+                     const std::vector<std::string>& host_names);
 
 // The category name an edge's gap counts under on the path ("device-idle", "launch",
 // "host-idle"), or "" for a node's own time.

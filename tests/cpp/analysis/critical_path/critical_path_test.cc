@@ -200,3 +200,50 @@ TEST(CriticalPath, KernelsWaitForTheirLaunch) {
 
 }  // namespace
 }  // namespace jaxprof
+
+namespace jaxprof {
+namespace {
+
+// A host event H spans its device's op `a` and launches `c` when it returns: as measured H's own
+// time holds the step, and `a` (which ends inside H) is off the path; in a replay H waits for `a`
+// (its host span), so halving `a` ends H, and with it the step, sooner.
+TEST(CriticalPath, HostEventsWaitForTheDeviceOpsTheySpan) {
+  StepWork w;
+  w.start_ps = 0;
+  w.end_ps = 100;
+  w.devices = {"d0"};
+  w.lanes = {"d0", "host"};
+  auto node = [](std::string_view name, uint32_t lane, NodeKind kind, int64_t s, int64_t e) {
+    GraphNode n;
+    n.name = name;
+    n.category = kind == NodeKind::kHost ? "host" : "gemm";
+    n.lane = lane;
+    n.device = kind == NodeKind::kHost ? UINT32_MAX : 0;
+    n.kind = kind;
+    n.start_ps = s;
+    n.end_ps = e;
+    return n;
+  };
+  w.nodes = {node("H", 1, NodeKind::kHost, 0, 80), node("a", 0, NodeKind::kOp, 10, 60),
+             node("c", 0, NodeKind::kOp, 82, 98)};
+  w.instance = {UINT32_MAX, UINT32_MAX, UINT32_MAX};
+  w.execution_start = {0, 1, 1};
+  const StepGraph g = build_step_graph(w);
+  ASSERT_EQ(g.span_tails.size(), 1u);
+  EXPECT_EQ(g.span_tails[0], (std::pair<uint32_t, int64_t>{0, 20}));
+  EXPECT_EQ(replay_what_if(g, {parse_what_if("op=^nothing$:1")}, {}), 100);
+  EXPECT_EQ(replay_what_if(g, {parse_what_if("op=^a$:0.5")}, {}), 75);
+  EXPECT_EQ(replay_what_if(g, {parse_what_if("op=^a$:2")}, {}), 150);
+  // The path as measured: H's own time, its launch of c, c, the step's tail.
+  std::vector<EdgeKind> kinds;
+  for (uint32_t i : binding_path(g)) kinds.push_back(g.edges[i].kind);
+  EXPECT_EQ(kinds, (std::vector<EdgeKind>{EdgeKind::kStepEndGap, EdgeKind::kDuration,
+                                          EdgeKind::kLaunchGap, EdgeKind::kDuration}));
+  const std::optional<int64_t> bound =
+      what_if_gain_bound(g, binding_path(g), {parse_what_if("op=^a$:0.5")}, {});
+  ASSERT_TRUE(bound);
+  EXPECT_GE(*bound, 25);
+}
+
+}  // namespace
+}  // namespace jaxprof
