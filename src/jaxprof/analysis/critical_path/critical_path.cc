@@ -326,8 +326,15 @@ CriticalPathResult compute_critical_path(const Profile& profile,
   std::vector<StepGraph> graphs(all.steps.size());
   CriticalPathOptions one_step = options;
   one_step.what_ifs.clear();  // replayed below, once every step's graph is known
-  for (size_t i = 0; i < all.steps.size(); ++i)
+  for (size_t i = 0; i < all.steps.size(); ++i) {
     r.steps.push_back(follow_step(profile, all, i, one_step, &graphs[i]));
+    if (graphs[i].cyclic)
+      r.warnings.push_back(fmt::format(
+          "step {}: its dependencies form a cycle (collective executions matched into instances "
+          "in different orders on different devices); the path follows the measured times "
+          "through it, and what-if predictions for the step are approximate",
+          r.steps.back().number));
+  }
   // Figures over the steady steps (all steps when every one is warm-up).
   std::vector<size_t> counted;
   for (size_t i = 0; i < r.steps.size(); ++i)

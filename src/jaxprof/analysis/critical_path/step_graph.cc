@@ -249,11 +249,12 @@ StepGraph build_step_graph(StepWork work) {
   return g;
 }
 
-uint32_t binding_edge(const StepGraph& g, uint32_t v) {
+uint32_t binding_edge(const StepGraph& g, uint32_t v, const std::vector<uint8_t>* skip) {
   uint32_t best = kNone;
   for (uint32_t i = g.first_in[v]; i < g.first_in[v + 1]; ++i) {
     const GraphEdge& e = g.edges[i];
     if (e.weight_ps == kAbsentEdge || e.kind == EdgeKind::kHostSpan) continue;
+    if (skip && (*skip)[e.from]) continue;
     if (best == kNone ||
         g.time_ps[e.from] + e.weight_ps > g.time_ps[g.edges[best].from] + g.edges[best].weight_ps)
       best = i;
@@ -263,8 +264,18 @@ uint32_t binding_edge(const StepGraph& g, uint32_t v) {
 
 std::vector<uint32_t> binding_path(const StepGraph& g) {
   std::vector<uint32_t> path;
-  for (uint32_t v = g.end_vertex(), i; (i = binding_edge(g, v)) != kNone; v = g.edges[i].from)
+  // Edges of no weight between vertices at one time can close a loop (two hosts' waits at one
+  // instant, a graph with a cycle): the walk never comes back to a vertex it left, taking the
+  // next binding edge instead, and stops where every one would.
+  std::vector<uint8_t> seen(g.time_ps.size(), 0);
+  for (uint32_t v = g.end_vertex();;) {
+    seen[v] = 1;
+    uint32_t i = binding_edge(g, v);
+    if (i != kNone && seen[g.edges[i].from]) i = binding_edge(g, v, &seen);
+    if (i == kNone) break;
     path.push_back(i);
+    v = g.edges[i].from;
+  }
   return path;
 }
 

@@ -137,11 +137,12 @@ struct StepWork {
 StepGraph build_step_graph(StepWork work);
 
 // The edge into `v` that bound its measured time: the first of its latest predecessors (an
-// edge absent as measured never binds). UINT32_MAX for a source.
-uint32_t binding_edge(const StepGraph& g, uint32_t v);
+// edge absent as measured never binds), leaving out those from vertices marked in `skip`.
+// UINT32_MAX for a source.
+uint32_t binding_edge(const StepGraph& g, uint32_t v, const std::vector<uint8_t>* skip = nullptr);
 
 // The measured critical path as edges, from the step's end back to a source: at each vertex the
-// edge that bound it.
+// edge that bound it, never back to a vertex already on the path.
 std::vector<uint32_t> binding_path(const StepGraph& g);
 
 }  // namespace jaxprof

@@ -247,3 +247,32 @@ TEST(CriticalPath, HostEventsWaitForTheDeviceOpsTheySpan) {
 
 }  // namespace
 }  // namespace jaxprof
+
+namespace jaxprof {
+namespace {
+
+// Two vertices at one time bound by each other through edges of no weight (two hosts' waits at
+// one instant): the walk back from the end does not go round them forever, it takes the other
+// edge that binds as well and reaches the source.
+TEST(CriticalPath, TheWalkNeverComesBackToAVertex) {
+  StepGraph g;
+  g.time_ps = {0, 5, 5, 5};
+  auto edge = [](uint32_t from, uint32_t to, int64_t w) {
+    GraphEdge e;
+    e.from = from;
+    e.to = to;
+    e.weight_ps = w;
+    return e;
+  };
+  // By target: 1 <- 2 and 1 <- 0; 2 <- 1; the end, 3 <- 2.
+  g.edges = {edge(2, 1, 0), edge(0, 1, 5), edge(1, 2, 0), edge(2, 3, 0)};
+  g.first_in = {0, 0, 2, 3, 4};
+  const std::vector<uint32_t> path = binding_path(g);
+  ASSERT_EQ(path.size(), 3u);
+  EXPECT_EQ(g.edges[path[0]].from, 2u);
+  EXPECT_EQ(g.edges[path[1]].from, 1u);
+  EXPECT_EQ(g.edges[path[2]].from, 0u);
+}
+
+}  // namespace
+}  // namespace jaxprof
