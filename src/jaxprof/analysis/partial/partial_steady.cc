@@ -3,8 +3,8 @@
 // a profile's do.
 #include <set>
 
-#include "jaxprof/analysis/steps/module_executions.h"
 #include "jaxprof/analysis/partial/partial_build.h"
+#include "jaxprof/analysis/steps/module_executions.h"
 #include "jaxprof/analysis/steps/steady_state.h"
 
 namespace jaxprof {
@@ -47,7 +47,12 @@ SetApartSummary set_apart_from_partials(const PartialSet& set, const SteadyState
                                         const CompileResult* compiles) {
   SetApartSummary out;
   out.options = options;
+  // A host of the CPU backend has no devices in a set where some host has device planes
+  // (PartialSet::devices), as in a profile of them all: nothing it set apart is the set's.
+  bool device_planes = false;
+  for (const HostPartial& h : set.heads()) device_planes |= !h.cpu_backend && !h.devices.empty();
   for (const HostPartial& h : set.heads()) {
+    if (device_planes && h.cpu_backend) continue;
     merge_set_apart(out.autotuning, h.steady.autotuning);
     merge_set_apart(out.warmup, h.steady.warmup);
     out.all_execution_ps += h.steady.all_execution_ps;
