@@ -44,9 +44,11 @@ void add_host_by_host(CLI::App* cmd, CommonOptions& o);
 // Reads the hosts one by one into partials holding `extract.parts` (load_partials.h), with a
 // progress line on a terminal; prints the hosts' warnings and those skipped, and says what was
 // read (say_input).
-// `one_profile`: see PartialLoadOptions (called when the input is one profile).
+// `one_profile`, `each_profile`: see PartialLoadOptions (called when the input is one profile,
+// and with each host's profile when several are read one by one).
 void load_set(const CommonOptions& o, const PartialExtractOptions& extract, LoadedPartials& out,
-              std::function<void(const Profile&)> one_profile = {});
+              std::function<void(const Profile&)> one_profile = {},
+              std::function<void(size_t, const Profile&)> each_profile = {});
 void load_set(const CommonOptions& o, uint32_t parts, LoadedPartials& out);
 // The profile itself, for commands that read events: refuses partial files with a message.
 void refuse_partials(const CommonOptions& o, std::string_view command);
@@ -81,8 +83,8 @@ void add_event_filter_options(CLI::App* cmd, EventFilterFlags& f, const EventFil
 void say_set_apart(const Profile& profile, const SteadyStateOptions& o, bool with_compiles,
                    bool json_output);
 // The same for partials (set_apart_from_partials).
-void say_set_apart(const PartialSet& set, const SteadyStateOptions& o, const CompileResult* compiles,
-                   bool json_output);
+void say_set_apart(const PartialSet& set, const SteadyStateOptions& o,
+                   const CompileResult* compiles, bool json_output);
 OutputFormat format_of(const CommonOptions& o);
 // Writes to stdout; a closed pipe (jaxprof ... | head) is not an error. A JSON object gets the
 // "input" member of what say_input noted.

@@ -1,9 +1,12 @@
 // jaxprof report: every analysis in one self-contained HTML file.
 #include <filesystem>
+#include <optional>
 
 #include "cli_common.h"
 #include "jaxprof/common/error.h"
 #include "jaxprof/render/html/html_report.h"
+#include "jaxprof/render/html/html_report_data.h"
+#include "jaxprof/render/html/html_report_hosts.h"
 #include "jaxprof/render/html/html_report_partials.h"
 
 namespace jaxprof::cli {
@@ -33,10 +36,11 @@ RegisterCommand report_command(90, [](CLI::App& app) -> std::function<int()> {
       "Write one self-contained HTML report: summary, device time, step times, critical path, "
       "modules, ops, flamegraphs, roofline, collectives, kernels, compile phases, memory");
   cmd->footer(
-      "Default output: <profile stem>.report.html in the current directory. Partial files\n"
-      "(jaxprof partial), alone or with profiles, give every section but the roofline, memory\n"
-      "and critical path, which need the profiles' events (those sections say so); so does\n"
-      "--keep-going.\n"
+      "Default output: <profile stem>.report.html in the current directory. Several hosts are\n"
+      "read one by one, each host's roofline and memory worked out while it is read; the\n"
+      "critical path, which needs every host's events together, is left to `jaxprof\n"
+      "critical-path`. Partial files (jaxprof partial), alone or with profiles, give every\n"
+      "section but the roofline, memory and critical path (those sections say so).\n"
       "See docs/report.md"
       " and docs/multihost.md.");
   add_common(cmd, o->common, /*formats=*/{});  // always HTML
@@ -52,19 +56,33 @@ RegisterCommand report_command(90, [](CLI::App& app) -> std::function<int()> {
     options.top = o->top;
     options.steady = o->steady;
     std::string html;
-    // --keep-going reads the hosts one by one too, so that a damaged host is left out.
-    bool partials = o->common.keep_going;
+    bool partials = false;
     for (const std::string& p : o->common.paths) partials = partials || names_partials({p});
+    LoadedPartials loaded;
     if (partials) {
-      // Host by host into partials: the roofline and memory sections need the events.
-      LoadedPartials loaded;
+      // The roofline, memory and critical path sections need the events.
       load_set(o->common, html_report_extract(o->steady), loaded);
       html = render_html_report(html_report_data_from_partials(loaded.set, o->steady), options);
     } else {
-      LoadedProfile loaded;
-      load(o->common, loaded);
-      html = render_html_report(loaded.profile, options);
-      warn(loaded.profile.warnings);
+      // Host by host into partials; what needs the events is worked out from each profile
+      // before it is dropped: the whole of it when the input is one profile, and the roofline
+      // and memory of each host when there are several (html_report_hosts.h).
+      std::optional<HtmlReportData> events;
+      HtmlReportHosts hosts(o->top);
+      load_set(
+          o->common, html_report_extract(o->steady), loaded,
+          [&](const Profile& profile) { html_report_event_sections(profile, events.emplace()); },
+          [&](size_t host, const Profile& profile) { hosts.add(host, profile); });
+      HtmlReportData d = html_report_data_from_partials(loaded.set, o->steady);
+      if (events) {
+        d.roofline = std::move(events->roofline);
+        d.memory = std::move(events->memory);
+        d.critical_path = std::move(events->critical_path);
+        d.missing_critical_path = std::move(events->missing_critical_path);
+      } else {
+        hosts.finish(d);
+      }
+      html = render_html_report(d, options);
     }
     std::string out = o->output.empty() ? profile_stem(options.source) + ".report.html" : o->output;
     write_file(out, html, "HTML report",

@@ -52,7 +52,8 @@ uint64_t size_of(const std::string& path) {
 }
 
 // One host's profile, read alone and reduced to its partial.
-HostPartial host_partial(const HostFile& file, const std::vector<std::string>& hlo_files,
+HostPartial host_partial(const HostFile& file, size_t index,
+                         const std::vector<std::string>& hlo_files,
                          const PartialLoadOptions& options, const ImportOptions& import,
                          bool one_profile) {
   LoadedProfile loaded;
@@ -64,6 +65,7 @@ HostPartial host_partial(const HostFile& file, const std::vector<std::string>& h
   std::vector<HostPartial> one = extract_partials(loaded.profile, options.extract);
   if (one.size() != 1) throw InputError(file.path, "holds several hosts");
   if (one_profile && options.one_profile) options.one_profile(loaded.profile);
+  if (!one_profile && options.each_profile) options.each_profile(index, loaded.profile);
   one.front().host = file.host;
   return std::move(one.front());
 }
@@ -222,7 +224,7 @@ void load_host_files(const std::vector<HostFile>& files, const std::vector<std::
   std::vector<std::string> failed(files.size());
   std::exception_ptr error = for_each_host(files.size(), workers, [&](size_t i) {
     try {
-      spill.put(first + i, host_partial(files[i], hlo, options, import, one_profile));
+      spill.put(first + i, host_partial(files[i], i, hlo, options, import, one_profile));
     } catch (const InputError& e) {
       if (!options.keep_going) throw;
       failed[i] = e.what();

@@ -35,6 +35,11 @@ struct PartialLoadOptions {
   // file, or an archive or trace read whole) and no partial files: for what needs the events
   // themselves (summary's critical path). Not called when several hosts are read one by one.
   std::function<void(const Profile&)> one_profile;
+  // Called with each host's profile, before it is dropped, when several hosts are read one by
+  // one: for what needs each host's events (the report's roofline and memory). `host` is the
+  // host's place among the host files read, the order a profile of them all would hold them in.
+  // Called on the threads that read the hosts, several at once.
+  std::function<void(size_t host, const Profile&)> each_profile;
 };
 
 struct SkippedHost {

@@ -22,12 +22,14 @@ class MissingHloTally {
  public:
   // Every op row of a device, before the rows are cut to --top.
   void count(const RooflineOp& op);
+  // Another tally's counts (another host's), as if its rows had been counted here.
+  void add(const MissingHloCounts& other);
+  const MissingHloCounts& counts() const { return n_; }
   // The warnings, none when nothing was missing.
   void warn(std::vector<std::string>& warnings) const;
 
  private:
-  uint64_t no_hlo_ops_ = 0, by_kernel_name_ops_ = 0;
-  int64_t no_hlo_ps_ = 0, by_kernel_name_ps_ = 0, total_ps_ = 0;
+  MissingHloCounts n_;
 };
 
 }  // namespace jaxprof

@@ -517,15 +517,17 @@ void order_rows(RooflineDevice& out, size_t top) {
 
 }  // namespace
 
-RooflineResult compute_roofline(const Profile& p, const RooflineOptions& options) {
+RooflinePart compute_roofline_part(const Profile& p, const RooflineOptions& options) {
   EventFilter filter(options.filter);
-  RooflineResult result;
-  result.latency_floor_ps = options.latency_floor_ps;
+  RooflinePart result;
   std::vector<DeviceLines> devices = op_devices(p);
   std::vector<uint32_t> needed;
-  for (const DeviceLines& dev : devices)
+  for (const DeviceLines& dev : devices) {
+    result.cpu_backend = result.cpu_backend || dev.hlo_ops_only;
+    result.device_planes = result.device_planes || !dev.hlo_ops_only;
     if (filter.keeps_device(dev.name))
       needed.insert(needed.end(), dev.lines.begin(), dev.lines.end());
+  }
   p.require_lines(needed);
   const SteadyState& steady = steady_state(p, options.steady);
 
@@ -533,7 +535,6 @@ RooflineResult compute_roofline(const Profile& p, const RooflineOptions& options
   CostTable costs(p, resolve);
   GatherContext cx{p,      options, filter,
                    steady, costs,   std::vector<int8_t>(p.event_metadata.size(), -1)};
-  std::map<std::string, std::vector<std::string>> notes;  // peak note -> devices
   MissingHloTally missing;
 
   for (const DeviceLines& dev : devices) {
@@ -548,8 +549,29 @@ RooflineResult compute_roofline(const Profile& p, const RooflineOptions& options
     add_op_rows(p, dev.plane, groups, costs, options.latency_floor_ps, out);
     for (const RooflineOp& op : out.ops) missing.count(op);
     order_rows(out, options.top);
-    for (const std::string& note : out.peaks.notes) notes[note].push_back(out.device);
+    for (const std::string& note : out.peaks.notes) result.notes[note].push_back(out.device);
     result.devices.push_back(std::move(out));
+  }
+  result.missing = missing.counts();
+  return result;
+}
+
+RooflineResult merge_roofline_parts(std::vector<RooflinePart> parts,
+                                    const RooflineOptions& options) {
+  RooflineResult result;
+  result.latency_floor_ps = options.latency_floor_ps;
+  // A profile of all the parts' hosts takes the CPU backend's devices only when no host has
+  // device planes with ops (op_devices).
+  const bool device_planes = std::any_of(parts.begin(), parts.end(),
+                                         [](const RooflinePart& x) { return x.device_planes; });
+  std::map<std::string, std::vector<std::string>> notes;  // peak note -> devices
+  MissingHloTally missing;
+  for (RooflinePart& part : parts) {
+    if (device_planes && part.cpu_backend) continue;
+    for (RooflineDevice& d : part.devices) result.devices.push_back(std::move(d));
+    for (auto& [note, names] : part.notes)
+      notes[note].insert(notes[note].end(), names.begin(), names.end());
+    missing.add(part.missing);
   }
   // One warning per distinct note, naming its devices.
   for (const auto& [note, names] : notes)
@@ -558,6 +580,12 @@ RooflineResult compute_roofline(const Profile& p, const RooflineOptions& options
                           : fmt::format("{} devices ({}, ...): {}", names.size(), names[0], note));
   missing.warn(result.warnings);
   return result;
+}
+
+RooflineResult compute_roofline(const Profile& p, const RooflineOptions& options) {
+  std::vector<RooflinePart> parts;
+  parts.push_back(compute_roofline_part(p, options));
+  return merge_roofline_parts(std::move(parts), options);
 }
 
 }  // namespace jaxprof

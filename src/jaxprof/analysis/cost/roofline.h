@@ -7,13 +7,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "jaxprof/analysis/ops/event_filter.h"
-#include "jaxprof/analysis/cost/op_cost.h"
 #include "jaxprof/analysis/cost/hardware_peaks.h"
+#include "jaxprof/analysis/cost/op_cost.h"
+#include "jaxprof/analysis/ops/event_filter.h"
 #include "jaxprof/analysis/steps/steady_state.h"
 #include "jaxprof/model/profile.h"
 
@@ -102,5 +103,28 @@ struct RooflineResult {
 
 // Throws InputError for invalid filter options or an unknown --device-model.
 RooflineResult compute_roofline(const Profile& profile, const RooflineOptions& options);
+
+// Ops the roofline could not cost for want of HLO, counted for its warnings (missing_hlo.h).
+struct MissingHloCounts {
+  uint64_t no_hlo_ops = 0, by_kernel_name_ops = 0;
+  int64_t no_hlo_ps = 0, by_kernel_name_ps = 0, total_ps = 0;
+};
+
+// compute_roofline in two halves, for hosts read one by one: one profile's devices with what
+// its warnings are made of, then the result of several such parts, equal to compute_roofline of
+// their profiles read as one.
+struct RooflinePart {
+  std::vector<RooflineDevice> devices;
+  // The op devices are the CPU backend's (op_devices): among parts of which some have device
+  // planes with ops, such a part's devices are none, as in a profile of all of them.
+  bool cpu_backend = false;
+  bool device_planes = false;                             // some op device is a /device: plane
+  std::map<std::string, std::vector<std::string>> notes;  // peak note -> its devices
+  MissingHloCounts missing;
+};
+RooflinePart compute_roofline_part(const Profile& profile, const RooflineOptions& options);
+// `parts` in host order (the order a profile of them holds its hosts in).
+RooflineResult merge_roofline_parts(std::vector<RooflinePart> parts,
+                                    const RooflineOptions& options);
 
 }  // namespace jaxprof

@@ -29,4 +29,16 @@ struct MemoryResult {
 
 MemoryResult compute_memory(const Profile& profile, const MemoryOptions& options);
 
+// compute_memory in two halves, for hosts read one by one: one profile's part, then several
+// parts (in host order) merged, equal to compute_memory of their profiles read as one.
+struct MemoryPart {
+  int64_t base_ns = 0;      // the profile's clock (Profile::base_ns)
+  MemoryTimeline timeline;  // on that clock
+  std::vector<StaticMemoryModule> modules;
+};
+// `cache` (may be null) shares programs between the parts of one set.
+MemoryPart compute_memory_part(const Profile& profile, const MemoryOptions& options,
+                               ProgramMemoryCache* cache = nullptr);
+MemoryResult merge_memory_parts(std::vector<MemoryPart> parts, const MemoryOptions& options);
+
 }  // namespace jaxprof

@@ -614,6 +614,14 @@ ScannedAllocators scan_allocators(const Profile& p) {
   return out;
 }
 
+constexpr const char* kNoAllocatorEvents =
+    "no allocator events (MemoryAllocation/MemoryDeallocation) in this profile (the CPU "
+    "backend and nsys-jax record none). To get them, profile on GPU or TPU with the host "
+    "tracer at level "
+    "2 or more (jax.profiler's default; ProfileOptions.host_tracer_level). Static memory "
+    "from the compiled programs' buffer assignment is shown instead when the profile carries "
+    "HLO protos.";
+
 // By host; devices first, in number order, then host memory, then the unknown.
 bool allocator_before(const AllocatorMemory& x, const AllocatorMemory& y) {
   if (x.host != y.host) return x.host < y.host;
@@ -635,13 +643,7 @@ MemoryTimeline compute_memory_timeline(const Profile& p, const MemoryTimelineOpt
   ScannedAllocators scanned = scan_allocators(p);
   result.events = scanned.events;
   if (result.events == 0) {
-    result.no_events_reason =
-        "no allocator events (MemoryAllocation/MemoryDeallocation) in this profile (the CPU "
-        "backend and nsys-jax record none). To get them, profile on GPU or TPU with the host "
-        "tracer at level "
-        "2 or more (jax.profiler's default; ProfileOptions.host_tracer_level). Static memory "
-        "from the compiled programs' buffer assignment is shown instead when the profile carries "
-        "HLO protos.";
+    result.no_events_reason = kNoAllocatorEvents;
     return result;
   }
   for (const auto& [key, index] : scanned.index) {
@@ -651,6 +653,27 @@ MemoryTimeline compute_memory_timeline(const Profile& p, const MemoryTimelineOpt
     summarize(p, scanned.lazy, scanned.calls, scanned.by_allocator[index], o, a);
     result.allocators.push_back(std::move(a));
   }
+  std::stable_sort(result.allocators.begin(), result.allocators.end(), allocator_before);
+  return result;
+}
+
+MemoryTimeline merge_memory_timelines(std::vector<MemoryTimeline> parts,
+                                      const std::vector<int64_t>& shift_ps) {
+  MemoryTimeline result;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    result.events += parts[i].events;
+    const int64_t shift = shift_ps[i];
+    for (AllocatorMemory& a : parts[i].allocators) {
+      a.first_ps += shift;
+      a.last_ps += shift;
+      a.peak_ps += shift;
+      a.peak_with_reserved_ps += shift;
+      for (LiveAllocationGroup& g : a.largest_at_peak) g.first_allocated_ps += shift;
+      for (MemoryPoint& p : a.timeline) p.time_ps += shift;
+      result.allocators.push_back(std::move(a));
+    }
+  }
+  if (result.events == 0) result.no_events_reason = kNoAllocatorEvents;
   std::stable_sort(result.allocators.begin(), result.allocators.end(), allocator_before);
   return result;
 }

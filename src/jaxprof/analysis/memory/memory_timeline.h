@@ -100,6 +100,12 @@ struct MemoryTimeline {
 MemoryTimeline compute_memory_timeline(const Profile& profile,
                                        const MemoryTimelineOptions& options);
 
+// The timelines of several hosts' profiles read one by one (in host order), as one profile of
+// them gives it: each part's times moved by its `shift_ps` onto the common clock (a host's
+// base_ns less the earliest host's, in picoseconds).
+MemoryTimeline merge_memory_timelines(std::vector<MemoryTimeline> parts,
+                                      const std::vector<int64_t>& shift_ps);
+
 // One allocator event with its allocator as `memory` names it: what the memory table lists.
 struct AllocatorEventRecord {
   const AllocatorMemory* allocator = nullptr;  // host, allocator, device and memory_space set

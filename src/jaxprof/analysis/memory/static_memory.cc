@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "jaxprof/common/error.h"
@@ -336,26 +337,69 @@ ProgramMemory program_memory(const HloModule& m, const StaticMemoryOptions& o) {
 
 }  // namespace
 
-StaticMemory compute_static_memory(const HloIndex& hlo, const StaticMemoryOptions& o) {
-  StaticMemory result;
-  // An HLO file passed beside a profile may repeat a program the profile carries.
-  std::set<std::pair<std::string_view, std::string_view>> seen;
-  std::vector<const HloModule*> modules;
+std::shared_ptr<const ProgramMemory> ProgramMemoryCache::get(const HloModule& m,
+                                                             const StaticMemoryOptions& o) {
+  const Key key{m.program_id, std::hash<std::string_view>()(m.serialized), m.serialized.size()};
+  {
+    std::lock_guard<std::mutex> hold(lock_);
+    if (auto it = programs_.find(key); it != programs_.end()) return it->second;
+  }
+  auto made = std::make_shared<const ProgramMemory>(program_memory(m, o));
+  std::lock_guard<std::mutex> hold(lock_);
+  return programs_.emplace(key, std::move(made)).first->second;
+}
+
+std::vector<StaticMemoryModule> static_memory_modules(const HloIndex& hlo,
+                                                      const StaticMemoryOptions& o,
+                                                      ProgramMemoryCache* cache) {
+  std::vector<StaticMemoryModule> out;
   for (const auto& m : hlo.modules()) {
-    if (m->buffer_assignment.empty()) {
+    StaticMemoryModule& x = out.emplace_back();
+    x.program_id = m->program_id;
+    x.name = std::string(m->name);
+    x.has_assignment = !m->buffer_assignment.empty();
+    x.assignment_hash = std::hash<std::string_view>()(m->buffer_assignment);
+    x.assignment_size = m->buffer_assignment.size();
+    if (!x.has_assignment) continue;
+    if (!o.module.empty() && m->name.find(o.module) == std::string_view::npos) continue;
+    x.memory =
+        cache ? cache->get(*m, o) : std::make_shared<const ProgramMemory>(program_memory(*m, o));
+  }
+  return out;
+}
+
+StaticMemory merge_static_memory(const std::vector<std::vector<StaticMemoryModule>>& hosts) {
+  // The modules one index of every host would hold: a program id once (the first host's), then
+  // the HLO files' modules (no program id), which every host read, once.
+  std::vector<const StaticMemoryModule*> index;
+  std::set<int64_t> ids;
+  for (const auto& host : hosts)
+    for (const StaticMemoryModule& m : host)
+      if (m.program_id != HloIndex::kUnknownProgramId && ids.insert(m.program_id).second)
+        index.push_back(&m);
+  if (!hosts.empty())
+    for (const StaticMemoryModule& m : hosts.front())
+      if (m.program_id == HloIndex::kUnknownProgramId) index.push_back(&m);
+
+  StaticMemory result;
+  std::vector<const StaticMemoryModule*> modules;
+  for (const StaticMemoryModule* m : index) {
+    if (!m->has_assignment) {
       ++result.modules_without_assignment;
       continue;
     }
-    if (!o.module.empty() && m->name.find(o.module) == std::string_view::npos) continue;
-    modules.push_back(m.get());
+    if (m->memory) modules.push_back(m);  // none: --module leaves it out
   }
-  // Profile copies (with a program id) first, so that a file's duplicate is the one dropped.
-  std::stable_sort(modules.begin(), modules.end(), [](const HloModule* x, const HloModule* y) {
-    return (x->program_id == -1) < (y->program_id == -1);
-  });
-  for (const HloModule* m : modules)
-    if (seen.insert({m->name, m->buffer_assignment}).second)
-      result.programs.push_back(program_memory(*m, o));
+  // An HLO file passed beside a profile may repeat a program the profile carries: profile copies
+  // (with a program id) first, so that a file's duplicate is the one dropped.
+  std::stable_sort(modules.begin(), modules.end(),
+                   [](const StaticMemoryModule* x, const StaticMemoryModule* y) {
+                     return (x->program_id == -1) < (y->program_id == -1);
+                   });
+  std::set<std::tuple<std::string_view, uint64_t, size_t>> seen;
+  for (const StaticMemoryModule* m : modules)
+    if (seen.insert({m->name, m->assignment_hash, m->assignment_size}).second)
+      result.programs.push_back(*m->memory);
   std::stable_sort(result.programs.begin(), result.programs.end(),
                    [](const ProgramMemory& x, const ProgramMemory& y) {
                      if (x.module != y.module) return x.module < y.module;
@@ -363,6 +407,10 @@ StaticMemory compute_static_memory(const HloIndex& hlo, const StaticMemoryOption
                             static_cast<uint64_t>(y.program_id);
                    });
   return result;
+}
+
+StaticMemory compute_static_memory(const HloIndex& hlo, const StaticMemoryOptions& o) {
+  return merge_static_memory({static_memory_modules(hlo, o)});
 }
 
 }  // namespace jaxprof

@@ -6,6 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,5 +73,44 @@ struct StaticMemory {
 };
 
 StaticMemory compute_static_memory(const HloIndex& hlo, const StaticMemoryOptions& options);
+
+// compute_static_memory in two halves, for hosts read one by one: each module of a host's index
+// with what tells it apart, then the hosts' modules merged as one index of all of them holds
+// them (the first host's copy of a program id; the HLO files given beside the profiles, which
+// every host reads, once) and reduced as compute_static_memory reduces them.
+struct StaticMemoryModule {
+  int64_t program_id = -1;
+  std::string name;
+  bool has_assignment = false;
+  // The buffer assignment's bytes, hashed with their size: two modules of one name with the same
+  // assignment are one program (an HLO file repeating a profile's).
+  uint64_t assignment_hash = 0;
+  size_t assignment_size = 0;
+  std::shared_ptr<const ProgramMemory> memory;  // when it has an assignment and passes --module
+};
+
+// Programs already worked out, shared by the hosts of a set (any thread): hosts that hold the same
+// program (by program id and the bytes of its proto) share one ProgramMemory.
+class ProgramMemoryCache {
+ public:
+  std::shared_ptr<const ProgramMemory> get(const HloModule& m, const StaticMemoryOptions& o);
+
+ private:
+  struct Key {
+    int64_t program_id;
+    uint64_t hash;
+    size_t size;
+    auto operator<=>(const Key&) const = default;
+  };
+  std::mutex lock_;
+  std::map<Key, std::shared_ptr<const ProgramMemory>> programs_;
+};
+
+// `cache` may be null (the programs are worked out here).
+std::vector<StaticMemoryModule> static_memory_modules(const HloIndex& hlo,
+                                                      const StaticMemoryOptions& options,
+                                                      ProgramMemoryCache* cache = nullptr);
+// `hosts` in host order.
+StaticMemory merge_static_memory(const std::vector<std::vector<StaticMemoryModule>>& hosts);
 
 }  // namespace jaxprof

@@ -6,28 +6,29 @@
 
 #include "jaxprof/analysis/collectives/collectives.h"
 #include "jaxprof/analysis/compile/compile.h"
+#include "jaxprof/analysis/cost/roofline.h"
 #include "jaxprof/analysis/flame/flame.h"
 #include "jaxprof/analysis/flame/flame_merge.h"
 #include "jaxprof/analysis/ops/kernels.h"
 #include "jaxprof/analysis/steps/modules.h"
-#include "jaxprof/analysis/cost/roofline.h"
 #include "jaxprof/analysis/summary/summary.h"
 #include "jaxprof/analysis/timeline/timeline.h"
+#include "jaxprof/common/units.h"
 #include "jaxprof/render/flame/flame_svg.h"
 #include "jaxprof/render/html/html_charts.h"
 #include "jaxprof/render/html/html_critical_path.h"
 #include "jaxprof/render/html/html_memory.h"
 #include "jaxprof/render/html/html_page.h"
 #include "jaxprof/render/html/html_report_data.h"
+#include "jaxprof/render/html/html_report_hosts.h"
 #include "jaxprof/render/html/html_report_ops.h"
 #include "jaxprof/render/html/html_report_steps.h"
 #include "jaxprof/render/html/html_scatter.h"
 #include "jaxprof/render/html/html_short_text.h"
 #include "jaxprof/render/html/html_table.h"
-#include "jaxprof/render/text/steady_state_render.h"
 #include "jaxprof/render/html/roofline_html.h"
+#include "jaxprof/render/text/steady_state_render.h"
 #include "jaxprof/render/text/text.h"
-#include "jaxprof/common/units.h"
 
 namespace jaxprof {
 namespace {
@@ -347,21 +348,10 @@ std::string render_html_report(const Profile& profile, const HtmlReportOptions& 
   d.flame_source = compute_flame(profile, fs);
   fs.by = FlameBy::kOpName;
   d.flame_op = compute_flame(profile, fs);
-  d.roofline = compute_roofline(profile, {});
   d.collectives = compute_collectives(profile, {.steady = o.steady});
   d.kernels = compute_kernels(profile, {.steady = o.steady});
   d.compile = compute_compile(profile);
-  d.memory = compute_memory(profile, {});
-  if (d.steps.steps.empty()) {
-    // As summary has it: the one window would be the whole capture, and the costliest graph.
-    d.missing_critical_path =
-        "The profile marks no steps: `jaxprof critical-path` follows all its device work as one "
-        "window.";
-  } else {
-    CriticalPathOptions cp;
-    cp.rank = false;  // the ranked changes are the command's: their replays cost more
-    d.critical_path = compute_critical_path(profile, cp);
-  }
+  html_report_event_sections(profile, d);
   return render_html_report(d, o);
 }
 
@@ -402,8 +392,7 @@ std::string render_html_report(const HtmlReportData& d, const HtmlReportOptions&
   } else {
     body += section(data, "roofline", "Roofline", none(d.missing_roofline));
   }
-  body += section(data, "collectives", "Collectives",
-                  collectives_body(data, d.collectives, o.top));
+  body += section(data, "collectives", "Collectives", collectives_body(data, d.collectives, o.top));
   body += section(data, "kernels", "GPU kernels", kernels_body(data, d.kernels, o.top));
   body += section(data, "compile", "Compile phases", compile_body(data, d.compile));
   body += section(data, "memory", "Memory",

@@ -10,17 +10,12 @@
 
 namespace jaxprof {
 
-namespace {
-// Devices drawn (one shown at a time, picked from a list); the table lists every device.
-constexpr size_t kMaxCharts = 64;
-}  // namespace
-
 RooflineHtml roofline_html(const RooflineResult& r, size_t top) {
   RooflineHtml out;
   out.empty = r.devices.empty();
   // Devices that run the same program draw near-identical charts: one at a time, with a picker
   // that also folds the table to the device (the page's script, html_report_assets.h).
-  const size_t drawn = std::min(r.devices.size(), kMaxCharts);
+  const size_t drawn = std::min(r.devices.size(), kRooflineCharts);
   if (drawn > 1) {
     out.charts +=
         "<p class=\"tools\"><label>device <select class=\"device-picker\" "
@@ -39,9 +34,15 @@ RooflineHtml roofline_html(const RooflineResult& r, size_t top) {
         xml_escape(d.peaks.model.empty() ? std::string("device not identified") : d.peaks.model),
         roofline_svg(d));
   }
-  if (r.devices.size() > kMaxCharts)
+  const size_t listed = std::min(r.devices.size(), kRooflineTableDevices);
+  if (r.devices.size() > kRooflineCharts)
     out.charts += fmt::format("<p class=\"muted\">{} more devices in the table only.</p>\n",
-                              r.devices.size() - kMaxCharts);
+                              listed - kRooflineCharts);
+  if (r.devices.size() > listed)
+    out.charts += fmt::format(
+        "<p class=\"muted\">{} more devices neither drawn nor listed (<code>jaxprof roofline "
+        "--device NAME</code> gives any device).</p>\n",
+        r.devices.size() - listed);
   HtmlTable& t = out.table;
   t.id = "roofline-table";
   t.filterable = r.devices.size() > 1;
@@ -59,7 +60,8 @@ RooflineHtml roofline_html(const RooflineResult& r, size_t top) {
                                                                                {"efficiency", true},
                                                                                {"source", false}})
     t.add_column(h, numeric);
-  for (const RooflineDevice& d : r.devices) {
+  for (size_t k = 0; k < listed; ++k) {
+    const RooflineDevice& d = r.devices[k];
     const size_t n = top > 0 ? std::min(top, d.ops.size()) : d.ops.size();
     for (size_t i = 0; i < n; ++i) {
       const RooflineOp& o = d.ops[i];
@@ -78,6 +80,14 @@ RooflineHtml roofline_html(const RooflineResult& r, size_t top) {
     }
   }
   return out;
+}
+
+void keep_shown(RooflineDevice& d, size_t position, size_t top) {
+  std::vector<RooflineProgram>().swap(d.programs);
+  if (position >= kRooflineTableDevices)
+    std::vector<RooflineOp>().swap(d.ops);
+  else if (position >= kRooflineCharts && top > 0 && d.ops.size() > top)
+    d.ops.erase(d.ops.begin() + static_cast<std::ptrdiff_t>(top), d.ops.end());
 }
 
 }  // namespace jaxprof

@@ -16,6 +16,16 @@ struct RooflineHtml {
   bool empty = true;
 };
 
+// Devices drawn (one shown at a time, picked from a list), and devices whose ops the table lists
+// (`top` rows each); the devices after those are counted only.
+inline constexpr size_t kRooflineCharts = 64;
+inline constexpr size_t kRooflineTableDevices = 128;
+
 RooflineHtml roofline_html(const RooflineResult& r, size_t top);
+
+// Drops what roofline_html would not show of the device at `position` in the result (the ops
+// beyond the table's `top` once it is not drawn, every op once it is not listed either) and its
+// programs: what a report of many hosts keeps of each.
+void keep_shown(RooflineDevice& d, size_t position, size_t top);
 
 }  // namespace jaxprof
