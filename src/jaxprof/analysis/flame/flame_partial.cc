@@ -6,8 +6,8 @@
 #include <map>
 #include <set>
 
-#include "jaxprof/analysis/ops/event_filter.h"
 #include "jaxprof/analysis/flame/flame_builder.h"
+#include "jaxprof/analysis/ops/event_filter.h"
 #include "jaxprof/analysis/partial/partial_build.h"
 #include "jaxprof/common/error.h"
 
@@ -86,74 +86,74 @@ FlameTree flame_from_partials(const PartialSet& set, const FlameOptions& options
   const uint32_t by = static_cast<uint32_t>(options.by);
   set.require(kPartFlame, "flame");
   set.require_steady(options.steady, "flame");
-  for (const PartialSet::DeviceRef& d : set.devices()) {
-    const PartialFlame& f = set.device(d).flame;
-    if (f.present && !(f.bys & (1u << by))) {
-      const HostPartial& h = set.hosts()[d.host];
-      throw InputError(h.path, fmt::format("the partial of host {} lacks the flamegraph by {}: "
-                                           "write it again with `jaxprof partial`",
-                                           h.host, flame_by_name(options.by)));
-    }
-  }
+  // Hosts are read one at a time, twice: the programs each module name stands for, then the
+  // stacks.
+  // Module frames are the module name, with the program id where the op events of the whole set
+  // name several programs of that name (as compute_flame decides over all devices).
+  std::map<std::string, std::set<ProgramId>, std::less<>> programs;
+  set.for_each_device(
+      [&](const PartialSet::DeviceRef&, const HostPartial& h, const PartialDevice& dev) {
+        const PartialFlame& f = dev.flame;
+        if (f.present && !(f.bys & (1u << by)))
+          throw InputError(h.path, fmt::format("the partial of host {} lacks the flamegraph by "
+                                               "{}: write it again with `jaxprof partial`",
+                                               h.host, flame_by_name(options.by)));
+        for (uint32_t m : f.modules_used)
+          programs[std::string(h.module_name(m))].insert(h.modules[m].program_id);
+      });
   EventFilterSpec spec;
   spec.device = options.device;
   EventFilter filter(spec);
-
-  // Module frames are the module name, with the program id where the op events of the whole set
-  // name several programs of that name (as compute_flame decides over all devices).
-  std::map<std::string_view, std::set<ProgramId>> programs;
-  for (const PartialSet::DeviceRef& d : set.devices()) {
-    const HostPartial& h = set.hosts()[d.host];
-    for (uint32_t m : set.device(d).flame.modules_used)
-      programs[h.module_name(m)].insert(h.modules[m].program_id);
-  }
   auto module_frame = [&](const HostPartial& h, uint32_t m) -> std::string {
     std::string_view name = h.module_name(m);
     if (m == 0 || name.empty()) return "(no module)";
     ProgramId program = h.modules[m].program_id;
-    if (programs[name].size() <= 1 || program == kNoProgram) return std::string(name);
+    auto it = programs.find(name);
+    if (it == programs.end() || it->second.size() <= 1 || program == kNoProgram)
+      return std::string(name);
     return fmt::format("{}({})", name, program);
   };
 
   FlameTree tree;
   tree.by = options.by;
   FlameTreeBuilder builder(tree);
-  const bool several_hosts = set.hosts().size() > 1;
-  for (const PartialSet::DeviceRef& d : set.devices()) {
-    const HostPartial& h = set.hosts()[d.host];
-    const PartialDevice& dev = set.device(d);
-    const PartialFlame& f = dev.flame;
-    if (!f.present || !filter.keeps_device(dev.name)) continue;
-    FlameDevice fd;
-    fd.device = dev.name;
-    fd.host = h.host;
-    fd.op_device = static_cast<uint32_t>(&d - set.devices().data());
-    fd.busy_ps = f.busy_ps;
-    fd.span_ps = f.span_ps;
-    fd.events = f.events;
-    if (options.idle) {
-      fd.has_idle = true;
-      fd.has_modules = f.has_modules;
-      fd.idle_during_modules_ps = f.idle_during_modules_ps;
-      fd.idle_between_modules_ps = f.idle_between_modules_ps;
-      fd.set_apart_ps = f.set_apart_ps;
-    }
-    fd.node = builder.child(0, flame_device_frame(fd, several_hosts), FrameKind::kDevice);
-    add_idle_frames(builder, fd);
-    const std::vector<PartialFlameFrame>& frames = f.by[by];
-    std::vector<uint32_t> node(frames.size() + 1);
-    node[0] = fd.node;
-    for (size_t i = 0; i < frames.size(); ++i) {
-      const PartialFlameFrame& fr = frames[i];
-      FrameKind kind = static_cast<FrameKind>(fr.kind);
-      node[i + 1] = builder.child(node[fr.parent],
-                                  kind == FrameKind::kModule ? module_frame(h, fr.module)
-                                                             : std::string(h.str(fr.name)),
-                                  kind);
-      builder.add(node[i + 1], {}, fr.self_ps);
-    }
-    tree.devices.push_back(std::move(fd));
-  }
+  const bool several_hosts = set.size() > 1;
+  uint32_t op_device = 0;  // the device's place in set.devices()
+  set.for_each_device(
+      [&](const PartialSet::DeviceRef&, const HostPartial& h, const PartialDevice& dev) {
+        const uint32_t place = op_device++;
+        const PartialFlame& f = dev.flame;
+        if (!f.present || !filter.keeps_device(dev.name)) return;
+        FlameDevice fd;
+        fd.device = dev.name;
+        fd.host = h.host;
+        fd.op_device = place;
+        fd.busy_ps = f.busy_ps;
+        fd.span_ps = f.span_ps;
+        fd.events = f.events;
+        if (options.idle) {
+          fd.has_idle = true;
+          fd.has_modules = f.has_modules;
+          fd.idle_during_modules_ps = f.idle_during_modules_ps;
+          fd.idle_between_modules_ps = f.idle_between_modules_ps;
+          fd.set_apart_ps = f.set_apart_ps;
+        }
+        fd.node = builder.child(0, flame_device_frame(fd, several_hosts), FrameKind::kDevice);
+        add_idle_frames(builder, fd);
+        const std::vector<PartialFlameFrame>& frames = f.by[by];
+        std::vector<uint32_t> node(frames.size() + 1);
+        node[0] = fd.node;
+        for (size_t i = 0; i < frames.size(); ++i) {
+          const PartialFlameFrame& fr = frames[i];
+          FrameKind kind = static_cast<FrameKind>(fr.kind);
+          node[i + 1] = builder.child(
+              node[fr.parent],
+              kind == FrameKind::kModule ? module_frame(h, fr.module) : std::string(h.str(fr.name)),
+              kind);
+          builder.add(node[i + 1], {}, fr.self_ps);
+        }
+        tree.devices.push_back(std::move(fd));
+      });
   builder.finish();
   return tree;
 }

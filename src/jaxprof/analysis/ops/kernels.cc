@@ -7,8 +7,8 @@
 #include <unordered_map>
 
 #include "jaxprof/analysis/ops/device_events.h"
-#include "jaxprof/analysis/ops/natural_order.h"
 #include "jaxprof/analysis/ops/memory_op.h"
+#include "jaxprof/analysis/ops/natural_order.h"
 #include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/analysis/partial/partial_build.h"
 
@@ -174,8 +174,9 @@ void extract_kernels(PartialBuild& b, const EventFilterSpec& spec) {
         k.ops.push_back({b.module(plane.host, module), host.strings.id(p.str(hlo_op)), op.total,
                          op.first, host.strings.id(op_name_of(p, module, hlo_op, op.tf_op))});
       }
-      std::sort(k.ops.begin(), k.ops.end(),
-                [](const PartialKernelOp& x, const PartialKernelOp& y) { return x.first < y.first; });
+      std::sort(k.ops.begin(), k.ops.end(), [](const PartialKernelOp& x, const PartialKernelOp& y) {
+        return x.first < y.first;
+      });
     }
   }
 }
@@ -190,14 +191,15 @@ struct Group {
   int64_t max = std::numeric_limits<int64_t>::min();
   uint32_t devices = 0;
   size_t last_device = SIZE_MAX;  // the device that last added to it
-  std::map<std::string_view, std::pair<uint64_t, int64_t>> configs;
+  // Owned: the hosts are read one at a time, each dropped before the next.
+  std::map<std::string, std::pair<uint64_t, int64_t>> configs;
   struct Op {
     int64_t total = 0;
     std::pair<size_t, uint64_t> first{SIZE_MAX, 0};  // its earliest launch: device, position
-    std::string_view op_name;                         // of that launch
+    std::string op_name;                             // of that launch
   };
   // (module, program id, HLO op): in this order, ties for the most time go to the first.
-  std::map<std::tuple<std::string_view, ProgramId, std::string_view>, Op> ops;
+  std::map<std::tuple<std::string, ProgramId, std::string>, Op> ops;
 };
 
 }  // namespace
@@ -207,11 +209,11 @@ KernelsResult kernels_from_partials(const PartialSet& set, const KernelsOptions&
   set.require_steady(options.steady, "kernels");
   EventFilter filter(options.filter);
   KernelsResult result;
-  std::map<std::string_view, Group> groups;
-  std::set<std::string_view> other_devices;
+  std::map<std::string, Group> groups;
+  std::set<std::string> other_devices;
   bool any_gpu = false, host_cpu = false, planes = false;
   size_t device_number = 0;
-  for (const HostPartial& h : set.hosts()) {
+  set.for_each_host([&](uint32_t, const HostPartial& h) {
     const PartialKernels& hk = h.kernels;
     any_gpu |= hk.gpu_events;
     host_cpu |= hk.host_cpu;
@@ -223,7 +225,7 @@ KernelsResult kernels_from_partials(const PartialSet& set, const KernelsOptions&
       bool any = false;
       for (const PartialKernel& k : kd.kernels) {
         if (filter.filters_names() && !filter.keeps_name(h.str(k.display))) continue;
-        Group& g = groups[h.str(k.name)];
+        Group& g = groups[std::string(h.str(k.name))];
         g.count += k.count;
         g.total += k.total_ps;
         g.min = std::min(g.min, k.min_ps);
@@ -231,13 +233,13 @@ KernelsResult kernels_from_partials(const PartialSet& set, const KernelsOptions&
         if (g.last_device != device) ++g.devices;
         g.last_device = device;
         for (const PartialKernelConfig& c : k.configs) {
-          auto& gc = g.configs[h.str(c.details)];
+          auto& gc = g.configs[std::string(h.str(c.details))];
           gc.first += c.count;
           gc.second += c.total_ps;
         }
         for (const PartialKernelOp& op : k.ops) {
-          Group::Op& o = g.ops[{h.module_name(op.module), h.modules[op.module].program_id,
-                                h.str(op.hlo_op)}];
+          Group::Op& o = g.ops[{std::string(h.module_name(op.module)),
+                                h.modules[op.module].program_id, std::string(h.str(op.hlo_op))}];
           if (std::pair(device, op.first) < o.first) {
             o.first = {device, op.first};
             o.op_name = h.str(op.op_name);
@@ -250,7 +252,7 @@ KernelsResult kernels_from_partials(const PartialSet& set, const KernelsOptions&
       }
       if (any) result.devices.push_back(kd.name);
     }
-  }
+  });
 
   std::stable_sort(result.devices.begin(), result.devices.end(),
                    [](const std::string& a, const std::string& b) { return natural_less(a, b); });
@@ -275,8 +277,8 @@ KernelsResult kernels_from_partials(const PartialSet& set, const KernelsOptions&
       return x.details < y.details;
     });
     // The op behind most of the kernel's time, a named one when there is one.
-    const std::pair<const std::tuple<std::string_view, ProgramId, std::string_view>, Group::Op>*
-        best = nullptr;
+    const std::pair<const std::tuple<std::string, ProgramId, std::string>, Group::Op>* best =
+        nullptr;
     for (const auto& entry : a.ops) {
       const bool named = !std::get<2>(entry.first).empty();
       if (named) ++g.hlo_ops;

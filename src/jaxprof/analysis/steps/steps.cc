@@ -260,9 +260,19 @@ void extract_steps(PartialBuild& b) {
 StepsResult steps_from_partials(const PartialSet& set) {
   set.require(kPartSteps | kPartExecutions, "steps");
   StepsResult r;
+  // Each host's steps and windows (a few per step), read one host at a time.
+  struct HostSteps {
+    PartialSteps steps;
+    std::vector<std::string> names;  // per step
+  };
+  std::vector<HostSteps> hosts(set.size());
   StepSource source = StepSource::kNone;
-  for (const HostPartial& h : set.hosts())
-    if (!h.steps.steps.empty()) source = std::min(source, h.steps.source);
+  set.for_each_host([&](uint32_t hi, const HostPartial& h) {
+    if (h.steps.steps.empty()) return;
+    source = std::min(source, h.steps.source);
+    hosts[hi].steps = h.steps;
+    for (const PartialStep& ps : h.steps.steps) hosts[hi].names.emplace_back(h.str(ps.name));
+  });
   r.source = step_source_name(source);
   if (source == StepSource::kNone) return r;
 
@@ -271,28 +281,26 @@ StepsResult steps_from_partials(const PartialSet& set) {
     uint32_t host, step;
   };
   std::vector<Ref> order;
-  std::vector<std::vector<size_t>> rank(set.hosts().size());
-  for (uint32_t hi = 0; hi < set.hosts().size(); ++hi) {
-    const HostPartial& h = set.hosts()[hi];
-    if (h.steps.source != source) continue;
-    for (uint32_t si = 0; si < h.steps.steps.size(); ++si) order.push_back({hi, si});
+  std::vector<std::vector<size_t>> rank(hosts.size());
+  for (uint32_t hi = 0; hi < hosts.size(); ++hi) {
+    const PartialSteps& h = hosts[hi].steps;
+    if (h.source != source) continue;
+    for (uint32_t si = 0; si < h.steps.size(); ++si) order.push_back({hi, si});
   }
   auto start = [&](const Ref& x) {
-    return set.hosts()[x.host].steps.steps[x.step].start_ps + set.shift_ps(x.host);
+    return hosts[x.host].steps.steps[x.step].start_ps + set.shift_ps(x.host);
   };
   std::stable_sort(order.begin(), order.end(),
                    [&](const Ref& a, const Ref& b) { return start(a) < start(b); });
-  for (const HostPartial& h : set.hosts())
-    rank[&h - set.hosts().data()].resize(h.steps.steps.size());
+  for (uint32_t hi = 0; hi < hosts.size(); ++hi) rank[hi].resize(hosts[hi].steps.steps.size());
   std::vector<Step> steps(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
-    const HostPartial& h = set.hosts()[order[i].host];
-    const PartialStep& ps = h.steps.steps[order[i].step];
+    const PartialStep& ps = hosts[order[i].host].steps.steps[order[i].step];
     const int64_t shift = set.shift_ps(order[i].host);
     rank[order[i].host][order[i].step] = i;
     Step& s = steps[i];
     s.number = ps.number;
-    s.name = h.str(ps.name);
+    s.name = hosts[order[i].host].names[order[i].step];
     s.start_ps = ps.start_ps + shift;
     s.end_ps = ps.end_ps + shift;
     s.windows = ps.windows;
@@ -311,44 +319,44 @@ StepsResult steps_from_partials(const PartialSet& set) {
   };
   std::vector<std::map<std::pair<std::string, ProgramId>, StepModule>> modules(steps.size());
   std::map<std::pair<uint32_t, int64_t>, std::vector<Window>> windows;  // (host, plane or -1)
-  for (uint32_t hi = 0; hi < set.hosts().size(); ++hi) {
-    const HostPartial& h = set.hosts()[hi];
-    if (h.steps.source != source) continue;
-    for (const PartialStepWindow& w : h.steps.windows)
+  for (uint32_t hi = 0; hi < hosts.size(); ++hi) {
+    const PartialSteps& h = hosts[hi].steps;
+    if (h.source != source) continue;
+    for (const PartialStepWindow& w : h.windows)
       windows[{hi, w.plane}].push_back({w.start_ps, w.end_ps, rank[hi][w.step]});
   }
+  hosts.clear();
   for (auto& [scope, w] : windows)
     std::stable_sort(w.begin(), w.end(),
                      [](const Window& a, const Window& b) { return a.start_ps < b.start_ps; });
   const bool by_device = source != StepSource::kHostAnnotation;
-  for (const PartialSet::DeviceRef& ref : set.devices()) {
-    const HostPartial& h = set.hosts()[ref.host];
-    const PartialDevice& d = set.device(ref);
-    auto wit = windows.find({ref.host, by_device ? static_cast<int64_t>(d.plane) : -1});
-    if (wit == windows.end()) continue;
-    const std::vector<Window>& ws = wit->second;
-    const int64_t shift = set.shift_ps(ref.host);
-    for (const PartialExecution& x : d.executions) {
-      auto it = std::upper_bound(ws.begin(), ws.end(), x.start_ps,
-                                 [](int64_t t, const Window& w) { return t < w.start_ps; });
-      if (it == ws.begin()) continue;
-      const Window& w = *(it - 1);
-      if (x.start_ps >= w.end_ps) continue;
-      Step& s = steps[w.step];
-      const int64_t duration = x.end_ps - x.start_ps;
-      ++s.executions;
-      s.device_ps += duration;
-      s.device_end_ps = std::max(s.device_end_ps, x.end_ps + shift);
-      s.warmup = s.warmup || x.warmup;
-      const std::string name(h.module_name(x.module));
-      const ProgramId program = h.modules[x.module].program_id;
-      StepModule& m = modules[w.step][{name, program}];
-      m.name = name;
-      m.program_id = program;
-      ++m.executions;
-      m.device_ps += duration;
-    }
-  }
+  set.for_each_device(
+      [&](const PartialSet::DeviceRef& ref, const HostPartial& h, const PartialDevice& d) {
+        auto wit = windows.find({ref.host, by_device ? static_cast<int64_t>(d.plane) : -1});
+        if (wit == windows.end()) return;
+        const std::vector<Window>& ws = wit->second;
+        const int64_t shift = set.shift_ps(ref.host);
+        for (const PartialExecution& x : d.executions) {
+          auto it = std::upper_bound(ws.begin(), ws.end(), x.start_ps,
+                                     [](int64_t t, const Window& w) { return t < w.start_ps; });
+          if (it == ws.begin()) continue;
+          const Window& w = *(it - 1);
+          if (x.start_ps >= w.end_ps) continue;
+          Step& s = steps[w.step];
+          const int64_t duration = x.end_ps - x.start_ps;
+          ++s.executions;
+          s.device_ps += duration;
+          s.device_end_ps = std::max(s.device_end_ps, x.end_ps + shift);
+          s.warmup = s.warmup || x.warmup;
+          const std::string name(h.module_name(x.module));
+          const ProgramId program = h.modules[x.module].program_id;
+          StepModule& m = modules[w.step][{name, program}];
+          m.name = name;
+          m.program_id = program;
+          ++m.executions;
+          m.device_ps += duration;
+        }
+      });
   for (size_t i = 0; i < steps.size(); ++i) {
     Step& s = steps[i];
     for (auto& [key, m] : modules[i]) s.modules.push_back(std::move(m));

@@ -26,15 +26,15 @@ HtmlReportData html_report_data_from_partials(const PartialSet& set,
   d.timeline = timeline_from_partials(set, steady);
   d.modules = modules_from_partials(set, {.steady = steady});
   d.steps = steps_from_partials(set);
-  for (const PartialSet::DeviceRef& ref : set.devices()) {
-    const HostPartial& h = set.hosts()[ref.host];
-    const PartialDevice& dev = set.device(ref);
-    StepDeviceRuns& runs = d.step_runs.emplace_back();
-    runs.device = dev.name;
-    for (const PartialExecution& e : dev.executions)
-      runs.runs.push_back({std::string(h.module_name(e.module)), h.modules[e.module].program_id,
-                           e.end_ps - e.start_ps, e.warmup});
-  }
+  // One host at a time (set.hosts() would hold every host's partial at once).
+  set.for_each_device(
+      [&](const PartialSet::DeviceRef&, const HostPartial& h, const PartialDevice& dev) {
+        StepDeviceRuns& runs = d.step_runs.emplace_back();
+        runs.device = dev.name;
+        for (const PartialExecution& e : dev.executions)
+          runs.runs.push_back({std::string(h.module_name(e.module)), h.modules[e.module].program_id,
+                               e.end_ps - e.start_ps, e.warmup});
+      });
   FlameOptions fs;
   fs.steady = steady;
   fs.by = FlameBy::kSource;
