@@ -165,12 +165,10 @@ std::string modules_body(PageData& data, const ModulesResult& m, size_t top) {
          table(data, t);
 }
 
-std::string flame_body(const FlameTree& tree, const std::string& title) {
-  if (tree.devices.empty()) return none("No device op events: no flamegraph.");
-  const size_t n = tree.devices.size();
-  // One tree for all devices: each device's frame would otherwise get 1/n of the width.
-  FlameTree merged = merge_flame_devices(
-      tree, n == 1 ? tree.devices.front().device : fmt::format("all {} devices", n));
+// `merged`: report_flame's.
+std::string flame_body(const FlameTree& merged, const std::string& title) {
+  if (merged.devices.empty()) return none("No device op events: no flamegraph.");
+  const size_t n = merged.devices.size();
   FlameSvgOptions o;
   o.title = title;
   o.min_fraction = 1e-4;  // bounds the page for huge trees
@@ -330,6 +328,14 @@ std::string page_data_json(const PageData& d, const HtmlReportOptions& o) {
 
 }  // namespace
 
+FlameTree report_flame(const FlameTree& tree) {
+  // One tree for all devices: each device's frame would otherwise get 1/n of the width.
+  const size_t n = tree.devices.size();
+  if (n == 0) return tree;
+  return merge_flame_devices(
+      tree, n == 1 ? tree.devices.front().device : fmt::format("all {} devices", n));
+}
+
 std::string render_html_report(const Profile& profile, const HtmlReportOptions& o) {
   HtmlReportData d;
   SummaryOptions so;
@@ -345,9 +351,9 @@ std::string render_html_report(const Profile& profile, const HtmlReportOptions& 
   fs.steady = o.steady;
   fs.idle = false;  // idle is often most of a span: the device-time section shows it
   fs.by = FlameBy::kSource;
-  d.flame_source = compute_flame(profile, fs);
+  d.flame_source = report_flame(compute_flame(profile, fs));
   fs.by = FlameBy::kOpName;
-  d.flame_op = compute_flame(profile, fs);
+  d.flame_op = report_flame(compute_flame(profile, fs));
   d.collectives = compute_collectives(profile, {.steady = o.steady});
   d.kernels = compute_kernels(profile, {.steady = o.steady});
   d.compile = compute_compile(profile);

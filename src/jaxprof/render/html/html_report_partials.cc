@@ -38,12 +38,14 @@ HtmlReportData html_report_data_from_partials(const PartialSet& set,
   FlameOptions fs;
   fs.steady = steady;
   fs.by = FlameBy::kSource;
-  d.flame_source = flame_from_partials(set, fs);
+  d.flame_source = report_flame(flame_from_partials(set, fs));
   fs.by = FlameBy::kOpName;
-  d.flame_op = flame_from_partials(set, fs);
+  d.flame_op = report_flame(flame_from_partials(set, fs));
   d.collectives = collectives_from_partials(set, {.steady = steady});
   d.kernels = kernels_from_partials(set, {.steady = steady});
-  d.compile = compile_from_partials(set);
+  // The section shows phases and modules, not each compile's steps: one kept per compile, so
+  // that thousands of hosts' compiles do not hold every HLO pass.
+  d.compile = compile_from_partials(set, {.top_steps = 1});
   d.missing_roofline =
       "Not in partial files: give the profiles. The roofline needs each op's FLOPs and bytes "
       "from the HLO, which a partial summary does not keep.";
