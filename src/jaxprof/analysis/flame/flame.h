@@ -37,6 +37,9 @@ struct FlameOptions {
   // Executions set apart from the steady state leave no frames; with `idle`, the time set apart
   // is one "[set apart]" frame (steady_state.h).
   SteadyStateOptions steady;
+  // flame_from_partials only: every device's stacks in one tree, as merge_flame_devices makes it
+  // (the root named "all"), built as the devices come rather than kept apart first.
+  bool merge_devices = false;
 };
 
 struct FlameNode {

@@ -138,7 +138,9 @@ FlameTree flame_from_partials(const PartialSet& set, const FlameOptions& options
           fd.idle_between_modules_ps = f.idle_between_modules_ps;
           fd.set_apart_ps = f.set_apart_ps;
         }
-        fd.node = builder.child(0, flame_device_frame(fd, several_hosts), FrameKind::kDevice);
+        fd.node = options.merge_devices
+                      ? 0
+                      : builder.child(0, flame_device_frame(fd, several_hosts), FrameKind::kDevice);
         add_idle_frames(builder, fd);
         const std::vector<PartialFlameFrame>& frames = f.by[by];
         std::vector<uint32_t> node(frames.size() + 1);
@@ -155,6 +157,15 @@ FlameTree flame_from_partials(const PartialSet& set, const FlameOptions& options
         tree.devices.push_back(std::move(fd));
       });
   builder.finish();
+  if (options.merge_devices) {
+    // The root holds frames, not devices: heaviest first, as every other frame.
+    std::vector<uint32_t>& top = tree.nodes[0].children;
+    std::sort(top.begin(), top.end(), [&](uint32_t a, uint32_t b) {
+      const FlameNode &x = tree.nodes[a], &y = tree.nodes[b];
+      if (x.total_ps != y.total_ps) return x.total_ps > y.total_ps;
+      return x.name < y.name;
+    });
+  }
   return tree;
 }
 

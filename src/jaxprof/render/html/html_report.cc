@@ -328,12 +328,15 @@ std::string page_data_json(const PageData& d, const HtmlReportOptions& o) {
 
 }  // namespace
 
+std::string report_flame_root(const FlameTree& tree) {
+  const size_t n = tree.devices.size();
+  return n == 1 ? tree.devices.front().device : fmt::format("all {} devices", n);
+}
+
 FlameTree report_flame(const FlameTree& tree) {
   // One tree for all devices: each device's frame would otherwise get 1/n of the width.
-  const size_t n = tree.devices.size();
-  if (n == 0) return tree;
-  return merge_flame_devices(
-      tree, n == 1 ? tree.devices.front().device : fmt::format("all {} devices", n));
+  if (tree.devices.empty()) return tree;
+  return merge_flame_devices(tree, report_flame_root(tree));
 }
 
 std::string render_html_report(const Profile& profile, const HtmlReportOptions& o) {

@@ -42,5 +42,7 @@ struct HtmlReportData {
 // time summed over the devices, under "all N devices" (the device's name when there is one).
 // Made as soon as the tree is, so that a tree of thousands of devices is not kept.
 FlameTree report_flame(const FlameTree& per_device);
+// Its root's name.
+std::string report_flame_root(const FlameTree& tree);
 
 }  // namespace jaxprof

@@ -38,9 +38,13 @@ HtmlReportData html_report_data_from_partials(const PartialSet& set,
   FlameOptions fs;
   fs.steady = steady;
   fs.by = FlameBy::kSource;
-  d.flame_source = report_flame(flame_from_partials(set, fs));
+  // The devices merged as the tree is built: thousands of hosts' devices are never kept apart.
+  fs.merge_devices = true;
+  d.flame_source = flame_from_partials(set, fs);
   fs.by = FlameBy::kOpName;
-  d.flame_op = report_flame(flame_from_partials(set, fs));
+  d.flame_op = flame_from_partials(set, fs);
+  for (FlameTree* t : {&d.flame_source, &d.flame_op})
+    if (!t->devices.empty()) t->nodes[0].name = report_flame_root(*t);
   d.collectives = collectives_from_partials(set, {.steady = steady});
   d.kernels = kernels_from_partials(set, {.steady = steady});
   // The section shows phases and modules, not each compile's steps: one kept per compile, so
