@@ -55,7 +55,7 @@ CompileResult compile_from_partials(const PartialSet& set, const CompileOptions&
           rec.start_ps += set.shift_ps(hi);
           if (options.totals_only) {
             rec.phases = empty_phases();
-            rec.steps.clear();
+            std::vector<CompileStepTime>().swap(rec.steps);
             rec.events = 0;
             rec.worker_threads = 0;
             rec.worker_busy_ps = 0;
@@ -64,8 +64,10 @@ CompileResult compile_from_partials(const PartialSet& set, const CompileOptions&
             keep_passes(rec.steps);
             sort_steps(rec.steps);
           }
-          if (options.top_steps > 0 && rec.steps.size() > options.top_steps)
+          if (options.top_steps > 0 && rec.steps.size() > options.top_steps) {
             rec.steps.resize(options.top_steps);
+            rec.steps.shrink_to_fit();  // thousands of hosts' compiles each keep only these
+          }
           result.compiles.push_back(std::move(rec));
         }
       },
