@@ -29,6 +29,7 @@ RegisterCommand report_command(90, [](CLI::App& app) -> std::function<int()> {
     std::string output, title;
     size_t top = 50;
     SteadyStateOptions steady;
+    bool together = false;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
@@ -39,8 +40,9 @@ RegisterCommand report_command(90, [](CLI::App& app) -> std::function<int()> {
       "Default output: <profile stem>.report.html in the current directory. Several hosts are\n"
       "read one by one, each host's roofline and memory worked out while it is read; the\n"
       "critical path, which needs every host's events together, is left to `jaxprof\n"
-      "critical-path`. Partial files (jaxprof partial), alone or with profiles, give every\n"
-      "section but the roofline, memory and critical path (those sections say so).\n"
+      "critical-path`, or to --together. Partial files (jaxprof partial), alone or with\n"
+      "profiles, give every section but the roofline, memory and critical path (those\n"
+      "sections say so).\n"
       "See docs/report.md"
       " and docs/multihost.md.");
   add_common(cmd, o->common, /*formats=*/{});  // always HTML
@@ -49,6 +51,9 @@ RegisterCommand report_command(90, [](CLI::App& app) -> std::function<int()> {
   cmd->add_option("--title", o->title, "Page title (default: jaxprof report: <profile>)");
   cmd->add_option("--top", o->top, "Rows per table")->capture_default_str();
   add_steady_state_options(cmd, o->steady);
+  cmd->add_flag("--together", o->together,
+                "Read every host into one profile, so that the critical path follows the steps "
+                "across the hosts (peak memory grows with the hosts)");
   return [o]() {
     HtmlReportOptions options;
     options.source = o->common.paths.front();
@@ -59,7 +64,13 @@ RegisterCommand report_command(90, [](CLI::App& app) -> std::function<int()> {
     bool partials = false;
     for (const std::string& p : o->common.paths) partials = partials || names_partials({p});
     LoadedPartials loaded;
-    if (partials) {
+    if (o->together) {
+      refuse_partials(o->common, "report --together");
+      LoadedProfile whole;
+      load(o->common, whole);
+      html = render_html_report(whole.profile, options);
+      warn(whole.profile.warnings);
+    } else if (partials) {
       // The roofline, memory and critical path sections need the events.
       load_set(o->common, html_report_extract(o->steady), loaded);
       html = render_html_report(html_report_data_from_partials(loaded.set, o->steady), options);

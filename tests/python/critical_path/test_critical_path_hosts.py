@@ -2,10 +2,10 @@
 capture, one planted host 1.5x slower, collectives ending together on every host). The hosts'
 annotations of one step are one step; its path adds up to the step time and runs through the
 planted slow host, which holds the others at every collective: each step's `collectives` name it
-the last to arrive, and so does the report's critical-path section; summary, which reads the hosts
-one by one, says it has no path for them. host=NAME:median on a set whose step marks follow the
-devices predicts the set made without the slow host within 10% (docs/critical-path.md, Not covered
-yet, says what holds the rest)."""
+the last to arrive, and so does the critical-path section of `report --together`; summary and
+the report, which read the hosts one by one, say they have no path for them. host=NAME:median on
+a set whose step marks follow the devices predicts the set made without the slow host within 10%
+(docs/critical-path.md, Not covered yet, says what holds the rest)."""
 from __future__ import annotations
 
 import json
@@ -68,6 +68,9 @@ def test_report_names_the_holding_host_and_summary_has_no_path(jaxprof_bin, host
     html = tmp_path / "hosts.html"
     subprocess.run([str(jaxprof_bin), "report", str(root), "-o", str(html)], check=True,
                    capture_output=True, timeout=300)
+    assert "the path across 4 hosts needs their events together" in html.read_text()
+    subprocess.run([str(jaxprof_bin), "report", str(root), "--together", "-o", str(html)],
+                   check=True, capture_output=True, timeout=300)
     page = html.read_text()
     table = re.search(r'<table[^>]*id="critical-path-hosts-table".*?</table>', page, re.S)
     assert table, "the report shows which host held the collectives"
