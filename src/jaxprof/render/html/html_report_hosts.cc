@@ -1,7 +1,5 @@
 #include "jaxprof/render/html/html_report_hosts.h"
 
-#include <fmt/format.h>
-
 #include "jaxprof/analysis/critical_path/critical_path.h"
 #include "jaxprof/analysis/steps/steps.h"
 #include "jaxprof/analysis/summary/summary.h"
