@@ -100,7 +100,8 @@ FlameTree flame_from_partials(const PartialSet& set, const FlameOptions& options
                                                h.host, flame_by_name(options.by)));
         for (uint32_t m : f.modules_used)
           programs[std::string(h.module_name(m))].insert(h.modules[m].program_id);
-      });
+      },
+      kPartFlame);
   EventFilterSpec spec;
   spec.device = options.device;
   EventFilter filter(spec);
@@ -155,7 +156,8 @@ FlameTree flame_from_partials(const PartialSet& set, const FlameOptions& options
           builder.add(node[i + 1], {}, fr.self_ps);
         }
         tree.devices.push_back(std::move(fd));
-      });
+      },
+      kPartFlame);
   builder.finish();
   if (options.merge_devices) {
     // The root holds frames, not devices: heaviest first, as every other frame.

@@ -213,46 +213,49 @@ KernelsResult kernels_from_partials(const PartialSet& set, const KernelsOptions&
   std::set<std::string> other_devices;
   bool any_gpu = false, host_cpu = false, planes = false;
   size_t device_number = 0;
-  set.for_each_host([&](uint32_t, const HostPartial& h) {
-    const PartialKernels& hk = h.kernels;
-    any_gpu |= hk.gpu_events;
-    host_cpu |= hk.host_cpu;
-    other_devices.insert(hk.other_devices.begin(), hk.other_devices.end());
-    for (const PartialKernelDevice& kd : hk.devices) {
-      const size_t device = device_number++;
-      if (!filter.keeps_device(kd.name)) continue;
-      planes = true;
-      bool any = false;
-      for (const PartialKernel& k : kd.kernels) {
-        if (filter.filters_names() && !filter.keeps_name(h.str(k.display))) continue;
-        Group& g = groups[std::string(h.str(k.name))];
-        g.count += k.count;
-        g.total += k.total_ps;
-        g.min = std::min(g.min, k.min_ps);
-        g.max = std::max(g.max, k.max_ps);
-        if (g.last_device != device) ++g.devices;
-        g.last_device = device;
-        for (const PartialKernelConfig& c : k.configs) {
-          auto& gc = g.configs[std::string(h.str(c.details))];
-          gc.first += c.count;
-          gc.second += c.total_ps;
-        }
-        for (const PartialKernelOp& op : k.ops) {
-          Group::Op& o = g.ops[{std::string(h.module_name(op.module)),
-                                h.modules[op.module].program_id, std::string(h.str(op.hlo_op))}];
-          if (std::pair(device, op.first) < o.first) {
-            o.first = {device, op.first};
-            o.op_name = h.str(op.op_name);
+  set.for_each_host(
+      [&](uint32_t, const HostPartial& h) {
+        const PartialKernels& hk = h.kernels;
+        any_gpu |= hk.gpu_events;
+        host_cpu |= hk.host_cpu;
+        other_devices.insert(hk.other_devices.begin(), hk.other_devices.end());
+        for (const PartialKernelDevice& kd : hk.devices) {
+          const size_t device = device_number++;
+          if (!filter.keeps_device(kd.name)) continue;
+          planes = true;
+          bool any = false;
+          for (const PartialKernel& k : kd.kernels) {
+            if (filter.filters_names() && !filter.keeps_name(h.str(k.display))) continue;
+            Group& g = groups[std::string(h.str(k.name))];
+            g.count += k.count;
+            g.total += k.total_ps;
+            g.min = std::min(g.min, k.min_ps);
+            g.max = std::max(g.max, k.max_ps);
+            if (g.last_device != device) ++g.devices;
+            g.last_device = device;
+            for (const PartialKernelConfig& c : k.configs) {
+              auto& gc = g.configs[std::string(h.str(c.details))];
+              gc.first += c.count;
+              gc.second += c.total_ps;
+            }
+            for (const PartialKernelOp& op : k.ops) {
+              Group::Op& o =
+                  g.ops[{std::string(h.module_name(op.module)), h.modules[op.module].program_id,
+                         std::string(h.str(op.hlo_op))}];
+              if (std::pair(device, op.first) < o.first) {
+                o.first = {device, op.first};
+                o.op_name = h.str(op.op_name);
+              }
+              o.total += op.total_ps;
+            }
+            result.kernel_events += k.count;
+            result.total_ps += k.total_ps;
+            any = true;
           }
-          o.total += op.total_ps;
+          if (any) result.devices.push_back(kd.name);
         }
-        result.kernel_events += k.count;
-        result.total_ps += k.total_ps;
-        any = true;
-      }
-      if (any) result.devices.push_back(kd.name);
-    }
-  });
+      },
+      kPartKernels);
 
   std::stable_sort(result.devices.begin(), result.devices.end(),
                    [](const std::string& a, const std::string& b) { return natural_less(a, b); });

@@ -267,12 +267,14 @@ StepsResult steps_from_partials(const PartialSet& set) {
   };
   std::vector<HostSteps> hosts(set.size());
   StepSource source = StepSource::kNone;
-  set.for_each_host([&](uint32_t hi, const HostPartial& h) {
-    if (h.steps.steps.empty()) return;
-    source = std::min(source, h.steps.source);
-    hosts[hi].steps = h.steps;
-    for (const PartialStep& ps : h.steps.steps) hosts[hi].names.emplace_back(h.str(ps.name));
-  });
+  set.for_each_host(
+      [&](uint32_t hi, const HostPartial& h) {
+        if (h.steps.steps.empty()) return;
+        source = std::min(source, h.steps.source);
+        hosts[hi].steps = h.steps;
+        for (const PartialStep& ps : h.steps.steps) hosts[hi].names.emplace_back(h.str(ps.name));
+      },
+      kPartSteps);
   r.source = step_source_name(source);
   if (source == StepSource::kNone) return r;
 
@@ -356,7 +358,8 @@ StepsResult steps_from_partials(const PartialSet& set) {
           ++m.executions;
           m.device_ps += duration;
         }
-      });
+      },
+      kPartExecutions);
   for (size_t i = 0; i < steps.size(); ++i) {
     Step& s = steps[i];
     for (auto& [key, m] : modules[i]) s.modules.push_back(std::move(m));

@@ -142,7 +142,7 @@ HostPartial read_host(const Decoder& in, std::string_view msg, uint32_t parts) {
     in.bad("the string table does not start with \"\"");
   h.strings.assign(std::move(strings));
   if (h.modules.empty()) in.bad("no module table");
-  validate(in, h);
+  validate(in, h, parts);
   return h;
 }
 

@@ -109,6 +109,7 @@ PartialSteady read_steady(const Decoder& in, std::string_view msg);
 
 // partial_validate.cc: every index points inside its table, and every time, duration and count
 // is within what a capture can hold.
-void validate(const Decoder& in, const HostPartial& h);
+// `parts`: the lists read (read_host); a list left out is not checked against the others.
+void validate(const Decoder& in, const HostPartial& h, uint32_t parts = kPartAll);
 
 }  // namespace jaxprof::partial_io

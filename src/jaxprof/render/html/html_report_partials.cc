@@ -34,7 +34,8 @@ HtmlReportData html_report_data_from_partials(const PartialSet& set,
         for (const PartialExecution& e : dev.executions)
           runs.runs.push_back({std::string(h.module_name(e.module)), h.modules[e.module].program_id,
                                e.end_ps - e.start_ps, e.warmup});
-      });
+      },
+      kPartExecutions);
   FlameOptions fs;
   fs.steady = steady;
   fs.by = FlameBy::kSource;
