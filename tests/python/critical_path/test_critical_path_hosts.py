@@ -119,3 +119,28 @@ def test_slow_host_at_the_median(jaxprof_bin, tmp_path: Path) -> None:
     assert predicted <= truth * 1.10, (truth, predicted, measured)
     # A fifth of the way or less before host events waited for their devices in replays.
     assert measured - predicted > 0.5 * (measured - truth), (truth, predicted, measured)
+
+
+@pytest.mark.skipif(not TOOLS.exists(), reason="needs ../shared/tools/scale_xplane.py")
+def test_a_host_that_counts_its_steps_again_has_each_step_apart(jaxprof_bin, tmp_path) -> None:
+    """The bundled capture repeated three times back to back on one host: its step numbers run
+    0..3 three times. Each repeat is a step of its own (the k-th step 2 is not merged with the
+    others into one window over the whole capture), each as long as in the capture itself."""
+    src = oc.DATA_DIR / "jax_cpu_8dev" / "plugins" / "profile" / "session" / "vm.xplane.pb"
+    oc.require_profile(src)
+    out = tmp_path / "plugins" / "profile" / "run" / "vm.xplane.pb"
+    out.parent.mkdir(parents=True)
+    subprocess.run([sys.executable, str(TOOLS), str(src), str(out), "3"], check=True,
+                   capture_output=True, timeout=120)
+
+    def steps(path):
+        proc = subprocess.run([str(jaxprof_bin), "critical-path", str(path), "--format", "json"],
+                              check=True, capture_output=True, text=True, timeout=120)
+        # (scale_xplane.py shifts each line by its own span, so the copies' devices do not meet
+        # at their collectives as they did: a step's dependencies may form a cycle, and say so.)
+        return [(s["number"], s["marked_ns"]) for s in json.loads(proc.stdout)["steps"]]
+
+    once, thrice = steps(src), steps(tmp_path)
+    assert [n for n, _ in thrice] == [n for n, _ in once] * 3
+    for k, (number, marked) in enumerate(thrice):
+        assert marked == pytest.approx(once[k % len(once)][1], rel=1e-9), (k, number)

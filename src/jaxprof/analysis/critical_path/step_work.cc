@@ -140,12 +140,17 @@ void add_host_events(const Profile& p, const Step& step, StepWork& w) {
   }
 }
 
-// Steps several hosts mark, as one: the hosts' annotations of one (number, name) together.
+// Steps several hosts mark, as one: the hosts' annotations of one (number, name) together. A
+// host that marks a number more than once (a loop that counts from 0 again, an evaluation loop
+// of its own) has as many steps of it: its k-th joins the other hosts' k-th, never its own
+// others (merged, they made one window over everything between them).
 void merge_host_steps(StepsResult steps, ProfileWork& w) {
-  std::map<std::pair<int64_t, std::string>, size_t> index;
+  std::map<std::tuple<int64_t, std::string, uint32_t>, size_t> index;
+  std::map<std::tuple<uint32_t, int64_t, std::string>, uint32_t> seen;  // (host, number, name)
   for (Step& s : steps.steps) {
     const bool by_host = steps.source == "host-annotation";
-    auto [it, added] = index.emplace(std::make_pair(s.number, s.name), w.steps.size());
+    const uint32_t occurrence = seen[{s.host, s.number, s.name}]++;
+    auto [it, added] = index.emplace(std::make_tuple(s.number, s.name, occurrence), w.steps.size());
     if (!by_host || added) {
       w.steps.push_back(s);
       w.parts.push_back({std::move(s)});
