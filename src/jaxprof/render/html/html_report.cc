@@ -350,6 +350,7 @@ std::string render_html_report(const Profile& profile, const HtmlReportOptions& 
   d.modules = compute_modules(profile, {.steady = o.steady});
   d.steps = compute_steps(profile);
   d.step_runs = step_runs(profile);
+  for (const StepDeviceRuns& r : d.step_runs) d.step_devices += r.runs.empty() ? 0 : 1;
   FlameOptions fs;
   fs.steady = o.steady;
   fs.idle = false;  // idle is often most of a span: the device-time section shows it
@@ -374,8 +375,9 @@ std::string render_html_report(const HtmlReportData& d, const HtmlReportOptions&
   body += section(data, "device-time", "Device time per device", device_time_body(d.timeline));
   {
     StepsSectionInfo steps;
-    body += section(data, "steps", "Step time",
-                    html_steps_body(data, d.steps, d.step_runs, modules, steps));
+    body += section(
+        data, "steps", "Step time",
+        html_steps_body(data, d.steps, d.step_runs, modules, summary.hosts, d.step_devices, steps));
     data.step = steps.step;
     data.step_source = steps.source;
   }

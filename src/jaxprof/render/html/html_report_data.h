@@ -27,7 +27,10 @@ struct HtmlReportData {
   TimelineResult timeline;
   ModulesResult modules;
   StepsResult steps;
+  // Each op device's module executions, for the step-time section when no steps are marked
+  // (empty when they are); and how many devices have any.
   std::vector<StepDeviceRuns> step_runs;
+  size_t step_devices = 0;
   FlameTree flame_source, flame_op;        // report_flame's: the devices merged
   std::optional<RooflineResult> roofline;  // absent: `missing_roofline` says why
   CollectivesResult collectives;

@@ -26,9 +26,13 @@ HtmlReportData html_report_data_from_partials(const PartialSet& set,
   d.timeline = timeline_from_partials(set, steady);
   d.modules = modules_from_partials(set, {.steady = steady});
   d.steps = steps_from_partials(set);
-  // One host at a time (set.hosts() would hold every host's partial at once).
+  // One host at a time (set.hosts() would hold every host's partial at once). The runs only
+  // where no steps are marked: the section then draws the step module's executions.
+  const bool marked = d.steps.steps.size() >= 2;
   set.for_each_device(
       [&](const PartialSet::DeviceRef&, const HostPartial& h, const PartialDevice& dev) {
+        d.step_devices += dev.executions.empty() ? 0 : 1;
+        if (marked) return;
         StepDeviceRuns& runs = d.step_runs.emplace_back();
         runs.device = dev.name;
         for (const PartialExecution& e : dev.executions)

@@ -3,13 +3,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
+#include "jaxprof/analysis/stats/significance.h"
 #include "jaxprof/analysis/steps/module_executions.h"
 #include "jaxprof/analysis/steps/steps.h"
+#include "jaxprof/common/units.h"
 #include "jaxprof/render/flame/flame_svg.h"
 #include "jaxprof/render/html/html_step_chart.h"
 #include "jaxprof/render/html/html_table.h"
-#include "jaxprof/common/units.h"
 
 namespace jaxprof {
 namespace {
@@ -81,6 +84,93 @@ std::string annotated(HtmlPageParts& parts, const StepsResult& steps, size_t dev
          svg_step_chart(chart) + parts.table(t);
 }
 
+// A step that several hosts mark: each host's k-th mark of one (number, name) together, as
+// critical-path merges them.
+struct StepAcross {
+  const Step* first = nullptr;  // the earliest mark
+  std::vector<double> durations;
+  double slowest = -1;
+  uint32_t slowest_host = 0;
+  uint64_t executions = 0;
+  int64_t device_ps = 0;
+  bool warmup = false;
+};
+
+// Several hosts' steps: one point and one row per step across the hosts, with its slowest and
+// median host (a thousand hosts' own steps made a table of 48,000 rows).
+std::string across_hosts(HtmlPageParts& parts, const StepsResult& steps, size_t devices,
+                         const std::vector<std::string>& hosts, size_t marking_hosts) {
+  std::vector<StepAcross> across;
+  std::map<std::tuple<int64_t, std::string_view, uint32_t>, size_t> index;
+  std::map<std::tuple<uint32_t, int64_t, std::string_view>, uint32_t> seen;
+  for (const Step& s : steps.steps) {  // by start
+    const uint32_t k = seen[{s.host, s.number, s.name}]++;
+    auto [it, added] = index.try_emplace({s.number, s.name, k}, across.size());
+    if (added) across.push_back({&s});
+    StepAcross& a = across[it->second];
+    const double d = static_cast<double>(s.duration_ps());
+    a.durations.push_back(d);
+    if (d > a.slowest) a.slowest = d, a.slowest_host = s.host;
+    a.executions += s.executions;
+    a.device_ps += s.device_ps;
+    a.warmup = a.warmup || s.warmup;
+  }
+  const int64_t t0 = steps.steps.front().start_ps;
+  const bool host = steps.source == "host-annotation";
+  auto host_name = [&](uint32_t h) {
+    return h < hosts.size() ? hosts[h] : fmt::format("host {}", h);
+  };
+  StepChart chart;
+  chart.x_label = host ? "step (annotation step_num)" : "step number";
+  chart.y_label = "step time";
+  StepSeries slowest{"slowest host", {}, {}, {}}, median_host{"median host", {}, {}, {}},
+      busy{"device time per device", {}, {}, {}};
+  HtmlTable t;
+  t.id = "steps-table";
+  for (const char* c : {"step", "name", "hosts", "start", "slowest host", "its step time",
+                        "median step time", "executions", "device time", "warm-up"})
+    t.add_column(c, std::string_view(c) != "name" && std::string_view(c) != "slowest host" &&
+                        std::string_view(c) != "warm-up");
+  size_t warm = 0;
+  for (const StepAcross& a : across) {
+    const Step& s = *a.first;
+    const double med = median(a.durations);
+    const double per_device =
+        devices ? static_cast<double>(a.device_ps) / static_cast<double>(devices) : 0.0;
+    warm += a.warmup ? 1 : 0;
+    chart.x_names.push_back(fmt::format("{}", s.number));
+    slowest.ys.push_back(a.slowest);
+    median_host.ys.push_back(med);
+    busy.ys.push_back(per_device);
+    for (StepSeries* x : {&slowest, &median_host, &busy}) x->warmup.push_back(a.warmup);
+    slowest.tips.push_back(fmt::format("{} {}: {} on {}, the slowest of {} hosts", s.name, s.number,
+                                       human_duration(a.slowest), host_name(a.slowest_host),
+                                       a.durations.size()));
+    median_host.tips.push_back(
+        fmt::format("{} {}: {}, the median host's", s.name, s.number, human_duration(med)));
+    busy.tips.push_back(fmt::format("{} {}: {} device time per device", s.name, s.number,
+                                    human_duration(per_device)));
+    t.rows.push_back({count_cell(static_cast<double>(s.number)), text_cell(s.name),
+                      count_cell(static_cast<double>(a.durations.size())),
+                      duration_cell(static_cast<double>(s.start_ps - t0)),
+                      text_cell(host_name(a.slowest_host)), duration_cell(a.slowest),
+                      duration_cell(med), count_cell(static_cast<double>(a.executions)),
+                      duration_cell(static_cast<double>(a.device_ps)),
+                      text_cell(a.warmup ? "yes" : "")});
+  }
+  chart.series = {std::move(slowest), std::move(median_host), std::move(busy)};
+  return fmt::format(
+             "<p class=\"muted\">Steps as {} hosts mark them ({}): {} steps, one point each, "
+             "each host's step from the start to the end of its mark, and the same step of "
+             "every host together (a host's k-th mark of a number with the others' k-th); {} "
+             "are warm-up, drawn apart on the left on their own scale. The lines are the "
+             "slowest host's step time, the median host's, and the module time that started in "
+             "the step per device ({} devices). Hover a point for the slowest host.</p>\n",
+             marking_hosts, host ? "StepTraceAnnotation" : "device step marks", across.size(), warm,
+             devices) +
+         svg_step_chart(chart) + parts.table(t);
+}
+
 }  // namespace
 
 std::vector<StepDeviceRuns> step_runs(const Profile& profile) {
@@ -96,13 +186,19 @@ std::vector<StepDeviceRuns> step_runs(const Profile& profile) {
 
 std::string html_steps_body(HtmlPageParts& parts, const StepsResult& steps,
                             const std::vector<StepDeviceRuns>& all, const ModulesResult& m,
+                            const std::vector<std::string>& hosts, size_t step_devices,
                             StepsSectionInfo& info) {
   if (!m.modules.empty()) info.step = m.modules.front().name;
   if (steps.steps.size() >= 2) {
     info.source = "annotation";
-    size_t devices = 0;
-    for (const StepDeviceRuns& d : all) devices += d.runs.empty() ? 0 : 1;
-    return annotated(parts, steps, devices);
+    std::vector<uint8_t> marks;
+    for (const Step& s : steps.steps) {
+      if (s.host >= marks.size()) marks.resize(s.host + 1, 0);
+      marks[s.host] = 1;
+    }
+    const size_t marking = static_cast<size_t>(std::count(marks.begin(), marks.end(), 1));
+    if (marking > 1) return across_hosts(parts, steps, step_devices, hosts, marking);
+    return annotated(parts, steps, step_devices);
   }
   if (m.modules.empty()) return none("No module executions and no step marks: no steps to plot.");
   // The program, not only the name: JAX compiles one name many times (five jit_dot programs).

@@ -33,8 +33,12 @@ struct StepDeviceRuns {
 
 std::vector<StepDeviceRuns> step_runs(const Profile& profile);
 
+// `step_devices`: the op devices with module executions (the device-time line is per device);
+// `hosts`: the hosts' names, by Step::host. Steps that several hosts mark are shown one per
+// step across the hosts, with the slowest and the median host.
 std::string html_steps_body(HtmlPageParts& parts, const StepsResult& steps,
-                            const std::vector<StepDeviceRuns>& devices,
-                            const ModulesResult& modules, StepsSectionInfo& info);
+                            const std::vector<StepDeviceRuns>& runs, const ModulesResult& modules,
+                            const std::vector<std::string>& hosts, size_t step_devices,
+                            StepsSectionInfo& info);
 
 }  // namespace jaxprof
