@@ -28,6 +28,18 @@ DATA_PROFILES = ("jax_cpu_8dev", "jax_cpu_matmul", "jax_cpu_matmul.xplane.pb.gz"
 CLI_TIMEOUT_S = 60
 
 
+def make_hosts(out: Path, binary, *args: str, timeout: int = 600) -> Path:
+    """A run directory of hosts made by bench/make_hosts.py (ARGS: its options) under `out`;
+    skips the test when ../shared/tools/scale_xplane.py, which it needs, is not there."""
+    import pytest
+    import sys
+    if not (SHARED_TOOLS / "scale_xplane.py").exists():
+        pytest.skip(f"bench/make_hosts.py needs {SHARED_TOOLS}/scale_xplane.py")
+    subprocess.run([sys.executable, str(ROOT / "bench" / "make_hosts.py"), str(out), *args,
+                    "--jaxprof", str(binary)], check=True, capture_output=True, timeout=timeout)
+    return out
+
+
 def default_binary() -> Path:
     env = os.environ.get("JAXPROF_BIN")
     return Path(env) if env else ROOT / "build" / "jaxprof"

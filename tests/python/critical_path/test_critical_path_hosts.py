@@ -18,19 +18,14 @@ import pytest
 
 import ops_check as oc
 
-ROOT = Path(__file__).resolve().parents[3]
 TOOLS = oc.SHARED_TOOLS / "scale_xplane.py"
 
 
 @pytest.fixture(scope="module")
 def host_set(jaxprof_bin, tmp_path_factory):
     """The set of 4 hosts with host 1 planted slow, its name, and its critical-path JSON."""
-    if not TOOLS.exists():
-        pytest.skip(f"make_hosts.py needs {TOOLS}")
-    root = tmp_path_factory.mktemp("hosts")
-    subprocess.run([sys.executable, str(ROOT / "bench" / "make_hosts.py"), str(root),
-                    "--hosts", "4", "--host-mb", "0.3", "--slow", "1", "--jaxprof",
-                    str(jaxprof_bin)], check=True, capture_output=True, timeout=300)
+    root = oc.make_hosts(tmp_path_factory.mktemp("hosts"), jaxprof_bin, "--hosts", "4",
+                         "--host-mb", "0.3", "--slow", "1", timeout=300)
     slow = (root / "planted.txt").read_text().split()[0]
     out = subprocess.run([str(jaxprof_bin), "critical-path", str(root), "--format", "json"],
                          check=True, capture_output=True, text=True, timeout=120).stdout
@@ -86,10 +81,8 @@ def test_report_names_the_holding_host_and_summary_has_no_path(jaxprof_bin, host
 
 
 def _make(tmp: Path, binary, slow: int) -> Path:
-    subprocess.run([sys.executable, str(ROOT / "bench" / "make_hosts.py"), str(tmp), "--hosts", "4",
-                    "--host-mb", "0.3", "--slow", str(slow), "--marks-follow-devices",
-                    "--jaxprof", str(binary)], check=True, capture_output=True, timeout=300)
-    return tmp
+    return oc.make_hosts(tmp, binary, "--hosts", "4", "--host-mb", "0.3", "--slow", str(slow),
+                         "--marks-follow-devices", timeout=300)
 
 
 @pytest.mark.skipif(not TOOLS.exists(), reason="make_hosts.py needs ../shared/tools/scale_xplane.py")

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import statistics
-import subprocess
-import sys
 from collections import defaultdict
 from decimal import Decimal
 
@@ -19,13 +17,8 @@ import ops_check as oc
 
 @pytest.fixture(scope="module")
 def three_hosts(tmp_path_factory, jaxprof_bin):
-    if not (oc.SHARED_TOOLS / "scale_xplane.py").exists():
-        pytest.skip(f"bench/make_hosts.py needs {oc.SHARED_TOOLS}/scale_xplane.py")
-    out = tmp_path_factory.mktemp("clock")
-    subprocess.run([sys.executable, str(oc.ROOT / "bench" / "make_hosts.py"), str(out), "--hosts",
-                    "3", "--host-mb", "0.6", "--slow", "1", "--variants", "2", "--jaxprof",
-                    str(jaxprof_bin)], check=True, capture_output=True, timeout=600)
-    return out
+    return oc.make_hosts(tmp_path_factory.mktemp("clock"), jaxprof_bin, "--hosts", "3",
+                         "--host-mb", "0.6", "--slow", "1", "--variants", "2")
 
 
 def export(binary, src, dst, *extra):

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import statistics
-import subprocess
-import sys
 
 import pytest
 
@@ -16,13 +14,8 @@ import ops_check as oc
 
 @pytest.fixture(scope="module")
 def bench_run(tmp_path_factory, jaxprof_bin):
-    if not (oc.SHARED_TOOLS / "scale_xplane.py").exists():
-        pytest.skip(f"bench/make_hosts.py needs {oc.SHARED_TOOLS}/scale_xplane.py")
-    out = tmp_path_factory.mktemp("hosts")
-    subprocess.run([sys.executable, str(oc.ROOT / "bench" / "make_hosts.py"), str(out), "--hosts",
-                    "12", "--host-mb", "0.6", "--slow", "2", "--variants", "3", "--jaxprof",
-                    str(jaxprof_bin)], check=True, capture_output=True, timeout=600)
-    return out
+    return oc.make_hosts(tmp_path_factory.mktemp("hosts"), jaxprof_bin, "--hosts", "12",
+                         "--host-mb", "0.6", "--slow", "2", "--variants", "3")
 
 
 def hosts_json(binary, args):

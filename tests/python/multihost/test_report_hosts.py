@@ -8,8 +8,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import subprocess
-import sys
 
 import pytest
 
@@ -18,15 +16,10 @@ import ops_check as oc
 
 @pytest.fixture(scope="module")
 def run10(tmp_path_factory, jaxprof_bin):
-    if not (oc.SHARED_TOOLS / "scale_xplane.py").exists():
-        pytest.skip(f"bench/make_hosts.py needs {oc.SHARED_TOOLS}/scale_xplane.py")
-    out = tmp_path_factory.mktemp("hosts")
     # 10 hosts of 8 devices: more devices than the roofline draws (64), so each host is cut to
     # the table's rows as it is read.
-    subprocess.run([sys.executable, str(oc.ROOT / "bench" / "make_hosts.py"), str(out), "--hosts",
-                    "10", "--host-mb", "0.6", "--slow", "1", "--jaxprof", str(jaxprof_bin)],
-                   check=True, capture_output=True, timeout=600)
-    return out
+    return oc.make_hosts(tmp_path_factory.mktemp("hosts"), jaxprof_bin, "--hosts", "10",
+                         "--host-mb", "0.6", "--slow", "1")
 
 
 def cli_json(binary, args):

@@ -22,7 +22,6 @@ from jaxprof.parquet_export import host_inputs  # noqa: E402
 
 import ops_check as oc  # noqa: E402
 
-TOOLS = oc.SHARED_TOOLS / "scale_xplane.py"
 PAGE = oc.ROOT / "docs" / "tables.md"
 # Every table of a profile, and the export's own hosts table.
 TABLES = len(jaxprof.load(oc.DATA_DIR / "jax_cpu_8dev").tables()) + 1
@@ -37,13 +36,8 @@ def env_with_package():
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory, jaxprof_bin):
-    if not TOOLS.exists():
-        pytest.skip("make_hosts.py needs ../shared/tools/scale_xplane.py")
-    out = tmp_path_factory.mktemp("hosts")
-    subprocess.run([sys.executable, str(oc.ROOT / "bench" / "make_hosts.py"), str(out),
-                    "--hosts", "4", "--host-mb", "0.3", "--slow", "1", "--jaxprof",
-                    str(jaxprof_bin)], check=True, capture_output=True, timeout=300)
-    return out
+    return oc.make_hosts(tmp_path_factory.mktemp("hosts"), jaxprof_bin, "--hosts", "4",
+                         "--host-mb", "0.3", "--slow", "1", timeout=300)
 
 
 @pytest.fixture(scope="module")
