@@ -58,10 +58,11 @@ for key in "${FILE_KEYS[@]}"; do
   log "making $out from $src (--target-mb $TARGET_MB)"
   msg=$(python3 "$SCALE" "$src" "$out.tmp" --target-mb "$TARGET_MB" 2>&1) ||
     die "scale_xplane.py failed: $msg"
-  # TPU ops carry their device clock in stats the scaler keeps byte for byte: shift them per copy,
-  # or every copy of an op sits on top of the others on the device clock.
+  # TPU ops carry their device clock in stats that older scalers kept byte for byte: shift them
+  # per copy, or every copy of an op sits on top of the others on the device clock. A scaler that
+  # moves device_offset_ps itself has done so already (shifting again would move copy k by 2k spans).
   copies=$(sed -n 's/.*: \([0-9]*\) copies.*/\1/p' <<<"$msg")
-  if [[ $key == big_tpu && -n $copies ]]; then
+  if [[ $key == big_tpu && -n $copies ]] && ! grep -q device_offset_ps "$SCALE"; then
     python3 "$ROOT/bench/scale_device_clock.py" "$out.tmp" "$copies" "$out.dev" &&
       mv "$out.dev" "$out.tmp" || die "scale_device_clock.py failed"
   fi
