@@ -128,8 +128,9 @@ measure() {
   CPU=$(awk -v u="${USR:-0}" -v s="${SYS:-0}" 'BEGIN {printf "%.2f", u + s}')
   ERR=""
   if ((RC != 0)); then
-    ERR="exit $RC: $(grep -v -E '^Command (exited|terminated)|^[[:space:]]*$' "$errf" |
-                     head -n 3 | tr '\n' ' ' | cut -c1-300)"
+    # The last lines that are not chatter (absl's I/W lines, GNU time's own line, jaxprof's 'read').
+    ERR="exit $RC: $(grep -v -E '^Command (exited|terminated)|^[[:space:]]*$|^[IW][0-9]{4} |^WARNING: All log|^jaxprof: read ' \
+                     "$errf" | tail -n 2 | tr '\n' ' ' | cut -c1-300)"
   fi
 }
 
