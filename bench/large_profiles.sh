@@ -28,8 +28,10 @@
 #   XPROF         1: XProf on profiles up to XPROF_MAX_MB (default 1000); 0: never
 #   CAP_KB        address-space cap (ulimit -v, KB) for XProf and for every run on a profile
 #                 above CAP_FROM_MB (default 2000): a run that passes it fails instead of
-#                 taking the machine's memory. jaxprof maps its input, so the cap must exceed
-#                 the file plus the command's peak. Default 18000000.
+#                 taking the machine's memory. jaxprof maps its input and reserves its event
+#                 columns (about 65 bytes an event) up front, so the cap must exceed the file,
+#                 the columns and the command's heap: export, partial and flame on a 5 GB
+#                 profile reach 18 to 21.5 GB of address space. Default 18000000.
 #   STREAM_FROM_MB  profiles above this size are made by scale_xplane_stream.py (default 2000)
 #   TMP_OUT       where export and partial write (default /tmp/jaxprof-large; removed after)
 #   COMMANDS      the jaxprof commands to run (default: summary ops roofline memory flame
@@ -177,6 +179,7 @@ for spec in "${SPECS[@]}"; do
       esac
       log "$stem: jaxprof ${args[*]}"
       measure "$stem.$cmd" "$capped" /dev/null -- "$JAXPROF" "${args[@]}"
+      [[ -n $ERR && $capped == 1 ]] && ERR="$ERR (ulimit -v $CAP_KB)"
       for o in "$TMP_OUT/$stem.pftrace" "$TMP_OUT/$stem.partial"; do
         [[ -f $o ]] && extra="wrote $(awk -v s="$(stat -c %s "$o")" 'BEGIN {printf "%.3f", s / 1e6}') MB"
       done
