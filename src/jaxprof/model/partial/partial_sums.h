@@ -3,10 +3,13 @@
 // (device time of every device, an op's time on every host) could pass 2^63: the set keeps, per
 // kind of figure, the sum of the magnitudes of every host's figures with checked arithmetic, so
 // that every sum an analysis forms of them (a part of that total) fits, and a set whose total
-// would not fit is refused naming the file of the host that passes it.
+// would not fit is refused naming the file of the host that passes it. A device's timeline
+// figures (span, busy, idle, ...) are each summed over the devices on their own, never with each
+// other, so each has a total of its own.
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 
 namespace jaxprof {
@@ -33,9 +36,11 @@ class PartialSums {
   };
 
  private:
+  static constexpr size_t kDeviceFigures = 13;  // a device's op busy and span, its timeline's
   std::array<int64_t, kKinds> totals_{};
-  unsigned __int128 op_sum_sq_ = 0;  // the moments' sums of squares
-  uint64_t counts_ = 0;              // op events and group counts
+  std::array<int64_t, kDeviceFigures> device_{};  // kDeviceTime, per figure
+  unsigned __int128 op_sum_sq_ = 0;               // the moments' sums of squares
+  uint64_t counts_ = 0;                           // op events and group counts
 };
 
 }  // namespace jaxprof

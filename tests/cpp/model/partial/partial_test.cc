@@ -160,3 +160,31 @@ TEST(PartialFile, DamagedFilesAreRefusedNotCrashed) {
 
 }  // namespace
 }  // namespace jaxprof
+
+namespace jaxprof {
+namespace {
+
+// A device's timeline figures are summed over the devices each on its own: four devices whose
+// span, busy and idle times are each 2^60 ps (a 13-day capture) sum within 2^63 per figure, and
+// the set takes them (one total of every figure refused it: 12 x 2^60); a fifth host's spans
+// that would pass 2^63 are refused.
+TEST(PartialSums, EachDeviceFigureHasItsOwnTotal) {
+  auto host = [](const std::string& name, int devices, int64_t each) {
+    HostPartial h;
+    h.host = name;
+    h.path = name + ".xplane.pb";
+    for (int d = 0; d < devices; ++d) {
+      PartialDevice& dev = h.devices.emplace_back();
+      dev.name = "/device:TPU:" + std::to_string(d);
+      dev.timeline.span_ps = dev.timeline.busy_ps = dev.timeline.idle_ps = each;
+    }
+    return h;
+  };
+  PartialSums sums;
+  EXPECT_NO_THROW(sums.add(host("a", 4, int64_t{1} << 60)));
+  EXPECT_NO_THROW(sums.add(host("b", 3, int64_t{1} << 60)));  // 7 x 2^60 per figure
+  EXPECT_THROW(sums.add(host("c", 2, int64_t{1} << 60)), InputError);  // 9 x 2^60 > 2^63
+}
+
+}  // namespace
+}  // namespace jaxprof
