@@ -229,8 +229,9 @@ void add_host_by_host(CLI::App* cmd, CommonOptions& o) {
 
 void load_set(const CommonOptions& o, const PartialExtractOptions& extract, LoadedPartials& out,
               std::function<void(const Profile&)> one_profile,
-              std::function<void(size_t, const Profile&)> each_profile) {
+              std::function<void(size_t, const Profile&)> each_profile, bool release_counted) {
   PartialLoadOptions lo;
+  lo.import.release_counted = release_counted;
   lo.one_profile = std::move(one_profile);
   lo.each_profile = std::move(each_profile);
   lo.session = o.session;

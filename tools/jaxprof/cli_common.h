@@ -46,9 +46,12 @@ void add_host_by_host(CLI::App* cmd, CommonOptions& o);
 // read (say_input).
 // `one_profile`, `each_profile`: see PartialLoadOptions (called when the input is one profile,
 // and with each host's profile when several are read one by one).
+// `release_counted`: see ImportOptions (for commands whose partials read the device lines and
+// the host launches only).
 void load_set(const CommonOptions& o, const PartialExtractOptions& extract, LoadedPartials& out,
               std::function<void(const Profile&)> one_profile = {},
-              std::function<void(size_t, const Profile&)> each_profile = {});
+              std::function<void(size_t, const Profile&)> each_profile = {},
+              bool release_counted = false);
 void load_set(const CommonOptions& o, uint32_t parts, LoadedPartials& out);
 // The profile itself, for commands that read events: refuses partial files with a message.
 void refuse_partials(const CommonOptions& o, std::string_view command);

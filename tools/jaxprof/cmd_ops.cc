@@ -70,7 +70,7 @@ RegisterCommand ops_command(20, [](CLI::App& app) -> std::function<int()> {
                          "keep: give the profiles");
       // Ops decode the device lines and read nothing else: the files need not stay resident.
       LoadedPartials loaded;
-      load_set(o->common, extract, loaded);
+      load_set(o->common, extract, loaded, {}, {}, /*release_counted=*/true);
       r = ops_from_partials(loaded.set, ops);
       say_set_apart(loaded.set, ops.steady, nullptr, format_of(o->common) == OutputFormat::kJson);
     }

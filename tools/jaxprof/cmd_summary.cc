@@ -39,10 +39,13 @@ RegisterCommand summary_command(5, [](CLI::App& app) -> std::function<int()> {
     LoadedPartials loaded;
     // The critical path needs the events: followed while the one profile read is in memory.
     std::optional<CriticalPathDigest> path;
-    load_set(o->common, extract, loaded, [&](const Profile& profile) {
-      // An archive of several processes: as partials.
-      if (profile.hosts.size() == 1) path = summary_critical_path(profile, o->top);
-    });
+    load_set(
+        o->common, extract, loaded,
+        [&](const Profile& profile) {
+          // An archive of several processes: as partials.
+          if (profile.hosts.size() == 1) path = summary_critical_path(profile, o->top);
+        },
+        {}, /*release_counted=*/true);
     SummaryOptions options;
     options.top = o->top;
     options.observations = o->observations;
