@@ -20,9 +20,9 @@ struct ImportOptions {
   // pages as it is scanned: the resident set then peaks near the larger of the file and the
   // columns decoded later rather than their sum, but each line read again (decoded, or scanned
   // as the host launch index and compile totals scan the host threads) faults its pages back in
-  // from the page cache. `jaxprof ops` and `summary`: 106 -> 88 MB on the 80 MB scaled MI300X
-  // profile (1.06x the file), 129 -> 87 MB (ops) and 160 -> 114 MB (summary) on the TPU one, the
-  // same CPU time within the noise.
+  // from the page cache. `jaxprof ops` and `summary`: 1.32x -> 1.09x the file on the 80 MB
+  // scaled MI300X profile; on the TPU one ops 1.57x -> 1.09x, summary 1.99x -> 1.42x; the same
+  // CPU time within the noise.
   bool release_counted = false;
 };
 
