@@ -87,6 +87,21 @@ void Buffer::release(size_t begin, size_t end) const {
   ::madvise(const_cast<uint8_t*>(data_) + first, last - first, MADV_DONTNEED);
 }
 
+void BatchedRelease::add(size_t begin, size_t end) {
+  if (!ranges_.empty() && ranges_.back().second >= begin)
+    ranges_.back().second = end;
+  else
+    ranges_.emplace_back(begin, end);
+  bytes_ += end - begin;
+  if (bytes_ >= kBatch) flush();
+}
+
+void BatchedRelease::flush() {
+  for (auto [b, e] : ranges_) buffer_->release(b, e);
+  ranges_.clear();
+  bytes_ = 0;
+}
+
 std::vector<uint8_t> gunzip(std::string_view compressed, const std::string& path, size_t max_output,
                             bool whole_file) {
   z_stream zs;

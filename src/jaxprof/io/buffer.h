@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace jaxprof {
@@ -42,6 +43,27 @@ class Buffer {
   bool mapped_ = false;
   bool compressed_ = false;
   std::vector<uint8_t> owned_;
+};
+
+// Ranges of a Buffer handed back (Buffer::release) in batches: each release interrupts the
+// other threads (a TLB shootdown), so not once per chunk read. Ranges that meet join (only whole
+// pages go back); a batch goes back once it holds 8 MiB, and the rest at flush() or when it is
+// dropped. One per thread.
+class BatchedRelease {
+ public:
+  explicit BatchedRelease(const Buffer& buffer) : buffer_(&buffer) {}
+  ~BatchedRelease() { flush(); }
+  BatchedRelease(BatchedRelease&&) = default;
+  BatchedRelease& operator=(BatchedRelease&&) = default;
+
+  void add(size_t begin, size_t end);
+  void flush();
+
+ private:
+  static constexpr size_t kBatch = size_t{8} << 20;
+  const Buffer* buffer_;
+  std::vector<std::pair<size_t, size_t>> ranges_;
+  size_t bytes_ = 0;
 };
 
 // Decompresses a gzip (or multi-member gzip) stream. The output is capped at `max_output` bytes

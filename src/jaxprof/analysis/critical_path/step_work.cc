@@ -146,11 +146,12 @@ void add_host_events(const Profile& p, const Step& step, StepWork& w) {
 // others (merged, they made one window over everything between them).
 void merge_host_steps(StepsResult steps, ProfileWork& w) {
   std::map<std::tuple<int64_t, std::string, uint32_t>, size_t> index;
-  std::map<std::tuple<uint32_t, int64_t, std::string>, uint32_t> seen;  // (host, number, name)
-  for (Step& s : steps.steps) {
+  const std::vector<uint32_t> occurrence = step_occurrences(steps.steps);
+  for (size_t k = 0; k < steps.steps.size(); ++k) {
+    Step& s = steps.steps[k];
     const bool by_host = steps.source == "host-annotation";
-    const uint32_t occurrence = seen[{s.host, s.number, s.name}]++;
-    auto [it, added] = index.emplace(std::make_tuple(s.number, s.name, occurrence), w.steps.size());
+    auto [it, added] =
+        index.emplace(std::make_tuple(s.number, s.name, occurrence[k]), w.steps.size());
     if (!by_host || added) {
       w.steps.push_back(s);
       w.parts.push_back({std::move(s)});

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <map>
 #include <optional>
+#include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 #include "jaxprof/analysis/compile/compile.h"
@@ -381,6 +383,14 @@ StepsResult steps_from_partials(const PartialSet& set) {
   r.steady_mean_ps /= static_cast<double>(steady.size());
   r.steady_device_mean_ps /= static_cast<double>(steady.size());
   return r;
+}
+
+std::vector<uint32_t> step_occurrences(const std::vector<Step>& steps) {
+  std::map<std::tuple<uint32_t, int64_t, std::string_view>, uint32_t> seen;
+  std::vector<uint32_t> out;
+  out.reserve(steps.size());
+  for (const Step& s : steps) out.push_back(seen[{s.host, s.number, s.name}]++);
+  return out;
 }
 
 StepsResult compute_steps(const Profile& p) {

@@ -52,6 +52,11 @@ struct StepsResult {
 
 StepsResult compute_steps(const Profile& profile);
 
+// For each step (in order), how many steps of its host with its number and name came before it.
+// Several hosts' marks of one step are those with the same (number, name, occurrence): a host
+// that counts from 0 again has its k-th mark of a number joined with the other hosts' k-th.
+std::vector<uint32_t> step_occurrences(const std::vector<Step>& steps);
+
 class PartialSet;
 StepsResult steps_from_partials(const PartialSet& set);
 

@@ -202,35 +202,19 @@ inline void XSpaceImporter::decode_events(const std::vector<uint32_t>& chunks) {
   unsigned threads = thread_count(chunks.size());
   workers_.resize(threads);
   for (unsigned t = 0; t < threads; ++t) workers_[t].tag = kLocalBit | (t << kWorkerShift);
-  // Decoded bytes go back to the kernel in batches: each release interrupts the other threads
-  // (a TLB shootdown), so not once per chunk.
-  constexpr size_t kReleaseBatch = size_t{8} << 20;
-  struct Released {
-    std::vector<std::pair<size_t, size_t>> ranges;
-    size_t bytes = 0;
-  };
-  std::vector<Released> released(threads);
-  auto flush = [&](Released& r) {
-    for (auto [b, e] : r.ranges) buf_->release(b, e);
-    r.ranges.clear();
-    r.bytes = 0;
-  };
+  // Decoded bytes go back to the kernel, a batch at a time per thread.
+  std::vector<BatchedRelease> released;
+  for (unsigned t = 0; t < threads; ++t) released.emplace_back(*buf_);
   parallel_for(threads, chunks.size(), [&](size_t i, unsigned t) {
     const Chunk& c = chunks_[chunks[i]];
     size_t end = decode_chunk(c, workers_[t]);
     if (!opt_.release_pages) return;
-    Released& r = released[t];
     size_t begin = static_cast<size_t>(p_->planes[c.plane].bytes.data() -
                                        reinterpret_cast<const char*>(origin_)) +
                    c.begin;
-    if (!r.ranges.empty() && r.ranges.back().second >= begin)
-      r.ranges.back().second = end;
-    else
-      r.ranges.emplace_back(begin, end);
-    r.bytes += end - begin;
-    if (r.bytes >= kReleaseBatch) flush(r);
+    released[t].add(begin, end);
   });
-  for (Released& r : released) flush(r);
+  for (BatchedRelease& r : released) r.flush();
 }
 
 inline void XSpaceImporter::merge_worker_tables(const std::vector<uint32_t>& chunks) {

@@ -205,25 +205,14 @@ inline void XSpaceImporter::scan_chunks(const Profile& p, uint32_t li,
                                         const OwnStats* stats) const {
   const int64_t shift_ps = host_shift_ps(p);
   // With release_counted, the bytes scanned go back to the kernel as they are passed (they fault
-  // in again from the page cache if asked for again), in batches: the host threads scanned for
-  // a GPU's launches are most of its profile.
-  constexpr size_t kReleaseBatch = size_t{8} << 20;
+  // in again from the page cache if asked for again): the host threads scanned for a GPU's
+  // launches are most of its profile.
   const bool releasing = opt_.release_pages && opt_.release_counted;
-  size_t release_begin = 0, release_end = 0;
-  auto release = [&] {
-    if (release_end > release_begin) buf_->release(release_begin, release_end);
-    release_begin = release_end = 0;
-  };
+  BatchedRelease released(*buf_);
   for (uint32_t ci : line_chunks_[li - first_line_]) {
     const Chunk& c = chunks_[ci];
     const PlaneLookup& lookup = lookups_[c.plane - first_plane_];
     const uint8_t* pbase = reinterpret_cast<const uint8_t*>(p.planes[c.plane].bytes.data());
-    if (releasing) {
-      const size_t at = static_cast<size_t>(pbase - origin_);
-      if (release_end != at + c.begin || release_end - release_begin >= kReleaseBatch) release();
-      if (release_end == 0) release_begin = at + c.begin;
-      release_end = at + c.end;
-    }
     const uint8_t* q = pbase + c.begin;
     const uint8_t* const line_end = pbase + c.end;
     uint32_t n = 0;
@@ -302,8 +291,11 @@ inline void XSpaceImporter::scan_chunks(const Profile& p, uint32_t li,
                         static_cast<int64_t>(duration_ps), mi, ScannedEvent::kNotDecoded, raw});
     }
     if (n != c.count) fail_at(q, "line ended before its events were read (corrupt file)");
+    if (releasing) {
+      const size_t at = static_cast<size_t>(pbase - origin_);
+      released.add(at + c.begin, at + c.end);
+    }
   }
-  release();
 }
 
 template <typename Sink>

@@ -102,10 +102,10 @@ std::string across_hosts(HtmlPageParts& parts, const StepsResult& steps, size_t 
                          const std::vector<std::string>& hosts, size_t marking_hosts) {
   std::vector<StepAcross> across;
   std::map<std::tuple<int64_t, std::string_view, uint32_t>, size_t> index;
-  std::map<std::tuple<uint32_t, int64_t, std::string_view>, uint32_t> seen;
-  for (const Step& s : steps.steps) {  // by start
-    const uint32_t k = seen[{s.host, s.number, s.name}]++;
-    auto [it, added] = index.try_emplace({s.number, s.name, k}, across.size());
+  const std::vector<uint32_t> occurrence = step_occurrences(steps.steps);
+  for (size_t k = 0; k < steps.steps.size(); ++k) {  // by start
+    const Step& s = steps.steps[k];
+    auto [it, added] = index.try_emplace({s.number, s.name, occurrence[k]}, across.size());
     if (added) across.push_back({&s});
     StepAcross& a = across[it->second];
     const double d = static_cast<double>(s.duration_ps());

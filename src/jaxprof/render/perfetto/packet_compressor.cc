@@ -5,6 +5,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "jaxprof/wire/writer.h"
+
 namespace jaxprof {
 namespace {
 
@@ -20,14 +22,6 @@ struct CompressorDeleter {
   void operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
 };
 
-void append_varint(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
 }  // namespace
 
 void append_compressed_packets(std::string_view packets, std::string& out) {
@@ -40,14 +34,9 @@ void append_compressed_packets(std::string_view packets, std::string& out) {
   const size_t size = libdeflate_zlib_compress(compressor.get(), packets.data(), packets.size(),
                                                deflated.data(), deflated.size());
   if (size == 0) throw std::runtime_error("deflate failed");
-  deflated.resize(size);
-  std::string field;
-  append_varint(field, (uint64_t{kCompressedPacketsField} << 3) | 2);
-  append_varint(field, deflated.size());
-  append_varint(out, (uint64_t{kPacketField} << 3) | 2);
-  append_varint(out, field.size() + deflated.size());
-  out += field;
-  out += deflated;
+  wire::Writer packet;
+  packet.bytes(kCompressedPacketsField, std::string_view(deflated.data(), size));
+  wire::Writer::append_message(out, kPacketField, packet);
 }
 
 PacketCompressor::PacketCompressor(const std::function<void(std::string_view)>& sink)
