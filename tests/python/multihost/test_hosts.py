@@ -63,3 +63,20 @@ def test_hosts_from_partials_and_threads(jaxprof_bin, bench_run, tmp_path):
     proc = oc.run_cli(jaxprof_bin, ["hosts", str(bench_run), "--top", "3"])
     assert b"3 of 12 hosts shown; --top 0 shows all" in proc.stdout
     assert b"host0003 (slow)" in proc.stdout
+
+
+def test_compile_share_is_a_hosts_time_against_the_span(jaxprof_bin, bench_run):
+    """Each host compiles while its own devices run: the compile observation gives one host's
+    compile time against a device's span (the sum over 12 hosts ran past the span and was shown
+    clipped to 100%, with a warning about events counted twice)."""
+    proc = oc.run_cli(jaxprof_bin, ["summary", str(bench_run), "--format", "json"], timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert b"share above 100%" not in proc.stderr
+    r = json.loads(proc.stdout)
+    hosts = len(r["hosts"])
+    compile_obs = [o for o in r["observations"] if o["rule"] == "compile"]
+    assert compile_obs, r["observations"]
+    o = compile_obs[0]
+    assert f"a host ({r['compile']['compiles']} compiles on {hosts} hosts" in o["text"]
+    assert 0 < o["share"] < 1
+    assert o["time_ns"] == pytest.approx(r["compile"]["wall_ns"] / hosts, abs=1)

@@ -92,19 +92,25 @@ void observe(SummaryResult& r, const CollectivesResult& coll) {
                     pct(memcpy)),
         d.memcpy_exposed_ps / n, memcpy);
   double mean_span = d.span_ps / n;
-  if (r.compile.wall_ps > 0 && r.compile.wall_ps >= kCompileShare * mean_span) {
-    double share = r.shares(r.compile.wall_ps, mean_span, "compiling");
+  // Each host compiles its own programs while its devices run: a host's compile time, not the
+  // sum over the hosts, is what compares with a device's span (10 hosts read together showed
+  // 717% of the span, clipped to 100%).
+  const size_t hosts = std::max<size_t>(1, r.hosts.size());
+  const double compile_per_host = static_cast<double>(r.compile.wall_ps) / hosts;
+  if (r.compile.wall_ps > 0 && compile_per_host >= kCompileShare * mean_span) {
+    double share = r.shares(compile_per_host, mean_span, "compiling");
     add("compile",
-        fmt::format("compiling took {} ({} compile{}, most in {}), {} of the devices' span: "
+        fmt::format("compiling took {}{} ({} compile{}{}, most in {}), {} of the devices' span: "
                     "warm-up in the capture{}",
-                    dur(static_cast<double>(r.compile.wall_ps)), r.compile.compiles,
+                    dur(compile_per_host), hosts > 1 ? " a host" : "", r.compile.compiles,
                     r.compile.compiles == 1 ? "" : "s",
+                    hosts > 1 ? fmt::format(" on {} hosts", hosts) : std::string(),
                     r.compile.top_module.empty() ? "an unnamed module" : r.compile.top_module,
                     pct(share),
                     r.compile.recompiled_modules ? ", and recompiles (changing shapes or static "
                                                    "arguments?)"
                                                  : ""),
-        static_cast<double>(r.compile.wall_ps), share);
+        compile_per_host, share);
   }
   if (!coll.most_late_device.empty() && coll.multi_device_instances >= 3 &&
       2 * coll.most_late_count >= coll.multi_device_instances) {

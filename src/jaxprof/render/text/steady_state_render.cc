@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "jaxprof/render/text/text.h"
 #include "jaxprof/common/units.h"
+#include "jaxprof/render/text/text.h"
 
 namespace jaxprof {
 
@@ -51,7 +51,7 @@ std::string render_set_apart_line(const SetApartSummary& s) {
   bool compiling = !s.options.include_warmup && s.with_compiles && s.compiles > 0;
   if (warmup) add(work_line("warm-up", s.warmup, s.all_execution_ps), "--include-warmup");
   if (compiling) {
-    std::string part = fmt::format("compiling {} compile{} ({} on the host)", s.compiles,
+    std::string part = fmt::format("compiling {} compile{} ({} of host time)", s.compiles,
                                    s.compiles == 1 ? "" : "s",
                                    human_duration(static_cast<double>(s.compile_wall_ps)));
     if (warmup)
