@@ -60,16 +60,18 @@ std::string step_times(const PartialSet& set, std::vector<HostRow>& rows) {
   if (modules.modules.empty()) return "none";
   const ModuleStats& top = modules.modules.front();
   std::vector<std::vector<double>> all(rows.size()), steady(rows.size());
-  for (const PartialSet::DeviceRef& ref : set.devices()) {
-    const HostPartial& h = set.hosts()[ref.host];
-    for (const PartialExecution& x : set.device(ref).executions) {
-      if (h.module_name(x.module) != top.name || h.modules[x.module].program_id != top.program_id)
-        continue;
-      const double d = static_cast<double>(x.end_ps - x.start_ps);
-      all[ref.host].push_back(d);
-      if (!x.warmup) steady[ref.host].push_back(d);
-    }
-  }
+  set.for_each_device(
+      [&](const PartialSet::DeviceRef& ref, const HostPartial& h, const PartialDevice& dev) {
+        for (const PartialExecution& x : dev.executions) {
+          if (h.module_name(x.module) != top.name ||
+              h.modules[x.module].program_id != top.program_id)
+            continue;
+          const double d = static_cast<double>(x.end_ps - x.start_ps);
+          all[ref.host].push_back(d);
+          if (!x.warmup) steady[ref.host].push_back(d);
+        }
+      },
+      kPartExecutions);
   for (size_t h = 0; h < rows.size(); ++h)
     describe_steps(steady[h].empty() ? all[h] : steady[h], rows[h]);
   return "module " + top.name;
@@ -80,11 +82,12 @@ std::string step_times(const PartialSet& set, std::vector<HostRow>& rows) {
 HostsResult hosts_from_partials(const PartialSet& set, const HostsOptions& options) {
   set.require(kPartTimeline | kPartExecutions | kPartSteps | kPartCollectives, "hosts");
   HostsResult r;
-  std::vector<HostRow> rows(set.hosts().size());
-  for (size_t h = 0; h < rows.size(); ++h) rows[h].host = set.hosts()[h].host;
+  std::vector<HostRow> rows(set.size());
+  for (size_t h = 0; h < rows.size(); ++h) rows[h].host = set.heads()[h].host;
+  // A device's timeline figures are in its host's head: no host is decoded for them.
   for (const PartialSet::DeviceRef& ref : set.devices()) {
     HostRow& row = rows[ref.host];
-    const DeviceTimeline& t = set.device(ref).timeline;
+    const DeviceTimeline& t = set.heads()[ref.host].devices[ref.device].timeline;
     ++row.devices;
     row.span_ps += t.span_ps;
     row.busy_ps += t.busy_ps;
@@ -126,7 +129,7 @@ HostsResult hosts_from_partials(const PartialSet& set, const HostsOptions& optio
   // Durations need no common clock; they are the ones `collectives` and `ops` report (the
   // device's own clock where events carry it). The end times, which the collective makes nearly
   // equal on every device, give each host's clock offset against the median host.
-  if (set.hosts().size() > 1) {
+  if (set.size() > 1) {
     CollectivesOptions co;
     co.instances = true;
     co.members = true;
@@ -182,7 +185,7 @@ HostsResult hosts_from_partials(const PartialSet& set, const HostsOptions& optio
           std::max<int64_t>(1000, std::llround(1.4826 * median(deviations)));
     }
   }
-  if (set.hosts().size() < 2)
+  if (set.size() < 2)
     r.notes.push_back("one host: nothing to compare it with");
   else if (r.instances == 0)
     r.notes.push_back("no collective spans several hosts: no stragglers or clock offsets");
