@@ -3,16 +3,19 @@
 // without a copy and DuckDB scans without pyarrow, so no Python object is made per row or string.
 #include "_core_tables.h"
 
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "jaxprof/analysis/tables/table_arrow.h"
+#include "jaxprof/analysis/tables/table_filter.h"
 #include "jaxprof/analysis/tables/tables.h"
 
 namespace nb = nanobind;
@@ -62,13 +65,18 @@ void bind_arrow_table(nb::module_& m, ProfileAccessor access) {
           "requested_schema"_a = nb::none());
   m.def(
       "arrow_table",
-      [access](nb::handle profile, const std::string& name) {
+      [access](nb::handle profile, const std::string& name, const std::string& device,
+               std::optional<std::vector<int64_t>> steps, bool include_warmup) {
         ProfileAccess a = access(profile);
         nb::gil_scoped_release release;
         std::lock_guard lock(*a.mu);
-        return ArrowTable{std::make_shared<const ArrowExport>(build_table(*a.profile, name))};
+        RecordTable t = build_table(*a.profile, name);
+        filter_table_rows(t, TableFilter{device, std::move(steps), include_warmup});
+        return ArrowTable{std::make_shared<const ArrowExport>(std::move(t))};
       },
-      "profile"_a, "name"_a, "A table of the profile as an ArrowTable (Arrow C stream).");
+      "profile"_a, "name"_a, "device"_a = "", "steps"_a = nb::none(), "include_warmup"_a = true,
+      "A table of the profile as an ArrowTable (Arrow C stream); the filters as Profile.table's, "
+      "applied in place (by default every row).");
 }
 
 }  // namespace

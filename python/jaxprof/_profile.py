@@ -465,8 +465,7 @@ class Profile:
         ``steps`` the rows of those step numbers; rows set apart as warm-up or autotuning (the
         ``warmup``/``autotuning`` columns, ``role``) are left out unless ``include_warmup``, as in
         every analysis. Needs pyarrow (``pip install 'jaxprof[sql]'``)."""
-        t = _tables.build_table(self._core, name)
-        return _tables.filter_table(t, device, steps, include_warmup)
+        return _tables.build_table(self._core, name, device, steps, include_warmup)
 
     def sql(self, query: str) -> Any:
         """Runs ``query`` with DuckDB over the profile's tables, whole (warm-up rows included,

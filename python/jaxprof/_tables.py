@@ -30,59 +30,33 @@ def arrow_table(core: Any, name: str) -> Any:
     return _core.arrow_table(core, name)
 
 
-def build_table(core: Any, name: str) -> Any:
-    """The named table of a loaded profile (its C++ object) as a ``pyarrow.Table``, unfiltered."""
+def build_table(core: Any, name: str, device: Optional[str] = None,
+                steps: Optional[Union[int, Iterable[int]]] = None,
+                include_warmup: bool = True) -> Any:
+    """The named table of a loaded profile (its C++ object) as a ``pyarrow.Table``: the rows of
+    the devices whose name holds ``device`` (``re:`` for a regex), of the steps ``steps`` and,
+    unless ``include_warmup``, not set apart (analysis/tables/table_filter.h). The rows are
+    dropped in C++, in place: filtering a pyarrow copy held the table twice."""
     pa = require("pyarrow", "Profile.table()")
+    if name not in table_names():
+        raise InvalidOptionError(f"no table {name!r} (tables: {', '.join(table_names())})")
+    if device is not None and device.startswith("re:"):
+        _check_regex(device[3:])
+    wanted = None if steps is None else \
+        ([int(steps)] if isinstance(steps, int) else [int(s) for s in steps])
+    try:
+        table = _core.arrow_table(core, name, device or "", wanted, include_warmup)
+    except ValueError as e:  # the device regex, as RE2 reads it
+        raise InvalidOptionError(str(e)) from None
     # Read as a stream: pyarrow.table() would import pandas on the way (a third of a second).
-    return pa.RecordBatchReader.from_stream(arrow_table(core, name)).read_all()
+    return pa.RecordBatchReader.from_stream(table).read_all()
 
 
-def _device_mask(pc: Any, column: Any, device: str) -> Any:
-    # As --device: a substring of the name, or a regex after "re:".
-    if device.startswith("re:"):
-        try:
-            re.compile(device[3:])
-        except re.error as e:
-            raise InvalidOptionError(f"invalid regular expression for device: {e}") from None
-        return pc.match_substring_regex(column, device[3:])
-    return pc.match_substring(column, device)
-
-
-def filter_table(table: Any, device: Optional[str] = None,
-                 steps: Optional[Union[int, Iterable[int]]] = None,
-                 include_warmup: bool = False) -> Any:
-    """Rows of the devices (``device``: as --device), of the steps (a number or several) and,
-    unless ``include_warmup``, not set apart as warm-up or autotuning; filters apply to the tables
-    that have the column they read."""
-    names = set(table.column_names)
-    if device is None and steps is None and (include_warmup or not names & {"warmup", "role"}):
-        return table  # nothing to filter: pyarrow.compute is not even imported
-    import pyarrow.compute as pc
-
-    mask = None
-
-    def both(m: Any) -> None:
-        nonlocal mask
-        mask = m if mask is None else pc.and_(mask, m)
-
-    if device is not None and "device" in names:
-        both(pc.fill_null(_device_mask(pc, table["device"].cast("string"), device), False))
-    if steps is not None and "step" in names:
-        wanted = [int(steps)] if isinstance(steps, int) else [int(s) for s in steps]
-        both(pc.fill_null(pc.is_in(table["step"], value_set=_int_array(wanted)), False))
-    if not include_warmup:
-        for flag in ("warmup", "autotuning"):
-            if flag in names:
-                both(pc.invert(pc.fill_null(table[flag], False)))
-        if "role" in names:
-            both(pc.equal(table["role"].cast("string"), "steady"))
-    return table if mask is None else table.filter(mask)
-
-
-def _int_array(values: List[int]) -> Any:
-    import pyarrow as pa
-
-    return pa.array(values, pa.int64())
+def _check_regex(pattern: str) -> None:
+    try:
+        re.compile(pattern)
+    except re.error as e:
+        raise InvalidOptionError(f"invalid regular expression for device: {e}") from None
 
 
 def named_tables(query: str) -> List[str]:

@@ -317,3 +317,39 @@ def test_busy_union_matches_timeline(path, jaxprof_bin):
     want = {d["device"]: ps(d["busy_ns"]) for d in timeline["devices"]
             if d["events"]}
     assert got == want
+
+
+def _filtered_by_pyarrow(table, device=None, steps=None, include_warmup=False):
+    """What the filters mean, written with pyarrow.compute over the unfiltered table: the
+    oracle for the rows the C++ drops in place."""
+    import pyarrow.compute as pc
+    names = set(table.column_names)
+    mask = pa.array([True] * table.num_rows, pa.bool_())
+    if device is not None and "device" in names:
+        col = table["device"].cast("string")
+        m = pc.match_substring_regex(col, device[3:]) if device.startswith("re:") \
+            else pc.match_substring(col, device)
+        mask = pc.and_(mask, pc.fill_null(m, False))
+    if steps is not None and "step" in names:
+        wanted = pa.array([steps] if isinstance(steps, int) else list(steps), pa.int64())
+        mask = pc.and_(mask, pc.fill_null(pc.is_in(table["step"], value_set=wanted), False))
+    if not include_warmup:
+        for flag in ("warmup", "autotuning"):
+            if flag in names:
+                mask = pc.and_(mask, pc.invert(pc.fill_null(table[flag], False)))
+        if "role" in names:
+            mask = pc.and_(mask, pc.fill_null(pc.equal(table["role"].cast("string"), "steady"),
+                                              False))
+    return table.filter(mask)
+
+
+def test_filters_drop_the_rows_pyarrow_would(path):
+    p = jaxprof.load(path)
+    cases = [{}, {"include_warmup": True, "device": "0"}, {"device": "re:[02]$"},
+             {"steps": [1, 2]}, {"steps": 3, "include_warmup": True, "device": "re:."}]
+    for name in p.tables():
+        whole = p.table(name, include_warmup=True)
+        for kw in cases:
+            got = p.table(name, **kw)
+            want = _filtered_by_pyarrow(whole, **kw)
+            assert got.equals(want), (path, name, kw, got.num_rows, want.num_rows)
