@@ -16,6 +16,12 @@ and the Parquet written; --runs runs each, alternated.
 
     PYTHONPATH=python bench/tables.py --export-hosts /work/bench-data/hosts1000 --hosts 100
 
+With --sql-paths: `jaxprof sql` through DuckDB's C API in the command (JAXPROF_SQL_NATIVE=require)
+and handed to Python (=off), each against `jaxprof ops --format json`, the three alternated, best
+wall and CPU and worst peak RSS of --runs, for NAME_SUM (JSON out).
+
+    bench/tables.py --sql-paths /work/bench-data/conv80.xplane.pb /work/bench-data/tpu80.xplane.pb
+
 The largest shared fixture is tf_v100_8gpu_training.xplane.pb; the 80 MB profile comes from
 ../shared/tools/scale_xplane.py IN OUT --target-mb 80.
 """
@@ -34,6 +40,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 GROUP_BY = ("SELECT device, module, hlo_op, count(*) AS n, sum(duration_ps) AS total_ps, "
             "sum(self_ps) AS self_ps FROM device_ops GROUP BY ALL")
+
+NAME_SUM = "select name, sum(duration_ps) from device_ops group by name"
 
 TABLE_RUN = r"""
 import resource, sys, time
@@ -111,6 +119,31 @@ def export_vs_summary(run_dir: str, hosts: int, binary: str, runs: int, env) -> 
         shutil.rmtree(work, ignore_errors=True)
 
 
+def sql_paths(profiles, binary: str, runs: int, env) -> None:
+    """`sql` natively and through Python against `ops`, alternated."""
+    print(f"{runs} runs each, alternated: best wall and CPU (user + sys), worst peak RSS")
+    print("| profile | `ops` wall / CPU / peak | `sql` C API wall / CPU / peak | sql / ops "
+          "(CPU) | `sql` Python wall / CPU / peak | sql / ops (CPU) |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for path in profiles:
+        rows = {"ops": [], "require": [], "off": []}
+        for _ in range(runs):
+            rows["ops"].append(usage([binary, "ops", path, "--format", "json"], env))
+            for mode in ("require", "off"):
+                rows[mode].append(usage([binary, "sql", path, NAME_SUM, "--format", "json"],
+                                        dict(env, JAXPROF_SQL_NATIVE=mode)))
+        best = {k: (min(x[0] for x in r), min(x[1] for x in r), max(x[2] for x in r))
+                for k, r in rows.items()}
+
+        def cell(k):
+            w, c, kb = best[k]
+            return f"{w * 1e3:.0f} ms / {c * 1e3:.0f} ms / {kb / 1e3:.0f} MB"
+
+        print(f"| {Path(path).name} | {cell('ops')} | {cell('require')} | "
+              f"{best['require'][1] / best['ops'][1]:.2f}x | {cell('off')} | "
+              f"{best['off'][1] / best['ops'][1]:.2f}x |")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("profiles", nargs="*")
@@ -119,8 +152,13 @@ def main() -> int:
     ap.add_argument("--export-hosts", metavar="RUN_DIR",
                     help="time export --parquet against summary on this set of hosts")
     ap.add_argument("--hosts", type=int, default=100, help="with --export-hosts: hosts to read")
+    ap.add_argument("--sql-paths", action="store_true",
+                    help="time sql through DuckDB's C API and through Python against ops")
     a = ap.parse_args()
     env = dict(os.environ, JAXPROF_PYTHON=sys.executable)
+    if a.sql_paths:
+        sql_paths(a.profiles, a.jaxprof, a.runs, env)
+        return 0
     if a.export_hosts:
         export_vs_summary(a.export_hosts, a.hosts, a.jaxprof, a.runs, env)
         return 0
