@@ -1,7 +1,9 @@
 """``jaxprof sql`` and ``jaxprof tables``: SQL (DuckDB) over a profile's tables, and the tables'
 names, row counts and schemas. The ``jaxprof`` command runs this module (``python3 -m
 jaxprof.sql``): DuckDB comes as a Python wheel (``pip install duckdb``) while its C++ library is
-in no Debian package, so the command hands these two subcommands to Python (docs/tables.md).
+in no Debian package. ``sql`` runs in the command itself through the C API the wheel's module
+exports where the command finds it, and here otherwise, for Parquet and for results of types only
+this module writes (the same output either way); ``tables`` always runs here (docs/tables.md).
 
     python -m jaxprof.sql sql PATH... QUERY [--format table|csv|json|parquet] [-o FILE]
     python -m jaxprof.sql tables PATH... [--format table|json]
