@@ -1,5 +1,6 @@
 #include "sql_native.h"
 
+#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <thread>
@@ -74,11 +75,13 @@ std::optional<int> run_sql_natively(const SqlRequest& r, std::string& why_not) {
     return kExitBadInput;
   }
   if (out.kind == DuckDbSession::Outcome::kUnsupported) {
-    why_not = "the result has " + out.message;
+    why_not = out.message;
     return std::nullopt;
   }
   const std::string text = render_sql(out.rows, r.format);
   if (r.output.empty()) {
+    // A reader that goes away (| head) ends the command with exit 0, as in Python.
+    std::signal(SIGPIPE, SIG_IGN);
     write(text);
     return 0;
   }

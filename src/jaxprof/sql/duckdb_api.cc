@@ -69,6 +69,7 @@ bool bind_scan(void* h, Api& a, std::string& w) {
          bind(h, "duckdb_init_get_column_count", a.init_get_column_count, w) &&
          bind(h, "duckdb_init_get_column_index", a.init_get_column_index, w) &&
          bind(h, "duckdb_init_set_max_threads", a.init_set_max_threads, w) &&
+         bind(h, "duckdb_init_set_error", a.init_set_error, w) &&
          bind(h, "duckdb_function_get_bind_data", a.function_get_bind_data, w) &&
          bind(h, "duckdb_function_get_init_data", a.function_get_init_data, w) &&
          bind(h, "duckdb_function_set_error", a.function_set_error, w) &&
@@ -94,6 +95,8 @@ bool bind_all(void* h, Api& a, std::string& w) {
   return bind(h, "duckdb_open", a.open, w) && bind(h, "duckdb_close", a.close, w) &&
          bind(h, "duckdb_connect", a.connect, w) && bind(h, "duckdb_disconnect", a.disconnect, w) &&
          bind(h, "duckdb_query", a.query, w) &&
+         bind(h, "duckdb_extract_statements", a.extract_statements, w) &&
+         bind(h, "duckdb_destroy_extracted", a.destroy_extracted, w) &&
          bind(h, "duckdb_destroy_result", a.destroy_result, w) &&
          bind(h, "duckdb_result_error", a.result_error, w) &&
          bind(h, "duckdb_result_statement_type", a.result_statement_type, w) &&

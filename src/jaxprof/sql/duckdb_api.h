@@ -33,6 +33,7 @@ using bind_callback = void (*)(bind_info);
 using init_callback = void (*)(init_info);
 using scan_callback = void (*)(function_info, data_chunk);
 using sel_t = uint32_t;
+using extracted_statements = struct extracted_statements_handle*;
 
 enum state : int { kSuccess = 0, kError = 1 };
 
@@ -88,6 +89,8 @@ struct Api {
   state (*connect)(database db, connection* out);
   void (*disconnect)(connection* con);
   state (*query)(connection con, const char* sql, result* out);
+  idx_t (*extract_statements)(connection con, const char* sql, extracted_statements* out);
+  void (*destroy_extracted)(extracted_statements* statements);
   void (*destroy_result)(result* r);
   const char* (*result_error)(result* r);
   statement_type (*result_statement_type)(result r);
@@ -130,6 +133,7 @@ struct Api {
   idx_t (*init_get_column_count)(init_info info);
   idx_t (*init_get_column_index)(init_info info, idx_t i);
   void (*init_set_max_threads)(init_info info, idx_t threads);
+  void (*init_set_error)(init_info info, const char* error);
   void* (*function_get_bind_data)(function_info info);
   void* (*function_get_init_data)(function_info info);
   void (*function_set_error)(function_info info, const char* error);

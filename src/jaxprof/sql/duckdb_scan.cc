@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <vector>
 
 namespace jaxprof {
@@ -75,7 +76,7 @@ struct ScanState {
 const duckdb_c::Api* callback_api = nullptr;
 
 // bind(): the table named by the argument, its columns and their types.
-void scan_bind(duckdb_c::bind_info info) {
+void bind_table(duckdb_c::bind_info info) {
   const duckdb_c::Api& api = *callback_api;
   auto& registry = *static_cast<DuckDbTables::Registry*>(api.bind_get_extra_info(info));
   duckdb_c::value arg = api.bind_get_parameter(info, 0);
@@ -100,7 +101,7 @@ void scan_bind(duckdb_c::bind_info info) {
 
 void delete_scan_state(void* p) { delete static_cast<ScanState*>(p); }
 
-void scan_init(duckdb_c::init_info info) {
+void init_scan(duckdb_c::init_info info) {
   const duckdb_c::Api& api = *callback_api;
   auto* state = new ScanState;
   for (duckdb_c::idx_t i = 0, n = api.init_get_column_count(info); i < n; ++i)
@@ -149,7 +150,7 @@ void fill_values(const duckdb_c::Api& api, duckdb_c::vector out, const RecordCol
     if (c.is_null(start + r)) api.validity_set_row_invalid(validity, r);
 }
 
-void scan_rows(duckdb_c::function_info info, duckdb_c::data_chunk out) {
+void fill_rows(duckdb_c::function_info info, duckdb_c::data_chunk out) {
   const duckdb_c::Api& api = *callback_api;
   const auto& t = *static_cast<const ScanTable*>(api.function_get_bind_data(info));
   auto& state = *static_cast<ScanState*>(api.function_get_init_data(info));
@@ -170,6 +171,32 @@ void scan_rows(duckdb_c::function_info info, duckdb_c::data_chunk out) {
   }
   api.data_chunk_set_size(out, n);
   state.next += n;
+}
+
+// The callbacks DuckDB calls: no exception may cross into its C frames (the only one possible
+// here is running out of memory), so each becomes the query's error.
+void scan_bind(duckdb_c::bind_info info) {
+  try {
+    bind_table(info);
+  } catch (const std::exception& e) {
+    callback_api->bind_set_error(info, e.what());
+  }
+}
+
+void scan_init(duckdb_c::init_info info) {
+  try {
+    init_scan(info);
+  } catch (const std::exception& e) {
+    callback_api->init_set_error(info, e.what());
+  }
+}
+
+void scan_rows(duckdb_c::function_info info, duckdb_c::data_chunk out) {
+  try {
+    fill_rows(info, out);
+  } catch (const std::exception& e) {
+    callback_api->function_set_error(info, e.what());
+  }
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ bool word_byte(char c) {
 bool column_kind(const duckdb_c::Api& api, duckdb_c::logical_type t, SqlColumn& c,
                  duckdb_c::type& storage, std::string& why_not) {
   if (char* alias = api.logical_type_get_alias(t)) {  // JSON and other named types
-    why_not = std::string("a column of type ") + alias;
+    why_not = std::string("the result has a column of type ") + alias;
     api.free(alias);
     return false;
   }
@@ -48,7 +48,7 @@ bool column_kind(const duckdb_c::Api& api, duckdb_c::logical_type t, SqlColumn& 
       storage = api.decimal_internal_type(t);  // smallint, integer, bigint or hugeint
       return true;
     default:
-      why_not = "a column of DuckDB type " + std::to_string(storage);
+      why_not = "the result has a column of DuckDB type " + std::to_string(storage);
       return false;
   }
 }
@@ -109,7 +109,7 @@ DuckDbSession::Outcome read_result(const duckdb_c::Api& api, duckdb_c::result& r
   DuckDbSession::Outcome out;
   if (api.result_statement_type(r) != duckdb_c::kStatementSelect) {
     out.kind = DuckDbSession::Outcome::kUnsupported;
-    out.message = "not a SELECT";
+    out.message = "the statement is not a SELECT";
     return out;
   }
   const size_t n = api.column_count(&r);
@@ -198,8 +198,19 @@ bool DuckDbSession::add_table(std::shared_ptr<const RecordTable> table, std::str
 }
 
 DuckDbSession::Outcome DuckDbSession::run(const std::string& query) {
-  duckdb_c::result r{};
   Outcome out;
+  // One statement only: DuckDB's Python module runs several one after the other and answers
+  // with the last, and words a query that does not parse its own way.
+  duckdb_c::extracted_statements statements = nullptr;
+  const duckdb_c::idx_t count = api_.extract_statements(con_, query.c_str(), &statements);
+  api_.destroy_extracted(&statements);
+  if (count != 1) {
+    out.kind = Outcome::kUnsupported;
+    out.message =
+        count == 0 ? "the query has no statement that parses" : "the query has several statements";
+    return out;
+  }
+  duckdb_c::result r{};
   if (api_.query(con_, query.c_str(), &r) != duckdb_c::kSuccess) {
     out.kind = Outcome::kError;
     const char* message = api_.result_error(&r);
