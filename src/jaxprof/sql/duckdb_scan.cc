@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <vector>
 
 namespace jaxprof {
@@ -10,19 +11,25 @@ namespace {
 
 // A table as the table function scans it, with a vector per string column holding its
 // dictionary and, last, a null: a vector of the column is that vector sliced by the rows' codes.
+// Each is made when a scan first reads its column (scans of one table may run at once).
 struct ScanTable {
   const duckdb_c::Api& api;
   std::shared_ptr<const RecordTable> table;
-  std::vector<duckdb_c::vector> dictionaries;  // per column; null for other types
 
   ScanTable(const duckdb_c::Api& a, std::shared_ptr<const RecordTable> t)
-      : api(a), table(std::move(t)), dictionaries(table->columns.size(), nullptr) {}
+      : api(a), table(std::move(t)), dictionaries_(table->columns.size(), nullptr) {}
   ~ScanTable() {
-    for (duckdb_c::vector& v : dictionaries)
+    for (duckdb_c::vector& v : dictionaries_)
       if (v != nullptr) api.destroy_vector(&v);
   }
   ScanTable(const ScanTable&) = delete;
   ScanTable& operator=(const ScanTable&) = delete;
+
+  duckdb_c::vector dictionary(size_t column);
+
+ private:
+  std::mutex mutex_;
+  std::vector<duckdb_c::vector> dictionaries_;  // per column; null until read, or not a string
 };
 
 }  // namespace
@@ -60,6 +67,13 @@ duckdb_c::vector dictionary_vector(const duckdb_c::Api& api, const RecordColumn&
     api.vector_assign_string_element_len(v, i, c.dictionary[i].data(), c.dictionary[i].size());
   api.vector_ensure_validity_writable(v);
   api.validity_set_row_invalid(api.vector_get_validity(v), c.dictionary.size());
+  return v;
+}
+
+duckdb_c::vector ScanTable::dictionary(size_t column) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  duckdb_c::vector& v = dictionaries_[column];
+  if (v == nullptr) v = dictionary_vector(api, table->columns[column]);
   return v;
 }
 
@@ -152,7 +166,7 @@ void fill_values(const duckdb_c::Api& api, duckdb_c::vector out, const RecordCol
 
 void fill_rows(duckdb_c::function_info info, duckdb_c::data_chunk out) {
   const duckdb_c::Api& api = *callback_api;
-  const auto& t = *static_cast<const ScanTable*>(api.function_get_bind_data(info));
+  auto& t = *static_cast<ScanTable*>(api.function_get_bind_data(info));
   auto& state = *static_cast<ScanState*>(api.function_get_init_data(info));
   const RecordTable& table = *t.table;
   const size_t start = state.next;
@@ -164,7 +178,7 @@ void fill_rows(duckdb_c::function_info info, duckdb_c::data_chunk out) {
       auto* ids = static_cast<int64_t*>(api.vector_get_data(v));
       for (size_t r = 0; r < n; ++r) ids[r] = static_cast<int64_t>(start + r);
     } else if (table.columns[column].type == TableType::kString) {
-      fill_strings(api, v, t.dictionaries[column], table.columns[column], start, n);
+      fill_strings(api, v, t.dictionary(column), table.columns[column], start, n);
     } else {
       fill_values(api, v, table.columns[column], start, n);
     }
@@ -228,9 +242,6 @@ bool DuckDbTables::register_function(duckdb_c::connection con, std::string& why_
 std::string DuckDbTables::add(std::shared_ptr<const RecordTable> table) {
   const duckdb_c::Api& api = registry_->api;
   auto& t = *registry_->tables.emplace_back(std::make_unique<ScanTable>(api, std::move(table)));
-  for (size_t c = 0; c < t.table->columns.size(); ++c)
-    if (t.table->columns[c].type == TableType::kString)
-      t.dictionaries[c] = dictionary_vector(api, t.table->columns[c]);
   return "CREATE TEMPORARY VIEW \"" + t.table->name + "\" AS SELECT * FROM " + kScanFunction +
          "('" + t.table->name + "')";
 }
