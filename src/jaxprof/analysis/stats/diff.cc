@@ -7,12 +7,13 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "jaxprof/analysis/partial/extract_partials.h"
 #include "jaxprof/analysis/stats/effect.h"
-#include "jaxprof/model/partial/partial.h"
 #include "jaxprof/analysis/stats/significance.h"
 #include "jaxprof/analysis/steps/steps.h"
+#include "jaxprof/model/partial/partial.h"
 
 namespace jaxprof {
 
@@ -40,80 +41,135 @@ const ModuleSamples* ProfileSamples::find(std::string_view module) const {
   return nullptr;
 }
 
+namespace {
+
+// What the samples need of an op, as its first occurrence says.
+struct OpFacts {
+  std::string opcode, op_name, source, category;
+};
+
+// One module's executions as read host by host: each execution's duration and its ops (ids into
+// the module's op names), copied out of its host before the next host is decoded.
+struct ModuleBuild {
+  struct Exec {
+    int64_t duration_ps;
+    bool warmup;
+    uint32_t first, count;  // range in `ops`
+  };
+  struct ExecOp {
+    uint32_t id;
+    uint32_t events;
+    int64_t total_ps;
+  };
+  std::vector<Exec> execs;
+  std::vector<ExecOp> ops;
+  std::set<size_t> devices;
+  std::set<ProgramId> programs;
+  std::unordered_map<std::string, uint32_t> id_of;
+  std::vector<std::string> names;
+  // Per op: its facts at its first occurrence in any execution and in a steady one.
+  std::vector<OpFacts> first_any, first_steady;
+  std::vector<uint8_t> seen_steady;
+};
+
+ModuleSamples module_samples(const std::string& name, ModuleBuild& b) {
+  ModuleSamples m;
+  m.name = name;
+  m.devices = b.devices.size();
+  std::vector<const ModuleBuild::Exec*> steady;
+  for (const ModuleBuild::Exec& x : b.execs) {
+    if (x.warmup)
+      ++m.warmup_executions;
+    else
+      steady.push_back(&x);
+  }
+  // A program run once per device has no steady state: compare its only runs.
+  const bool only_warmup = steady.empty();
+  if (only_warmup)
+    for (const ModuleBuild::Exec& x : b.execs) steady.push_back(&x);
+  std::map<std::string, OpSamples> ops;
+  for (size_t k = 0; k < steady.size(); ++k) {
+    const ModuleBuild::Exec& x = *steady[k];
+    m.per_exec.push_back(static_cast<double>(x.duration_ps));
+    m.total_ps += x.duration_ps;
+    for (uint32_t i = x.first; i < x.first + x.count; ++i) {
+      const ModuleBuild::ExecOp& o = b.ops[i];
+      auto [it, inserted] = ops.try_emplace(b.names[o.id]);
+      OpSamples& s = it->second;
+      if (inserted) {
+        s.name = it->first;
+        s.per_exec.assign(steady.size(), 0.0);
+        const OpFacts& f = only_warmup ? b.first_any[o.id] : b.first_steady[o.id];
+        s.opcode = f.opcode;
+        s.op_name = f.op_name;
+        s.source = f.source;
+        s.category = f.category;
+      }
+      s.events += o.events;
+      s.total_ps += o.total_ps;
+      s.per_exec[k] += static_cast<double>(o.total_ps);
+    }
+  }
+  for (auto& [_, s] : ops) m.ops.push_back(std::move(s));
+  m.captures = {m.per_exec.size()};
+  return m;
+}
+
+}  // namespace
+
 ProfileSamples samples_from_partials(const PartialSet& set, const SteadyStateOptions& steady) {
   set.require(kPartExecutions | kPartExecutionOps | kPartSteps, "diff");
   set.require_steady(steady, "diff");
   ProfileSamples out;
-  struct Exec {
-    const HostPartial* host;
-    const PartialDevice* device;
-    const PartialExecution* x;
-  };
-  struct Build {
-    std::vector<Exec> all;
-    std::set<size_t> devices;
-    std::set<ProgramId> programs;
-  };
-  std::map<std::string, Build> by_name;
-  const auto& refs = set.devices();
-  for (size_t di = 0; di < refs.size(); ++di) {
-    const HostPartial& h = set.hosts()[refs[di].host];
-    const PartialDevice& d = set.device(refs[di]);
-    for (const PartialExecution& x : d.executions) {
-      if (x.role == ExecutionRole::kAutotuning && !steady.include_autotuning) continue;
-      Build& b = by_name[std::string(h.module_name(x.module))];
-      b.all.push_back({&h, &d, &x});
-      b.devices.insert(di);
-      b.programs.insert(h.modules[x.module].program_id);
-    }
-  }
+  // Host by host: each execution's figures are copied out before the next host is decoded, so
+  // a set of stored hosts is never decoded whole (1,000 hosts held 35 MB of decoded partials).
+  std::map<std::string, ModuleBuild> by_name;
+  size_t di = 0;
+  set.for_each_device(
+      [&](const PartialSet::DeviceRef&, const HostPartial& h, const PartialDevice& d) {
+        for (const PartialExecution& x : d.executions) {
+          if (x.role == ExecutionRole::kAutotuning && !steady.include_autotuning) continue;
+          ModuleBuild& b = by_name[std::string(h.module_name(x.module))];
+          b.devices.insert(di);
+          b.programs.insert(h.modules[x.module].program_id);
+          b.execs.push_back(
+              {x.end_ps - x.start_ps, x.warmup, static_cast<uint32_t>(b.ops.size()), x.ops});
+          for (uint32_t i = x.first_op; i < x.first_op + x.ops; ++i) {
+            const PartialExecutionOp& o = d.execution_ops[i];
+            auto [it, added] = b.id_of.try_emplace(std::string(h.str(o.name)),
+                                                   static_cast<uint32_t>(b.names.size()));
+            const uint32_t id = it->second;
+            auto facts = [&] {
+              const PartialOpInfo& info = h.op_infos[o.info];
+              return OpFacts{std::string(h.str(info.opcode)), std::string(h.str(info.op_name)),
+                             std::string(h.str(info.source)), std::string(h.str(info.category))};
+            };
+            if (added) {
+              b.names.push_back(it->first);
+              b.first_any.push_back(facts());
+              b.first_steady.emplace_back();
+              b.seen_steady.push_back(0);
+            }
+            if (!x.warmup && !b.seen_steady[id]) {
+              b.first_steady[id] = facts();
+              b.seen_steady[id] = 1;
+            }
+            b.ops.push_back({id, o.events, o.total_ps});
+          }
+        }
+        ++di;
+      },
+      kPartExecutions | kPartExecutionOps);
 
   for (auto& [name, b] : by_name) {
-    ModuleSamples m;
-    m.name = name;
-    m.devices = b.devices.size();
     if (b.programs.size() > 1)
       out.warnings.push_back(
           fmt::format("{} programs are named {}: their executions are compared as one module",
                       b.programs.size(), name));
-    std::vector<Exec> steady;
-    for (const Exec& x : b.all) {
-      if (x.x->warmup)
-        ++m.warmup_executions;
-      else
-        steady.push_back(x);
-    }
-    // A program run once per device has no steady state: compare its only runs.
-    if (steady.empty()) steady = b.all;
-    std::map<std::string, OpSamples> ops;
-    for (size_t k = 0; k < steady.size(); ++k) {
-      const Exec& x = steady[k];
-      const int64_t duration = x.x->end_ps - x.x->start_ps;
-      m.per_exec.push_back(static_cast<double>(duration));
-      m.total_ps += duration;
-      for (uint32_t i = x.x->first_op; i < x.x->first_op + x.x->ops; ++i) {
-        const PartialExecutionOp& o = x.device->execution_ops[i];
-        auto [it, inserted] = ops.try_emplace(std::string(x.host->str(o.name)));
-        OpSamples& s = it->second;
-        if (inserted) {
-          s.name = it->first;
-          s.per_exec.assign(steady.size(), 0.0);
-          const PartialOpInfo& info = x.host->op_infos[o.info];
-          s.opcode = x.host->str(info.opcode);
-          s.op_name = x.host->str(info.op_name);
-          s.source = x.host->str(info.source);
-          s.category = x.host->str(info.category);
-        }
-        s.events += o.events;
-        s.total_ps += o.total_ps;
-        s.per_exec[k] += static_cast<double>(o.total_ps);
-      }
-    }
-    for (auto& [_, s] : ops) m.ops.push_back(std::move(s));
-    m.captures = {m.per_exec.size()};
-    out.modules.push_back(std::move(m));
+    out.modules.push_back(module_samples(name, b));
+    b = ModuleBuild{};  // its executions are samples now
   }
-  out.steps = step_samples_from(steps_from_partials(set));
+  out.steps = step_samples_from(steps_from_partials(set, /*modules=*/false));
   return out;
 }
 

@@ -259,7 +259,7 @@ void extract_steps(PartialBuild& b) {
   mark_compiling_steps(b);
 }
 
-StepsResult steps_from_partials(const PartialSet& set) {
+StepsResult steps_from_partials(const PartialSet& set, bool with_modules) {
   set.require(kPartSteps | kPartExecutions, "steps");
   StepsResult r;
   // Each host's steps and windows (a few per step), read one host at a time.
@@ -352,6 +352,7 @@ StepsResult steps_from_partials(const PartialSet& set) {
           s.device_ps += duration;
           s.device_end_ps = std::max(s.device_end_ps, x.end_ps + shift);
           s.warmup = s.warmup || x.warmup;
+          if (!with_modules) continue;
           const std::string name(h.module_name(x.module));
           const ProgramId program = h.modules[x.module].program_id;
           StepModule& m = modules[w.step][{name, program}];
