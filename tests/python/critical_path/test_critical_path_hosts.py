@@ -4,8 +4,8 @@ annotations of one step are one step; its path adds up to the step time and runs
 planted slow host, which holds the others at every collective: each step's `collectives` name it
 the last to arrive, and so does the critical-path section of `report --together`; summary and
 the report, which read the hosts one by one, say they have no path for them. host=NAME:median on
-a set whose step marks follow the devices predicts the set made without the slow host within 10%
-(docs/critical-path.md, Not covered yet, says what holds the rest)."""
+a set that models a synchronous job predicts the set made with that host at its normal speed
+within 5%."""
 from __future__ import annotations
 
 import json
@@ -80,38 +80,39 @@ def test_report_names_the_holding_host_and_summary_has_no_path(jaxprof_bin, host
     assert "4 hosts" in json.loads(out)["critical_path"]["unavailable"]
 
 
-def _make(tmp: Path, binary, slow: int) -> Path:
-    return oc.make_hosts(tmp, binary, "--hosts", "4", "--host-mb", "0.3", "--slow", str(slow),
-                         "--marks-follow-devices", timeout=300)
+def _make(tmp: Path, binary, hosts: int, slow: int, *extra: str) -> Path:
+    return oc.make_hosts(tmp, binary, "--hosts", str(hosts), "--host-mb", "0.3", "--slow",
+                         str(slow), "--model", "sync", *extra, timeout=300)
 
 
 @pytest.mark.skipif(not TOOLS.exists(), reason="make_hosts.py needs ../shared/tools/scale_xplane.py")
-def test_slow_host_at_the_median(jaxprof_bin, tmp_path: Path) -> None:
-    """host=NAME:median on a set whose hosts wait for their devices (step marks without drift),
-    against the same set made without the slow host: the prediction moves toward it, never past
-    it, and lands within 10% of it (7% when this was written: 3.27 ms predicted, 3.05 ms without
-    the slow host, 3.66 ms measured). What holds the rest is in docs/critical-path.md (Not covered
-    yet): the generator moves the other hosts' ops against their own step marks too."""
-    slow_set = _make(tmp_path / "slow", jaxprof_bin, 1)
-    truth_set = _make(tmp_path / "even", jaxprof_bin, 0)
-    slow = (slow_set / "planted.txt").read_text().split()[0]
+@pytest.mark.parametrize("hosts,slow", [(4, 1), (48, 2)])
+def test_slow_host_at_the_median(jaxprof_bin, tmp_path: Path, hosts: int, slow: int) -> None:
+    """host=host0003:median (the slowest planted host) on a set that models a synchronous job
+    (make_hosts.py --model sync: waiting only inside collectives, which end at one instant on
+    every host), against the same set made with that host at its normal speed, everything else
+    alike (with 48 hosts, host0042 stays 1.35x slow and holds the others in its place): the
+    prediction lands within 5% of it (docs/critical-path.md, Not covered yet, has the figures:
+    +3.1% with 4 hosts, +0.5% with 48 when this was written)."""
+    slow_set = _make(tmp_path / "slow", jaxprof_bin, hosts, slow)
+    truth_set = _make(tmp_path / "even", jaxprof_bin, hosts, slow, "--not-slow", "host0003")
+    planted = (slow_set / "planted.txt").read_text().split()
+    assert planted[0] == "host0003" and len(planted) == 2 * slow
+    assert "host0003" not in (truth_set / "planted.txt").read_text()
 
     def run(path, *extra):
         out = subprocess.run([str(jaxprof_bin), "critical-path", str(path), "--format", "json",
                               *extra], check=True, capture_output=True, text=True, timeout=120)
         return json.loads(out.stdout)
 
-    with_slow = run(slow_set, "--what-if", f"host={slow}:median")
+    with_slow = run(slow_set, "--what-if", "host=host0003:median")
     even = run(truth_set)
     [change] = with_slow["what_if"]
     measured, predicted = change["measured_step_ns"], change["predicted_step_ns"]
-    truth = sum(s["step_ns"] for s in even["steps"] if not s["warmup"]) / sum(
-        1 for s in even["steps"] if not s["warmup"])
-    assert truth < measured
-    assert truth <= predicted < measured, (truth, predicted, measured)
-    assert predicted <= truth * 1.10, (truth, predicted, measured)
-    # A fifth of the way or less before host events waited for their devices in replays.
-    assert measured - predicted > 0.5 * (measured - truth), (truth, predicted, measured)
+    steady = [s["step_ns"] for s in even["steps"] if not s["warmup"]]
+    truth = sum(steady) / len(steady)
+    assert truth < measured, (truth, measured)
+    assert abs(predicted - truth) <= 0.05 * truth, (truth, predicted, measured)
 
 
 @pytest.mark.skipif(not TOOLS.exists(), reason="needs ../shared/tools/scale_xplane.py")

@@ -123,7 +123,9 @@ std::vector<int64_t> node_slack(const StepGraph& g) {
     if (latest[v] == INT64_MAX) latest[v] = end;  // reaches no end: due by the step's end
     for (uint32_t i = g.first_in[v]; i < g.first_in[v + 1]; ++i) {
       const GraphEdge& e = g.edges[i];
-      if (e.weight_ps == kAbsentEdge || e.kind == EdgeKind::kHostSpan) continue;
+      if (e.weight_ps == kAbsentEdge || e.kind == EdgeKind::kHostSpan ||
+          e.kind == EdgeKind::kOutside)
+        continue;
       latest[e.from] = std::min(latest[e.from], latest[v] - e.weight_ps);
     }
   }
@@ -299,7 +301,8 @@ CriticalStep follow_step(const Profile& profile, const ProfileWork& all, size_t 
   s.marked_ps = step.end_ps - step.start_ps;
   s.warmup = step.warmup;
   s.nodes = g.nodes.size();
-  s.edges = g.edges.size() - g.span_tails.size();  // those that bind as measured
+  // Those that bind as measured.
+  s.edges = g.edges.size() - g.span_tails.size() - g.outside_edges;
   std::vector<int64_t> on_path;
   s.path = walk_path(g, profile.hosts, step.host, on_path);
   s.critical_ps = by_category(s.path);

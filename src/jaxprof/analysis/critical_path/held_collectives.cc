@@ -18,7 +18,10 @@ std::vector<HeldCollective> held_collectives(const StepGraph& g,
   const uint32_t barrier0 = 2 * static_cast<uint32_t>(g.nodes.size());
   std::vector<HeldCollective> out;
   for (uint32_t v = barrier0; v < g.first_launch; ++v) {
-    const uint32_t b = g.first_in[v], e = g.first_in[v + 1];
+    // Its participants in the step (those after it, kOutside, come last).
+    const uint32_t b = g.first_in[v];
+    uint32_t e = g.first_in[v + 1];
+    while (e > b && g.edges[e - 1].kind == EdgeKind::kOutside) --e;
     const uint32_t instance = v - barrier0;
     const uint32_t members =
         instance < g.instance_members.size() ? g.instance_members[instance] : e - b;

@@ -1,7 +1,10 @@
 #include "jaxprof/analysis/critical_path/step_graph.h"
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
+
+#include "jaxprof/analysis/stats/significance.h"
 
 namespace jaxprof {
 
@@ -94,6 +97,100 @@ std::vector<uint32_t> forward_order(const StepGraph& g, bool& cyclic) {
     order.insert(order.end(), rest.begin(), rest.end());
   }
   return order;
+}
+
+// Edges by target, in the order given (a counting sort: stable, linear), and the vertices' order.
+void index_edges(StepGraph& g, std::vector<GraphEdge> edges) {
+  g.first_in.assign(g.time_ps.size() + 1, 0);
+  for (const GraphEdge& e : edges) ++g.first_in[e.to + 1];
+  for (size_t v = 0; v < g.time_ps.size(); ++v) g.first_in[v + 1] += g.first_in[v];
+  g.edges.resize(edges.size());
+  {
+    std::vector<uint32_t> at(g.first_in.begin(), g.first_in.end() - 1);
+    for (const GraphEdge& e : edges) g.edges[at[e.to]++] = e;
+  }
+  edges = {};
+  g.order = forward_order(g, g.cyclic);
+}
+
+// Per host, its clock's offset from the others': the median, over the step's instances that span
+// hosts, of when the instance ends on it less the median over its hosts. Empty when none spans
+// hosts.
+std::vector<int64_t> host_offsets(const StepGraph& g, const StepWork& work) {
+  std::vector<std::vector<std::pair<uint32_t, int64_t>>> ends(work.instances);
+  uint32_t hosts = 0;
+  for (uint32_t i = 0; i < g.nodes.size(); ++i)
+    if (work.instance[i] != kNone) {
+      ends[work.instance[i]].push_back({g.nodes[i].host, g.nodes[i].end_ps});
+      hosts = std::max(hosts, g.nodes[i].host + 1);
+    }
+  std::vector<std::vector<double>> diffs(hosts);
+  bool across = false;
+  std::vector<double> per_host;
+  for (auto& e : ends) {
+    std::sort(e.begin(), e.end());
+    per_host.clear();
+    for (size_t k = 0; k < e.size(); ++k)
+      if (k == 0 || e[k].first != e[k - 1].first)
+        per_host.push_back(static_cast<double>(e[k].second));
+    if (per_host.size() < 2) continue;
+    across = true;
+    const double mid = median(per_host);
+    for (size_t k = 0; k < e.size(); ++k)
+      if (k == 0 || e[k].first != e[k - 1].first)
+        diffs[e[k].first].push_back(static_cast<double>(e[k].second) - mid);
+  }
+  if (!across) return {};
+  std::vector<int64_t> out(hosts, 0);
+  for (uint32_t h = 0; h < hosts; ++h)
+    if (!diffs[h].empty()) out[h] = std::llround(median(std::move(diffs[h])));
+  return out;
+}
+
+// The participants of the step's instances that start after it (kOutside): each arrives a fixed
+// time after the last op of its lane in the step, where it has one. With `outside` false, none.
+// Sets replay_lag.
+void add_outside(StepGraph& g, const StepWork& work, const std::vector<uint32_t>& members,
+                 const std::vector<uint32_t>& lane_last, std::vector<GraphEdge>* outside) {
+  const uint32_t barrier0 = 2 * static_cast<uint32_t>(g.nodes.size());
+  std::vector<int64_t> last(work.instances, INT64_MIN);  // on the common clock
+  for (uint32_t i = 0; i < g.nodes.size(); ++i) {
+    const uint32_t inst = work.instance[i];
+    if (inst != kNone && members[inst] > 1)
+      last[inst] = std::max(last[inst], g.nodes[i].start_ps - g.offset_of(g.nodes[i].host));
+  }
+  for (const StepWork::Outside& o : work.outside) {
+    if (!outside || o.instance >= work.instances || members[o.instance] <= 1 ||
+        o.lane >= lane_last.size())
+      continue;
+    const uint32_t l = lane_last[o.lane];
+    if (l == kNone) continue;
+    outside->push_back({StepGraph::end_of(l), barrier0 + o.instance, o.start_ps - g.nodes[l].end_ps,
+                        EdgeKind::kOutside, l});
+    ++g.outside_edges;
+    last[o.instance] = std::max(last[o.instance], o.start_ps - g.offset_of(g.nodes[l].host));
+  }
+  g.replay_lag.assign(work.instances, 0);
+  for (uint32_t k = 0; k < work.instances; ++k)
+    if (last[k] != INT64_MIN) g.replay_lag[k] = last[k] - g.time_ps[barrier0 + k];
+}
+
+// The hosts' clock offsets, the participants after the step, the edges by target and the order.
+void finish_edges(StepGraph& g, const StepWork& work, const std::vector<uint32_t>& members,
+                  const std::vector<uint32_t>& lane_last, std::vector<GraphEdge> edges) {
+  g.host_offset = host_offsets(g, work);
+  add_outside(g, work, members, lane_last, &edges);
+  index_edges(g, std::move(edges));
+  if (g.cyclic && g.outside_edges > 0) {
+    // Kept only where they close no cycle: the measured graph's order stands.
+    std::vector<GraphEdge> kept;
+    kept.reserve(g.edges.size() - g.outside_edges);
+    for (const GraphEdge& e : g.edges)
+      if (e.kind != EdgeKind::kOutside) kept.push_back(e);
+    g.outside_edges = 0;
+    add_outside(g, work, members, lane_last, nullptr);
+    index_edges(g, std::move(kept));
+  }
 }
 
 }  // namespace
@@ -234,18 +331,7 @@ StepGraph build_step_graph(StepWork work) {
   for (uint32_t l : lane_last)
     if (l != kNone) last.push_back(StepGraph::end_of(l));
   list.lag(end, last, EdgeKind::kStepEndGap, kNone);
-
-  // Edges by target, in the order they were added (a counting sort: stable, linear).
-  g.first_in.assign(g.time_ps.size() + 1, 0);
-  for (const GraphEdge& e : list.edges) ++g.first_in[e.to + 1];
-  for (size_t v = 0; v < g.time_ps.size(); ++v) g.first_in[v + 1] += g.first_in[v];
-  g.edges.resize(list.edges.size());
-  {
-    std::vector<uint32_t> at(g.first_in.begin(), g.first_in.end() - 1);
-    for (const GraphEdge& e : list.edges) g.edges[at[e.to]++] = e;
-  }
-  list.edges = {};
-  g.order = forward_order(g, g.cyclic);
+  finish_edges(g, work, members, lane_last, std::move(list.edges));
   return g;
 }
 
@@ -253,7 +339,8 @@ uint32_t binding_edge(const StepGraph& g, uint32_t v, const std::vector<uint8_t>
   uint32_t best = kNone;
   for (uint32_t i = g.first_in[v]; i < g.first_in[v + 1]; ++i) {
     const GraphEdge& e = g.edges[i];
-    if (e.weight_ps == kAbsentEdge || e.kind == EdgeKind::kHostSpan) continue;
+    if (e.weight_ps == kAbsentEdge || e.kind == EdgeKind::kHostSpan || e.kind == EdgeKind::kOutside)
+      continue;
     if (skip && (*skip)[e.from]) continue;
     if (best == kNone ||
         g.time_ps[e.from] + e.weight_ps > g.time_ps[g.edges[best].from] + g.edges[best].weight_ps)

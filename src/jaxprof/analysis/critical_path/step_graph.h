@@ -62,6 +62,11 @@ enum class EdgeKind : uint8_t {
   // after that op (its tail). Binds only in what-if replays (as measured, the event's own time
   // binds), where the event's own time is that tail after its start.
   kHostSpan,
+  // A participant of a collective instance that starts after the step (merged steps of several
+  // hosts cut instances) arrives a fixed time after the last op of its lane in the step. Binds
+  // only in what-if replays, where the instance's transfer runs from the last arrival in or out
+  // of the step (as measured, from the last in the step).
+  kOutside,
 };
 
 // The weight of an edge that does not bind as measured (a collective's time without its barrier):
@@ -96,6 +101,17 @@ struct StepGraph {
   std::vector<uint32_t> instance_members;  // as StepWork's
   // The host events that span a device op of their host (kHostSpan), by node: each one's tail.
   std::vector<std::pair<uint32_t, int64_t>> span_tails;
+  // Per host: its clock's offset from the others', from when the step's instances across hosts
+  // end on each (an instance ends at one instant on every participant); empty when none spans
+  // hosts. What-if replays meet at collectives on the hosts' common clock.
+  std::vector<int64_t> host_offset;
+  // Per instance: its last arrival in replays (on the common clock, counting the participants
+  // after the step that kOutside edges bring in) less its measured barrier.
+  std::vector<int64_t> replay_lag;
+  uint32_t outside_edges = 0;
+  int64_t offset_of(uint32_t host) const {
+    return host < host_offset.size() ? host_offset[host] : 0;
+  }
   bool is_launch(uint32_t v) const { return v >= first_launch && v < end_vertex(); }
   uint32_t end_vertex() const { return static_cast<uint32_t>(time_ps.size() - 1); }
   static uint32_t start_of(uint32_t node) { return 2 * node; }
@@ -109,7 +125,10 @@ std::vector<int64_t> replay(const StepGraph& g, Weight&& weight) {
   for (uint32_t v : g.order) {
     const uint32_t b = g.first_in[v], e = g.first_in[v + 1];
     if (b == e) {
-      t[v] = g.time_ps[v];
+      if constexpr (requires { weight.source(v); })
+        t[v] = weight.source(v);  // a source that a what-if moves
+      else
+        t[v] = g.time_ps[v];
       continue;
     }
     int64_t best = INT64_MIN;
@@ -131,6 +150,12 @@ struct StepWork {
   std::vector<uint8_t> execution_start;
   // Per instance: its participants in the whole profile (empty: those in the step are all).
   std::vector<uint32_t> instance_members;
+  // The participants of the step's instances that start after the step.
+  struct Outside {
+    uint32_t instance, lane;
+    int64_t start_ps;
+  };
+  std::vector<Outside> outside;
 };
 
 // Adds the edges and orders the vertices.

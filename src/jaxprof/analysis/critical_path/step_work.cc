@@ -241,6 +241,15 @@ ProfileWork gather_profile_work(const Profile& profile, StepsResult steps) {
     if (inst >= w.instance_members.size()) w.instance_members.resize(inst + 1, 0);
     ++w.instance_members[inst];
   }
+  w.member_first.assign(w.instance_members.size() + 1, 0);
+  for (size_t k = 0; k < w.instance_members.size(); ++k)
+    w.member_first[k + 1] = w.member_first[k] + w.instance_members[k];
+  w.member_nodes.resize(w.member_first.back());
+  {
+    std::vector<uint32_t> at(w.member_first.begin(), w.member_first.end() - 1);
+    for (uint32_t i = 0; i < w.instance.size(); ++i)
+      if (w.instance[i] != kNone) w.member_nodes[at[w.instance[i]]++] = i;
+  }
   if (w.steps.empty() && !w.device_nodes.empty()) {
     // No steps marked: the whole profile's device work is one window.
     Step s;
@@ -281,7 +290,22 @@ StepWork step_work(const Profile& profile, const ProfileWork& all, size_t index)
   }
   w.instances = static_cast<uint32_t>(local.size());
   w.instance_members.resize(w.instances);
-  for (const auto& [global, mine] : local) w.instance_members[mine] = all.instance_members[global];
+  std::vector<uint32_t> in_step(w.instances, 0);
+  for (uint32_t inst : w.instance)
+    if (inst != kNone) ++in_step[inst];
+  const size_t end_index = static_cast<size_t>(last - all.device_nodes.begin());
+  for (const auto& [global, mine] : local) {
+    w.instance_members[mine] = all.instance_members[global];
+    if (in_step[mine] >= all.instance_members[global] || global + 1 >= all.member_first.size())
+      continue;
+    // The participants that start after the step: where their lanes are when they arrive.
+    for (uint32_t k = all.member_first[global]; k < all.member_first[global + 1]; ++k) {
+      const uint32_t i = all.member_nodes[k];
+      if (i < end_index) continue;
+      const GraphNode& n = all.device_nodes[i];
+      w.outside.push_back({mine, n.lane, n.start_ps});
+    }
+  }
   if (all.source == "host-annotation")
     for (const Step& part : all.parts[index]) add_host_events(profile, part, w);
   return w;

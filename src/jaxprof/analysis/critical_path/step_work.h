@@ -30,6 +30,9 @@ struct ProfileWork {
   // Per collective instance (global id): its participants in the whole profile, so that a step
   // that holds only some of them (merged steps of several hosts overlap) can tell.
   std::vector<uint32_t> instance_members;
+  // Per instance, its device nodes (indices into device_nodes, by start): those of instance k
+  // are member_nodes[member_first[k], member_first[k + 1]).
+  std::vector<uint32_t> member_first, member_nodes;
 };
 
 ProfileWork gather_profile_work(const Profile& profile);

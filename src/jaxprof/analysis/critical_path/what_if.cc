@@ -42,39 +42,72 @@ int64_t scaled(int64_t w, double f) {
   return static_cast<int64_t>(std::llround(static_cast<double>(w) * f));
 }
 
-// Each host's device compute (ops that are not collectives) in a step, and whether it has any.
-void add_compute(const StepGraph& g, std::vector<int64_t>& work, std::vector<uint8_t>& has) {
-  for (const GraphNode& n : g.nodes)
-    if (n.kind == NodeKind::kOp && n.host < work.size())
-      work[n.host] += n.duration_ps(), has[n.host] = 1;
-}
+// Each host's device compute (ops that are not collectives) by op name, over several steps: its
+// time and count per name.
+struct HostCompute {
+  std::vector<std::string_view> names;  // the names seen, in order
+  std::unordered_map<std::string_view, uint32_t> index;
+  std::vector<std::vector<std::pair<int64_t, uint32_t>>> by_host;  // [host][name]: time, count
 
-double median_ratio(const std::vector<int64_t>& work, const std::vector<uint8_t>& has,
-                    const WhatIfSpec& spec, const std::vector<std::string>& host_names) {
-  std::vector<double> present;
-  int64_t own = 0;
-  for (size_t h = 0; h < work.size(); ++h)
-    if (has[h]) {
-      present.push_back(static_cast<double>(work[h]));
-      if (host_names[h] == spec.target) own = work[h];
+  void add(const StepGraph& g) {
+    std::vector<uint32_t> ids(g.names.size());
+    for (size_t k = 0; k < g.names.size(); ++k) {
+      auto [it, added] = index.try_emplace(g.names[k], static_cast<uint32_t>(names.size()));
+      if (added) names.push_back(g.names[k]);
+      ids[k] = it->second;
     }
-  if (present.empty() || own <= 0) return 1;
-  return median(std::move(present)) / static_cast<double>(own);
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const GraphNode& n = g.nodes[i];
+      if (n.kind != NodeKind::kOp || n.host >= by_host.size()) continue;
+      auto& row = by_host[n.host];
+      if (row.size() < names.size()) row.resize(names.size());
+      auto& [time, count] = row[ids[g.name_of[i]]];
+      time += n.duration_ps();
+      ++count;
+    }
+  }
+
+  // The median host's speed over host `x`'s: each host's time for x's ops (its mean per op name,
+  // over the names both ran, times x's count) over x's own, the median of these. A step's window
+  // holds more or fewer ops of one host than of another, so the hosts' sums alone misjudge it.
+  double median_ratio(size_t x) const {
+    const auto& own = by_host[x];
+    std::vector<double> ratios;
+    for (const auto& row : by_host) {
+      double theirs = 0, mine = 0;
+      for (size_t k = 0; k < own.size() && k < row.size(); ++k)
+        if (own[k].second > 0 && row[k].second > 0 && own[k].first > 0) {
+          theirs += static_cast<double>(row[k].first) / row[k].second * own[k].second;
+          mine += static_cast<double>(own[k].first);
+        }
+      if (mine > 0) ratios.push_back(theirs / mine);
+    }
+    return ratios.empty() ? 1 : median(std::move(ratios));
+  }
+};
+
+// The median host's speed over host `target`'s (HostCompute::median_ratio); 1 when no host is so
+// named or it has no device compute.
+double host_ratio(const HostCompute& compute, const std::string& target,
+                  const std::vector<std::string>& host_names) {
+  const auto it = std::find(host_names.begin(), host_names.end(), target);
+  return it == host_names.end()
+             ? 1
+             : compute.median_ratio(static_cast<size_t>(it - host_names.begin()));
 }
 
-// host=NAME:median: the host's speed set to the median host's. The ratio of the median host's
-// device compute (ops that are not collectives: a collective's time is mostly waiting for the
-// others) to the host's own, over the steps set_host_ratios saw, else in this step; the host's
-// own work and the gaps on its lanes and thread take it, while its collectives keep their
-// transfer after the last arrival (when the host arrives sooner, the barrier moves with it). 1
-// when the host has no device compute.
+// host=NAME:median: the host's speed set to the median host's. The median host's time for the
+// host's device compute (ops that are not collectives: a collective's time is mostly waiting for
+// the others) over the host's own, over the steps set_host_ratios saw, else in this step; the
+// host's own work and the gaps on its lanes and thread take it, while its collectives keep their
+// transfer after the last arrival (when the host arrives sooner, the barrier moves with it).
 double host_median_ratio(const StepGraph& g, const WhatIfSpec& spec,
                          const std::vector<std::string>& host_names) {
   if (spec.ratio > 0) return spec.ratio;
-  std::vector<int64_t> work(host_names.size(), 0);
-  std::vector<uint8_t> has(host_names.size(), 0);
-  add_compute(g, work, has);
-  return median_ratio(work, has, spec, host_names);
+  HostCompute compute;
+  compute.by_host.resize(host_names.size());
+  compute.add(g);
+  return host_ratio(compute, spec.target, host_names);
 }
 
 // The factor each node's own time takes under `spec`.
@@ -151,15 +184,15 @@ WhatIfSpec parse_what_if(const std::string& text) {
 
 void set_host_ratios(std::vector<WhatIfSpec>& specs, const std::vector<const StepGraph*>& steps,
                      const std::vector<std::string>& host_names) {
-  std::vector<int64_t> work(host_names.size(), 0);
-  std::vector<uint8_t> has(host_names.size(), 0);
   bool any = false;
   for (const WhatIfSpec& spec : specs) any |= spec.kind == WhatIfSpec::Kind::kHostMedian;
   if (!any) return;
-  for (const StepGraph* g : steps) add_compute(*g, work, has);
+  HostCompute compute;
+  compute.by_host.resize(host_names.size());
+  for (const StepGraph* g : steps) compute.add(*g);
   for (WhatIfSpec& spec : specs)
     if (spec.kind == WhatIfSpec::Kind::kHostMedian)
-      spec.ratio = median_ratio(work, has, spec, host_names);
+      spec.ratio = host_ratio(compute, spec.target, host_names);
 }
 
 const char* gap_category(EdgeKind kind) {
@@ -215,6 +248,15 @@ class WhatIfWeights {
     }
   }
 
+  // A source's time: as measured, but a source of a host at the median (its first work in the
+  // step) comes after the step's start by that much less, as a gap on its thread does.
+  int64_t source(uint32_t v) const {
+    const int64_t t = g_.time_ps[v];
+    const size_t node = v / 2;
+    if (gap_node_factor_.empty() || node >= gap_node_factor_.size() || t <= g_.start_ps) return t;
+    return g_.start_ps + by(t - g_.start_ps, gap_node_factor_[node]);
+  }
+
   // Whether the weights only scale (no edge appears or goes).
   bool scales_only() const { return !overlapped_ && !launches_free_; }
 
@@ -228,9 +270,24 @@ class WhatIfWeights {
         return by(e.weight_ps, factor_[e.node]);
       case EdgeKind::kHostSpan:
         return by(e.weight_ps, factor_[e.node]);
-      case EdgeKind::kTail:
+      case EdgeKind::kTail: {
         if (overlapped_ && g_.nodes[e.node].kind == NodeKind::kCollective) return kAbsentEdge;
-        return e.weight_ps > 0 ? by(e.weight_ps, factor_[e.node]) : e.weight_ps;
+        // A collective's transfer runs from its last arrival, in the step or after it, on the
+        // hosts' common clock; each participant's end is on its own.
+        const size_t barrier = e.from - 2 * g_.nodes.size();
+        const int64_t w = e.from >= 2 * g_.nodes.size() && barrier < g_.replay_lag.size()
+                              ? e.weight_ps - g_.replay_lag[barrier]
+                              : e.weight_ps;
+        return w > 0 ? by(w, factor_[e.node]) : w;
+      }
+      case EdgeKind::kOutside: {
+        // The lane's time until it arrives: the host's, at the median host's speed or its own.
+        if (overlapped_) return kAbsentEdge;
+        const int64_t w = gap_node_factor_.empty() || e.weight_ps <= 0
+                              ? e.weight_ps
+                              : by(e.weight_ps, gap_node_factor_[e.node]);
+        return w - g_.offset_of(g_.nodes[e.node].host);
+      }
       case EdgeKind::kDeviceGap:
       case EdgeKind::kLaunchGap:
         // Free launches: a kernel waits for no launch (at the earliest, the step's start).
@@ -240,7 +297,10 @@ class WhatIfWeights {
       case EdgeKind::kStepEndGap:
         return gap(e);
       case EdgeKind::kZero:
-        return e.weight_ps;
+        // An arrival at a collective, on the hosts' common clock.
+        return g_.host_offset.empty() || e.node >= g_.nodes.size()
+                   ? e.weight_ps
+                   : e.weight_ps - g_.offset_of(g_.nodes[e.node].host);
     }
     return e.weight_ps;
   }
@@ -260,7 +320,7 @@ class WhatIfWeights {
   std::vector<double> gap_node_factor_;  // per node, for the gap before it (host=NAME:median)
   std::vector<int64_t> span_tail_;       // per node: its tail (kHostSpan), or kNoSpan
   static constexpr int64_t kNoSpan = INT64_MIN;
-  double gap_factor_[static_cast<size_t>(EdgeKind::kHostSpan) + 1];
+  double gap_factor_[static_cast<size_t>(EdgeKind::kOutside) + 1];
   bool overlapped_ = false, launches_free_ = false;
 };
 
@@ -281,6 +341,10 @@ std::optional<int64_t> what_if_gain_bound(const StepGraph& g, const std::vector<
   // path of the changed graph: the replay's end is at least its changed length, so the step
   // gains at most what the path's edges lose.
   int64_t lost = 0;
+  // The path's first vertex, a source, may move earlier (a host at the median).
+  const uint32_t first = path.empty() ? g.end_vertex() : g.edges[path.back()].from;
+  if (g.first_in[first] == g.first_in[first + 1])
+    lost = std::max<int64_t>(0, g.time_ps[first] - weight.source(first));
   for (uint32_t i : path) {
     const GraphEdge& edge = g.edges[i];
     lost = std::min(lost + std::max<int64_t>(0, edge.weight_ps - weight(edge)), INT64_MAX / 4);

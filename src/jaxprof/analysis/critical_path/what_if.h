@@ -6,7 +6,8 @@
 //                            elementwise/fusion, collective, memcpy, other), host events ("host"),
 //                            or the gaps: device-idle, launch, host-idle
 //   host=NAME:median         the host at the median host's speed: its ops (not collectives), host
-//                            events and gaps scaled by the median device compute over its own
+//                            events, gaps and start in the step scaled by the median host's
+//                            time for its device compute over its own (per op name)
 //   collectives=overlapped   collectives cost nothing and hold no one (no barrier)
 //   launches=free            no device op waits after its predecessor or its launch (device gaps 0)
 #pragma once
@@ -33,17 +34,18 @@ struct WhatIfSpec {
   std::string target;  // pattern, category or host name
   double factor = 1;
   std::shared_ptr<const re2::RE2> pattern;  // kOp
-  // kHostMedian: the median host's device compute over the host's own, over the steps that
-  // set_host_ratios saw; 0 until then (each step's own compute gives it).
+  // kHostMedian: the median host's time for the host's device compute over the host's own (each
+  // host's mean per op name times the host's count), over the steps that set_host_ratios saw; 0
+  // until then (each step's own compute gives it).
   double ratio = 0;
 };
 
 // Throws InputError naming what is wrong with `text`.
 WhatIfSpec parse_what_if(const std::string& text);
 
-// host=NAME:median from the device compute of several steps together (the steady ones): which
-// ops a step's window holds varies from host to host, so one step's compute misjudges the host's
-// speed. Sets `ratio` on each such spec.
+// host=NAME:median from the device compute of several steps together (the steady ones), op name
+// by op name: which ops a step's window holds varies from host to host, so sums misjudge the
+// host's speed. Sets `ratio` on each such spec.
 void set_host_ratios(std::vector<WhatIfSpec>& specs, const std::vector<const StepGraph*>& steps,
                      const std::vector<std::string>& host_names);
 

@@ -276,3 +276,79 @@ TEST(CriticalPath, TheWalkNeverComesBackToAVertex) {
 
 }  // namespace
 }  // namespace jaxprof
+
+namespace jaxprof {
+namespace {
+
+GraphNode host_node(std::string_view name, uint32_t lane, uint32_t host, NodeKind kind, int64_t s,
+                    int64_t e) {
+  GraphNode n;
+  n.name = name;  // a literal: GraphNode holds a view
+  n.category = kind == NodeKind::kCollective ? "collective" : "gemm";
+  n.lane = n.device = lane;
+  n.host = host;
+  n.kind = kind;
+  n.start_ps = s;
+  n.end_ps = e;
+  return n;
+}
+
+// Two hosts meet at an all-reduce; host 1's clock runs 50 ahead, so as measured it seems to
+// arrive last (60 against 20) though host 0 did (20 against 10 on one clock). The instance ends
+// at one instant on both (90 and 140 on their clocks): replays meet on the common clock that
+// gives, so halving host 0's op before the collective gains 10, where the measured barrier (at
+// host 1's 60) would have held it.
+TEST(CriticalPath, ReplaysMeetOnTheHostsCommonClock) {
+  StepWork w;
+  w.start_ps = 0;
+  w.end_ps = 100;
+  w.devices = w.lanes = {"d0", "d1"};
+  w.nodes = {host_node("a", 0, 0, NodeKind::kOp, 0, 20),
+             host_node("b", 1, 1, NodeKind::kOp, 50, 60),
+             host_node("ar", 0, 0, NodeKind::kCollective, 20, 90),
+             host_node("ar", 1, 1, NodeKind::kCollective, 60, 140)};
+  w.instance = {UINT32_MAX, UINT32_MAX, 0, 0};
+  w.instances = 1;
+  w.execution_start = {1, 1, 0, 0};
+  const StepGraph g = build_step_graph(w);
+  ASSERT_EQ(g.host_offset.size(), 2u);
+  EXPECT_EQ(g.host_offset[1] - g.host_offset[0], 50);
+  EXPECT_EQ(g.time_ps[g.end_vertex()], 140);
+  EXPECT_EQ(replay_what_if(g, {parse_what_if("op=^nothing$:1")}, {}), 140);
+  EXPECT_EQ(replay_what_if(g, {parse_what_if("op=^a$:0.5")}, {}), 130);
+  EXPECT_EQ(replay_what_if(g, {parse_what_if("op=^b$:0.5")}, {}), 140);
+  const std::optional<int64_t> bound =
+      what_if_gain_bound(g, binding_path(g), {parse_what_if("op=^a$:0.5")}, {});
+  ASSERT_TRUE(bound);
+  EXPECT_GE(*bound, 10);
+}
+
+// A participant that starts after the step (merged steps of several hosts cut an instance): as
+// measured the instance's transfer runs from the last arrival in the step (20), so the wait for
+// the later one is part of it; a replay counts that participant, arriving as long after its
+// lane's last op in the step as measured, and the transfer from it: halving that op gains.
+TEST(CriticalPath, ReplaysCountParticipantsAfterTheStep) {
+  StepWork w;
+  w.start_ps = 0;
+  w.end_ps = 100;
+  w.devices = w.lanes = {"d0", "d1", "d2"};
+  // ar on d1 starts after the step (at 70): only its arrival is known, from the whole profile.
+  w.nodes = {host_node("b", 1, 0, NodeKind::kOp, 0, 30),
+             host_node("ar", 2, 0, NodeKind::kCollective, 10, 90),
+             host_node("ar", 0, 0, NodeKind::kCollective, 20, 90)};
+  w.instance = {UINT32_MAX, 0, 0};
+  w.instances = 1;
+  w.instance_members = {3};
+  w.outside = {{0, 1, 70}};
+  w.execution_start = {1, 1, 1};
+  const StepGraph g = build_step_graph(w);
+  EXPECT_EQ(g.outside_edges, 1u);
+  EXPECT_EQ(g.time_ps[g.end_vertex()], 100);
+  EXPECT_EQ(replay_what_if(g, {parse_what_if("op=^nothing$:1")}, {}), 100);
+  EXPECT_EQ(replay_what_if(g, {parse_what_if("op=^b$:0.5")}, {}), 85);
+  // As measured the participant after the step is no edge of the path.
+  for (uint32_t i : binding_path(g)) EXPECT_NE(g.edges[i].kind, EdgeKind::kOutside);
+}
+
+}  // namespace
+}  // namespace jaxprof
