@@ -257,7 +257,9 @@ def sync_warps(planes, f, sync):
 
     def warp(ts, colls):
         base = ts * 1000
-        full = sync_warp([(base + a, base + b) for a, b in colls], origin, ends, f) if colls else host
+        full = host
+        if colls:
+            full = sync_warp([(base + a, base + b) for a, b in colls], origin, ends, f)
         return lambda t: full(base + t) - base
 
     return warp
