@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "jaxprof/render/flame/flame_folded.h"
 #include "jaxprof/common/units.h"
+#include "jaxprof/render/flame/flame_folded.h"
 
 namespace jaxprof {
 
@@ -129,7 +129,13 @@ void json_node(const FlameTree& t, uint32_t id, std::string& out) {
 }
 
 std::string json(const FlameTree& t) {
-  std::string out = fmt::format("{{\"by\": {}, \"devices\": [", json_string(flame_by_name(t.by)));
+  // Sized up front from the names: grown by doubling, the text of a tree of 8,000 devices (43
+  // MB at 1,000 hosts) held up to three times its size while it was copied.
+  size_t estimate = 256 + 320 * t.devices.size();
+  for (const FlameNode& n : t.nodes) estimate += n.name.size() + 112;
+  std::string out;
+  out.reserve(estimate);
+  out += fmt::format("{{\"by\": {}, \"devices\": [", json_string(flame_by_name(t.by)));
   for (size_t i = 0; i < t.devices.size(); ++i) {
     const FlameDevice& d = t.devices[i];
     if (i) out += ", ";
@@ -146,7 +152,8 @@ std::string json(const FlameTree& t) {
   out += "], \"tree\": ";
   json_node(t, 0, out);
   out += ", \"warnings\": " + json_string_array(t.warnings);
-  return out + "}\n";
+  out += "}\n";
+  return out;
 }
 
 }  // namespace
