@@ -106,14 +106,13 @@ TEST(PartialSpill, AnalysesOfStoredHostsAreThoseOfHostsInMemory) {
     }
     EXPECT_EQ(render_compile(compile_from_partials(set), json),
               render_compile(compile_from_partials(memory), json));
-    // None of those decoded every host at once.
-    EXPECT_FALSE(set.decoded_all());
-    // What needs every host at once (steps, cross-host analyses) decodes them all, once.
+    // Steps and the comparison of hosts (clock offsets, who arrived last) go host by host too.
     EXPECT_EQ(render_modules(modules_from_partials(set), json),
               render_modules(modules_from_partials(memory), json));
     EXPECT_EQ(render_hosts(hosts_from_partials(set), json),
               render_hosts(hosts_from_partials(memory), json));
-    EXPECT_TRUE(set.decoded_all());
+    // None of those decoded every host at once.
+    EXPECT_FALSE(set.decoded_all());
   }
 }
 
