@@ -92,9 +92,12 @@ LineIncs collect_line(const Profile& p, uint32_t li, const std::vector<CompileEv
     }
     // Children of a non-compile event that is not a Python frame anchor to it (PjitFunction(f)).
     uint32_t child_anchor = (!include && !(trait & kPythonFrame)) ? e : anchor;
-    if (d > 0)
-      stack.push_back({s + d, inc != kNone ? inc : parent, child_anchor,
-                       folded || (inc != kNone && (trait & kFolded))});
+    const Open open{s + d, inc != kNone ? inc : parent, child_anchor,
+                    folded || (inc != kNone && (trait & kFolded))};
+    // An entry that tells its children what the one below it tells them (most Python frames of
+    // a traced main thread: 287k events a host) need not be kept: it ends within that one.
+    if (d > 0 && (open.inc != parent || open.anchor != anchor || open.folded != folded))
+      stack.push_back(open);
   }
   return out;
 }
