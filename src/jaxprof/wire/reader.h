@@ -48,6 +48,13 @@ uint64_t read_varint_slow(const uint8_t*& p, const uint8_t* end, const uint8_t* 
                                                    const uint8_t* origin) {
   if (p < end && *p < 0x80) [[likely]]
     return *p++;
+  // Two bytes (ids and metadata ids from 128 to 16383) inline too: through the call they were
+  // a tenth of the CPU of summarising many hosts.
+  if (end - p >= 2 && p[1] < 0x80) {
+    const uint64_t v = (p[0] & 0x7fu) | (uint64_t{p[1]} << 7);
+    p += 2;
+    return v;
+  }
   return read_varint_slow(p, end, origin);
 }
 

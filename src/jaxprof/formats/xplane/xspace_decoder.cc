@@ -125,13 +125,13 @@ inline size_t XSpaceImporter::decode_chunk(const Chunk& c, WorkerTables& w) {
           break;
         }
         case key(xevent::kOffsetPs, WireType::kVarint): {
-          uint64_t v = wire::read_varint(q, event_end, origin_);
+          uint64_t v = wire::read_long_varint(q, event_end, origin_);  // picoseconds: long
           if (!(scalars & 2)) offset_ps = v;
           scalars |= 2;
           break;
         }
         case key(xevent::kDurationPs, WireType::kVarint): {
-          uint64_t v = wire::read_varint(q, event_end, origin_);
+          uint64_t v = wire::read_long_varint(q, event_end, origin_);  // picoseconds: long
           if (!(scalars & 4)) duration_ps = v;
           scalars |= 4;
           break;
