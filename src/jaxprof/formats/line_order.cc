@@ -29,6 +29,7 @@ void sort_line_events(Events& ev, uint32_t b, uint32_t n, LineColumns columns) {
   permute(ev.duration_ps);
   permute(ev.metadata);
   permute(ev.raw);
+  if (ev.wide) permute(ev.raw_high);
   permute(ev.hlo_op);
   permute(ev.module);
   if (columns.kernel_ids) {

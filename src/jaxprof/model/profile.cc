@@ -41,6 +41,7 @@ void Events::resize(size_t n, bool uninitialised) {
   duration_ps.resize(n, !uninitialised);
   metadata.resize(n, !uninitialised);
   raw.resize(n, !uninitialised);
+  if (wide) raw_high.resize(n, !uninitialised);
   hlo_op.resize(n, !uninitialised);
   module.resize(n, !uninitialised);
   correlation_id.resize(n, !uninitialised);
@@ -50,11 +51,18 @@ void Events::resize(size_t n, bool uninitialised) {
   memory_op.resize(n, !uninitialised);
 }
 
+void Events::make_wide() {
+  if (wide) return;
+  wide = true;
+  raw_high.resize(raw.size(), /*zero=*/true);
+}
+
 void Events::reserve(size_t n) {
   start_ps.reserve(n);
   duration_ps.reserve(n);
   metadata.reserve(n);
   raw.reserve(n);
+  if (wide) raw_high.reserve(n);
   hlo_op.reserve(n);
   module.reserve(n);
   correlation_id.reserve(n);
@@ -98,7 +106,7 @@ bool EventSource::scan_line(const Profile&, uint32_t, std::span<const uint8_t>,
   return false;
 }
 
-void EventSource::find_scanned_event_stats(const Profile&, uint32_t, uint32_t,
+void EventSource::find_scanned_event_stats(const Profile&, uint32_t, uint64_t,
                                            std::span<const StringId>,
                                            std::span<std::optional<StatValue>>) const {
   throw std::logic_error("find_scanned_event_stats: this source does not scan lines");
@@ -122,7 +130,7 @@ void Profile::scan_line(uint32_t li, std::span<const uint8_t> want,
   for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e)
     if (want[events.metadata[e]])
       out.push_back(
-          {events.start_ps[e], events.duration_ps[e], events.metadata[e], e, events.raw[e]});
+          {events.start_ps[e], events.duration_ps[e], events.metadata[e], e, events.raw_offset(e)});
 }
 
 bool EventSource::visit_line(const Profile&, uint32_t, std::span<const uint8_t>,
@@ -145,7 +153,7 @@ void Profile::visit_line(uint32_t li, std::span<const uint8_t> want,
   for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
     if (!want[events.metadata[e]]) continue;
     ScannedEvent scanned{events.start_ps[e], events.duration_ps[e], events.metadata[e], e,
-                         events.raw[e]};
+                         events.raw_offset(e)};
     reader->read(scanned, own);
     visit(scanned, own);
   }

@@ -127,7 +127,13 @@ struct Events {
   Column<int64_t> start_ps;
   Column<int64_t> duration_ps;
   Column<uint32_t> metadata;  // index into Profile::event_metadata
-  Column<uint32_t> raw;       // offset in the plane bytes of the XEvent's length prefix
+  // Offset in the plane bytes of the XEvent's length prefix (raw_offset): its low 32 bits, and
+  // its high ones in raw_high only when a plane passes 4 GiB (`wide`), so that the column costs
+  // 4 bytes an event everywhere else. Importers whose events are records of their own (nsys-jax,
+  // Chrome traces) keep an index in `raw`.
+  Column<uint32_t> raw;
+  Column<uint32_t> raw_high;
+  bool wide = false;
   Column<StringId> hlo_op;    // 0 = none
   Column<uint32_t> module;    // index into Profile::modules, 0 = none
   // The event's own correlation_id and group_id stats, for the analyses that read them for every
@@ -150,6 +156,9 @@ struct Events {
 
   size_t size() const { return start_ps.size(); }
   int64_t end_ps(size_t e) const { return start_ps[e] + duration_ps[e]; }
+  uint64_t raw_offset(size_t e) const {
+    return wide ? uint64_t{raw[e]} | uint64_t{raw_high[e]} << 32 : raw[e];
+  }
   // The op's own duration: on the device's clock when the event carries it (its line's
   // `device_clock` is set and the event has both stats), else the timeline duration.
   int64_t op_duration_ps(const Line& line, size_t e) const {
@@ -160,6 +169,8 @@ struct Events {
   bool on_device_clock(const Line& line, size_t e) const {
     return line.device_clock && device_duration_ps[e] != kNoStat;
   }
+  // From now on keep raw_high too (a plane of 4 GiB or more is coming); events so far get 0.
+  void make_wide();
   // New events are zero unless `uninitialised` (for importers that write every slot).
   void resize(size_t n, bool uninitialised = false);
   // Room for n events, so that importers adding several files grow the columns once.
@@ -175,7 +186,7 @@ struct ScannedEvent {
   int64_t duration_ps = 0;
   uint32_t metadata = 0;         // index into Profile::event_metadata
   uint32_t event = kNotDecoded;  // index into Profile::events when the line is decoded
-  uint32_t raw = 0;              // offset of the XEvent in its plane bytes (not decoded)
+  uint64_t raw = 0;              // offset of the XEvent in its plane bytes (not decoded)
 };
 
 // What Profile::visit_line hands over per event: the event, and its own first stat of each name
@@ -224,7 +235,7 @@ class EventSource {
   // Whether scan_line reads lines without decoding them (true) or gives up (false).
   virtual bool can_scan_lines() const { return false; }
   // find_event_stats for an event that scan_line yielded from a line not decoded.
-  virtual void find_scanned_event_stats(const Profile& profile, uint32_t plane, uint32_t raw,
+  virtual void find_scanned_event_stats(const Profile& profile, uint32_t plane, uint64_t raw,
                                         std::span<const StringId> names,
                                         std::span<std::optional<StatValue>> out) const;
   // A StatReader for events of `plane`; the default asks find_event_stats (or

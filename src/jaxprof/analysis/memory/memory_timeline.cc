@@ -71,7 +71,7 @@ struct AllocatorEvent {
   int64_t time_ps = 0;
   int64_t in_use = 0, reserved = 0, peak = 0, bytes = 0, address = 0;
   uint32_t line = 0;
-  uint32_t raw = 0;    // where its stats are, for the lazy ones
+  uint64_t raw = 0;    // where its stats are, for the lazy ones
   uint32_t event = 0;  // index into Profile::events when its line is decoded
   uint32_t key = 0;    // the allocator: index into its line's keys, then the global one
   uint8_t flags = 0;

@@ -77,7 +77,7 @@ std::vector<DeviceLines> op_devices(const Profile& profile) {
         int32_t ordinal = -1;
         if (reader) {
           reader->read(
-              ScannedEvent{ev.start_ps[e], ev.duration_ps[e], ev.metadata[e], e, ev.raw[e]}, value);
+              ScannedEvent{ev.start_ps[e], ev.duration_ps[e], ev.metadata[e], e, ev.raw_offset(e)}, value);
           if (value[0]) ordinal = static_cast<int32_t>(value[0]->as_int().value_or(-1));
         }
         (*ordinals)[e - lo] = ordinal;

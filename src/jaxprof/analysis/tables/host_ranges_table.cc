@@ -70,7 +70,7 @@ RecordTable host_ranges_table(const Profile& p) {
         start.push(s);
         dur.push(d);
         if (reader) {
-          ScannedEvent se{s, d, ev.metadata[e], e, ev.raw[e]};
+          ScannedEvent se{s, d, ev.metadata[e], e, ev.raw_offset(e)};
           reader->read(se, value);
           if (std::optional<int64_t> v = value[0] ? value[0]->as_int() : std::nullopt)
             corr.push(*v);

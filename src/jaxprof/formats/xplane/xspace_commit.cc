@@ -182,9 +182,9 @@ inline void XSpaceImporter::scan_plane(std::string_view bytes) {
     }
   }
   plane.kind = classify_plane(p_->strings[plane.name]);
-  if (plane.bytes.size() > std::numeric_limits<uint32_t>::max())
-    throw InputError("", "plane larger than 4 GiB is not supported",
-                     Reader(bytes, origin_).offset_of(bytes));
+  // Events keep their offset in 32 bits unless some plane needs more (a host plane of 4.7 GB in
+  // a 5.3 GB capture of Python threads).
+  if (plane.bytes.size() > std::numeric_limits<uint32_t>::max()) p_->events.make_wide();
 
   PlaneLookup& lookup = lookups_.emplace_back();
   // Stat metadata first: event metadata stats and refs need the names.

@@ -83,6 +83,7 @@ inline size_t XSpaceImporter::decode_chunk(const Chunk& c, WorkerTables& w) {
   const uint8_t* p = pbase + c.begin;
   const uint8_t* const line_end = pbase + c.end;
   Events& ev = p_->events;
+  const bool wide = ev.wide;
   uint32_t e = c.first_event;
   const uint32_t last = c.first_event + c.count;
   while (e < last && p < line_end) {
@@ -98,7 +99,9 @@ inline size_t XSpaceImporter::decode_chunk(const Chunk& c, WorkerTables& w) {
       continue;
     }
     ++p;
-    ev.raw[e] = static_cast<uint32_t>(p - pbase);
+    const uint64_t at = static_cast<uint64_t>(p - pbase);
+    ev.raw[e] = static_cast<uint32_t>(at);
+    if (wide) ev.raw_high[e] = static_cast<uint32_t>(at >> 32);
     uint64_t len = wire::read_varint(p, line_end, origin_);
     if (len > static_cast<uint64_t>(line_end - p)) fail_at(field, "event is longer than its line");
     const uint8_t* q = p;

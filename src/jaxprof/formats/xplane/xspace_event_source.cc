@@ -18,7 +18,7 @@ namespace jaxprof::xspace_import {
 
 // The stats of the XEvent at `raw` in the plane bytes.
 inline std::vector<Stat> XSpaceImporter::stats_at(const Profile& p, uint32_t plane,
-                                                  uint32_t raw) const {
+                                                  uint64_t raw) const {
   const Plane& pl = p.planes[plane];
   const uint8_t* at = reinterpret_cast<const uint8_t*>(pl.bytes.data()) + raw;
   const uint8_t* end = reinterpret_cast<const uint8_t*>(pl.bytes.data() + pl.bytes.size());
@@ -68,7 +68,7 @@ inline void XSpaceImporter::read_stat_value(const Profile& p, const Plane& pl, c
 }
 
 // Sets the unset out[i] to the value of the event's first own stat with stat id ids[i].
-inline void XSpaceImporter::stats_by_id(const Profile& p, uint32_t plane, uint32_t raw,
+inline void XSpaceImporter::stats_by_id(const Profile& p, uint32_t plane, uint64_t raw,
                                         const int64_t* ids, size_t n,
                                         std::optional<StatValue>* out) const {
   const Plane& pl = p.planes[plane];
@@ -114,7 +114,7 @@ inline void XSpaceImporter::stats_by_id(const Profile& p, uint32_t plane, uint32
   }
 }
 
-inline void XSpaceImporter::find_stats_at(const Profile& p, uint32_t plane, uint32_t raw,
+inline void XSpaceImporter::find_stats_at(const Profile& p, uint32_t plane, uint64_t raw,
                                           std::span<const StringId> names,
                                           std::span<std::optional<StatValue>> out) const {
   if (names.size() > kMaxNames) {
@@ -128,16 +128,16 @@ inline void XSpaceImporter::find_stats_at(const Profile& p, uint32_t plane, uint
 }
 
 std::vector<Stat> XSpaceImporter::event_stats(const Profile& p, uint32_t plane, uint32_t e) const {
-  return naming_file(*buf_, [&] { return stats_at(p, plane, p.events.raw[e]); });
+  return naming_file(*buf_, [&] { return stats_at(p, plane, p.events.raw_offset(e)); });
 }
 
 void XSpaceImporter::find_event_stats(const Profile& p, uint32_t plane, uint32_t e,
                                       std::span<const StringId> names,
                                       std::span<std::optional<StatValue>> out) const {
-  naming_file(*buf_, [&] { find_stats_at(p, plane, p.events.raw[e], names, out); });
+  naming_file(*buf_, [&] { find_stats_at(p, plane, p.events.raw_offset(e), names, out); });
 }
 
-void XSpaceImporter::find_scanned_event_stats(const Profile& p, uint32_t plane, uint32_t raw,
+void XSpaceImporter::find_scanned_event_stats(const Profile& p, uint32_t plane, uint64_t raw,
                                               std::span<const StringId> names,
                                               std::span<std::optional<StatValue>> out) const {
   naming_file(*buf_, [&] { find_stats_at(p, plane, raw, names, out); });
@@ -154,7 +154,7 @@ class XSpaceImporter::IdStatReader final : public StatReader {
   void read(const ScannedEvent& e, std::span<std::optional<StatValue>> out) const override {
     for (auto& o : out) o.reset();
     if (!any_) return;
-    uint32_t raw = e.event == ScannedEvent::kNotDecoded ? e.raw : p_.events.raw[e.event];
+    uint64_t raw = e.event == ScannedEvent::kNotDecoded ? e.raw : p_.events.raw_offset(e.event);
     naming_file(*importer_.buf_,
                 [&] { importer_.stats_by_id(p_, plane_, raw, ids_, n_, out.data()); });
   }
@@ -227,7 +227,7 @@ inline void XSpaceImporter::scan_chunks(const Profile& p, uint32_t li,
         continue;
       }
       ++q;
-      const uint32_t raw = static_cast<uint32_t>(q - pbase);
+      const uint64_t raw = static_cast<uint64_t>(q - pbase);
       uint64_t len = wire::read_varint(q, line_end, origin_);
       if (len > static_cast<uint64_t>(line_end - q))
         fail_at(field, "event is longer than its line");

@@ -76,8 +76,8 @@ constexpr int kWorkerShift = 24;
 
 struct Chunk {
   uint32_t plane;        // index into Profile::planes
-  uint32_t begin;        // offset in the plane bytes of the first event field of the chunk
-  uint32_t end;          // offset in the plane bytes just past the line message
+  uint64_t begin;        // offset in the plane bytes of the first event field of the chunk
+  uint64_t end;          // offset in the plane bytes just past the line message
   uint32_t count;        // events to decode
   uint32_t first_event;  // destination index in Profile::events
   int64_t line_base_ps;  // (line timestamp - host base) * 1000
@@ -253,7 +253,7 @@ class XSpaceImporter : public EventSource {
   void find_event_stats(const Profile& p, uint32_t plane, uint32_t e,
                         std::span<const StringId> names,
                         std::span<std::optional<StatValue>> out) const override;
-  void find_scanned_event_stats(const Profile& p, uint32_t plane, uint32_t raw,
+  void find_scanned_event_stats(const Profile& p, uint32_t plane, uint64_t raw,
                                 std::span<const StringId> names,
                                 std::span<std::optional<StatValue>> out) const override;
   std::unique_ptr<StatReader> stat_reader(const Profile& p, uint32_t plane,
@@ -273,8 +273,8 @@ class XSpaceImporter : public EventSource {
     uint32_t line;  // index into Profile::lines
     int64_t timestamp_ns = 0;
     uint32_t events = 0;
-    std::vector<std::pair<uint32_t, uint32_t>> chunk_starts;  // (offset, event index in segment)
-    uint32_t end = 0;                                         // offset past the segment
+    std::vector<std::pair<uint64_t, uint32_t>> chunk_starts;  // (offset, event index in segment)
+    uint64_t end = 0;                                         // offset past the segment
     std::vector<uint64_t> metadata_bits;  // see Line::metadata_bits; empty when unknown
   };
 
@@ -335,12 +335,12 @@ class XSpaceImporter : public EventSource {
   void sort_lines(const std::vector<uint32_t>& lines);
 
   // xspace_event_source.cc
-  std::vector<Stat> stats_at(const Profile& p, uint32_t plane, uint32_t raw) const;
+  std::vector<Stat> stats_at(const Profile& p, uint32_t plane, uint64_t raw) const;
   bool stat_ids(uint32_t plane, std::span<const StringId> names, int64_t* ids) const;
-  void find_stats_at(const Profile& p, uint32_t plane, uint32_t raw,
+  void find_stats_at(const Profile& p, uint32_t plane, uint64_t raw,
                      std::span<const StringId> names,
                      std::span<std::optional<StatValue>> out) const;
-  void stats_by_id(const Profile& p, uint32_t plane, uint32_t raw, const int64_t* ids, size_t n,
+  void stats_by_id(const Profile& p, uint32_t plane, uint64_t raw, const int64_t* ids, size_t n,
                    std::optional<StatValue>* out) const;
   void read_stat_value(const Profile& p, const Plane& pl, const uint8_t* stat, const uint8_t* value,
                        const uint8_t* end, StatValue& out) const;

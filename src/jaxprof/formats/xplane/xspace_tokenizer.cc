@@ -106,7 +106,7 @@ inline XSpaceImporter::CountedLine XSpaceImporter::count_line(std::string_view p
     // Runs of events are the bulk: count them with a tight loop.
     while (p < end && *p == kEventKey) {
       if (events % kChunkEvents == 0)
-        pending.chunk_starts.emplace_back(static_cast<uint32_t>(p - pbase), events);
+        pending.chunk_starts.emplace_back(static_cast<uint64_t>(p - pbase), events);
       const uint8_t* field = p++;
       uint64_t len = wire::read_varint(p, end, origin_);
       if (len > static_cast<uint64_t>(end - p))
@@ -156,7 +156,7 @@ inline XSpaceImporter::CountedLine XSpaceImporter::count_line(std::string_view p
     p = skip_field(p, end);
   }
   pending.events = events;
-  pending.end = static_cast<uint32_t>(end - pbase);
+  pending.end = static_cast<uint64_t>(end - pbase);
   return out;
 }
 
