@@ -8,6 +8,7 @@
 
 #include <set>
 
+#include "graph_node_builder.h"
 #include "jaxprof/common/error.h"
 #include "jaxprof/formats/load.h"
 #include "test_paths.h"
@@ -280,19 +281,6 @@ TEST(CriticalPath, TheWalkNeverComesBackToAVertex) {
 namespace jaxprof {
 namespace {
 
-GraphNode host_node(std::string_view name, uint32_t lane, uint32_t host, NodeKind kind, int64_t s,
-                    int64_t e) {
-  GraphNode n;
-  n.name = name;  // a literal: GraphNode holds a view
-  n.category = kind == NodeKind::kCollective ? "collective" : "gemm";
-  n.lane = n.device = lane;
-  n.host = host;
-  n.kind = kind;
-  n.start_ps = s;
-  n.end_ps = e;
-  return n;
-}
-
 // Two hosts meet at an all-reduce; host 1's clock runs 50 ahead, so as measured it seems to
 // arrive last (60 against 20) though host 0 did (20 against 10 on one clock). The instance ends
 // at one instant on both (90 and 140 on their clocks): replays meet on the common clock that
@@ -303,10 +291,10 @@ TEST(CriticalPath, ReplaysMeetOnTheHostsCommonClock) {
   w.start_ps = 0;
   w.end_ps = 100;
   w.devices = w.lanes = {"d0", "d1"};
-  w.nodes = {host_node("a", 0, 0, NodeKind::kOp, 0, 20),
-             host_node("b", 1, 1, NodeKind::kOp, 50, 60),
-             host_node("ar", 0, 0, NodeKind::kCollective, 20, 90),
-             host_node("ar", 1, 1, NodeKind::kCollective, 60, 140)};
+  w.nodes = {graph_node("a", 0, 0, NodeKind::kOp, 0, 20),
+             graph_node("b", 1, 1, NodeKind::kOp, 50, 60),
+             graph_node("ar", 0, 0, NodeKind::kCollective, 20, 90),
+             graph_node("ar", 1, 1, NodeKind::kCollective, 60, 140)};
   w.instance = {UINT32_MAX, UINT32_MAX, 0, 0};
   w.instances = 1;
   w.execution_start = {1, 1, 0, 0};
@@ -333,9 +321,9 @@ TEST(CriticalPath, ReplaysCountParticipantsAfterTheStep) {
   w.end_ps = 100;
   w.devices = w.lanes = {"d0", "d1", "d2"};
   // ar on d1 starts after the step (at 70): only its arrival is known, from the whole profile.
-  w.nodes = {host_node("b", 1, 0, NodeKind::kOp, 0, 30),
-             host_node("ar", 2, 0, NodeKind::kCollective, 10, 90),
-             host_node("ar", 0, 0, NodeKind::kCollective, 20, 90)};
+  w.nodes = {graph_node("b", 1, 0, NodeKind::kOp, 0, 30),
+             graph_node("ar", 2, 0, NodeKind::kCollective, 10, 90),
+             graph_node("ar", 0, 0, NodeKind::kCollective, 20, 90)};
   w.instance = {UINT32_MAX, 0, 0};
   w.instances = 1;
   w.instance_members = {3};

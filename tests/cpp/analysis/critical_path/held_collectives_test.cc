@@ -5,25 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include "graph_node_builder.h"
 #include "jaxprof/analysis/critical_path/critical_path_digest.h"
 #include "jaxprof/formats/load.h"
 #include "test_paths.h"
 
 namespace jaxprof {
 namespace {
-
-GraphNode node(std::string_view name, uint32_t lane, uint32_t host, NodeKind kind, int64_t s,
-               int64_t e) {
-  GraphNode n;
-  n.name = name;  // a literal: GraphNode holds a view
-  n.category = kind == NodeKind::kCollective ? "collective" : "gemm";
-  n.lane = n.device = lane;
-  n.host = host;
-  n.kind = kind;
-  n.start_ps = s;
-  n.end_ps = e;
-  return n;
-}
 
 // Three devices on two hosts meet at an all-reduce, then two of them at an all-gather. Host 1's
 // device is last at the first (after its op "slow"); at the second, host 0's device 1 is last,
@@ -33,15 +21,15 @@ TEST(HeldCollectives, TheLastArrivalHoldsTheOthers) {
   w.start_ps = 0;
   w.end_ps = 200;
   w.devices = w.lanes = {"d0", "d1", "d2"};
-  w.nodes = {node("fast", 0, 0, NodeKind::kOp, 0, 20),
-             node("mid", 1, 0, NodeKind::kOp, 0, 30),
-             node("slow", 2, 1, NodeKind::kOp, 0, 70),
-             node("ar", 0, 0, NodeKind::kCollective, 20, 90),
-             node("ar", 1, 0, NodeKind::kCollective, 30, 90),
-             node("ar", 2, 1, NodeKind::kCollective, 70, 90),
-             node("ag", 0, 0, NodeKind::kCollective, 95, 150),
-             node("ag", 1, 0, NodeKind::kCollective, 120, 150),
-             node("solo", 2, 1, NodeKind::kCollective, 95, 150)};
+  w.nodes = {graph_node("fast", 0, 0, NodeKind::kOp, 0, 20),
+             graph_node("mid", 1, 0, NodeKind::kOp, 0, 30),
+             graph_node("slow", 2, 1, NodeKind::kOp, 0, 70),
+             graph_node("ar", 0, 0, NodeKind::kCollective, 20, 90),
+             graph_node("ar", 1, 0, NodeKind::kCollective, 30, 90),
+             graph_node("ar", 2, 1, NodeKind::kCollective, 70, 90),
+             graph_node("ag", 0, 0, NodeKind::kCollective, 95, 150),
+             graph_node("ag", 1, 0, NodeKind::kCollective, 120, 150),
+             graph_node("solo", 2, 1, NodeKind::kCollective, 95, 150)};
   w.instance = {UINT32_MAX, UINT32_MAX, UINT32_MAX, 0, 0, 0, 1, 1, 2};
   w.instances = 3;
   w.execution_start = {1, 1, 1, 0, 0, 0, 0, 0, 0};
