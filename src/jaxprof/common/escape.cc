@@ -13,8 +13,12 @@ std::string json_string(std::string_view s) {
 
 void append_json_string(std::string& out, std::string_view s) {
   out += '"';
+  // Runs of bytes that stand for themselves are appended whole (most strings are one run).
+  size_t run = 0;
   for (size_t i = 0; i < s.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') continue;
+    out.append(s.data() + run, i - run);
     switch (c) {
       case '"':
         out += "\\\"";
@@ -46,11 +50,11 @@ void append_json_string(std::string& out, std::string_view s) {
           } else {
             out += "\\ufffd";
           }
-        } else {
-          out += static_cast<char>(c);
         }
     }
+    run = i + 1;
   }
+  out.append(s.data() + run, s.size() - run);
   out += '"';
 }
 

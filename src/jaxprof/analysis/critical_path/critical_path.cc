@@ -87,7 +87,11 @@ std::vector<PathSegment> walk_path(const StepGraph& g, const std::vector<Host>& 
   Walk w{g, hosts, {}, g.time_ps[g.end_vertex()]};
   on_path.assign(g.nodes.size(), 0);
   uint32_t v = g.end_vertex();
-  for (uint32_t i : binding_path(g)) {
+  const std::vector<uint32_t> edges = binding_path(g);
+  // A segment per edge at most, and the step's start: sized once (a path may hold hundreds of
+  // thousands).
+  w.path.reserve(edges.size() + 1);
+  for (uint32_t i : edges) {
     const GraphEdge& edge = g.edges[i];
     const int64_t from_t = g.time_ps[edge.from];
     const GraphNode* node = edge.node == kNone ? nullptr : &g.nodes[edge.node];

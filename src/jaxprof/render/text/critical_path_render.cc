@@ -25,8 +25,20 @@ std::string changes_json(const std::vector<WhatIfChange>& changes) {
   return out + "]";
 }
 
-std::string step_json(const CriticalStep& s) {
-  std::string out = fmt::format(
+// What a step's path takes in JSON, near enough (its names unescaped, its numbers at most 20
+// digits): reserved up front, so that tens of MB are written once, never grown and copied.
+size_t path_json_bytes(const CriticalStep& s) {
+  constexpr size_t kSegment = 100 + 2 * 20;  // the field names, quotes and separators; 2 numbers
+  size_t bytes = 0;
+  for (const PathSegment& p : s.path)
+    bytes += kSegment + p.host.size() + p.device.size() + p.name.size() + p.kind.size() +
+             p.category.size();
+  return bytes;
+}
+
+// Appended to `out` in place: a step's JSON may be tens of MB.
+void append_step_json(std::string& out, const CriticalStep& s) {
+  out += fmt::format(
       "{{\"number\": {}, \"name\": {}, \"host\": {}, \"start_ps\": {}, \"step_ns\": {}, "
       "\"marked_ns\": {}, \"warmup\": {}, \"nodes\": {}, \"edges\": {}, \"critical_ns\": {{",
       s.number, json_string(s.name), json_string(s.host), s.start_ps, ps_to_ns_exact(s.step_ps),
@@ -35,7 +47,6 @@ std::string step_json(const CriticalStep& s) {
     out += fmt::format("{}{}: {}", i ? ", " : "", json_string(s.critical_ps[i].first),
                        ps_to_ns_exact(s.critical_ps[i].second));
   out += "}, \"path\": [";
-  out.reserve(out.size() + s.path.size() * 160);  // about what a segment takes
   // Appended in place: a step's path may hold a few hundred thousand segments, and a string per
   // field took a fifth of the command on the 80 MB TPU profile.
   for (size_t i = 0; i < s.path.size(); ++i) {
@@ -87,20 +98,32 @@ std::string step_json(const CriticalStep& s) {
     out += "]";
   }
   out += '}';
-  return out;
 }
 
 std::string json(const CriticalPathResult& r) {
   std::string out = fmt::format("{{\"step_source\": {}, \"assumptions\": {}, \"steps\": [",
                                 json_string(r.step_source), json_string_array(r.assumptions));
+  // Besides the paths, a few hundred bytes per step and per op (a margin, not a bound).
+  size_t bytes = out.size() + 4096;
+  for (const CriticalStep& s : r.steps)
+    bytes += path_json_bytes(s) + 1024 + (s.ops.size() + s.collectives.size()) * 320;
+  out.reserve(bytes);
   for (size_t i = 0; i < r.steps.size(); ++i) {
     if (i) out += ", ";
-    out += step_json(r.steps[i]);  // appended, not joined first: a step's may be tens of MB
+    append_step_json(out, r.steps[i]);
   }
-  out += "], \"what_if\": " + changes_json(r.what_ifs);
-  if (!r.combined.empty()) out += ", \"what_if_combined\": " + change_json(r.combined[0]);
-  out += ", \"ranked\": " + changes_json(r.ranked);
-  return out + ", \"warnings\": " + json_string_array(r.warnings) + "}\n";
+  out += "], \"what_if\": ";
+  out += changes_json(r.what_ifs);
+  if (!r.combined.empty()) {
+    out += ", \"what_if_combined\": ";
+    out += change_json(r.combined[0]);
+  }
+  out += ", \"ranked\": ";
+  out += changes_json(r.ranked);
+  out += ", \"warnings\": ";
+  out += json_string_array(r.warnings);
+  out += "}\n";
+  return out;
 }
 
 // One row per op of each step: what a spreadsheet wants.
