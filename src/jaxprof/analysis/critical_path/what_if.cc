@@ -216,7 +216,7 @@ class WhatIfWeights {
  public:
   WhatIfWeights(const StepGraph& g, const std::vector<WhatIfSpec>& specs,
                 const std::vector<std::string>& host_names)
-      : g_(g), factor_(g.nodes.size(), 1.0) {
+      : g_(g) {
     if (!g.span_tails.empty()) {
       span_tail_.assign(g.nodes.size(), kNoSpan);
       for (const auto& [node, tail] : g.span_tails) span_tail_[node] = tail;
@@ -224,22 +224,27 @@ class WhatIfWeights {
     // Specs together: node factors multiply, gap factors multiply per gap kind (an array by
     // EdgeKind: the ranking replays once per candidate, with no lookup by name per edge).
     std::fill(std::begin(gap_factor_), std::end(gap_factor_), 1.0);
-    for (const WhatIfSpec& spec : specs) {
-      if (spec.kind == WhatIfSpec::Kind::kOp || spec.kind == WhatIfSpec::Kind::kCategory) {
-        const std::vector<double> f = node_factors(g, spec);
-        for (size_t i = 0; i < f.size(); ++i) factor_[i] *= f[i];
-      } else if (spec.kind == WhatIfSpec::Kind::kHostMedian) {
-        const double r = host_median_ratio(g, spec, host_names);
-        if (r != 1.0) {
-          if (gap_node_factor_.empty()) gap_node_factor_.assign(g.nodes.size(), 1.0);
-          for (size_t i = 0; i < g.nodes.size(); ++i) {
-            const GraphNode& n = g.nodes[i];
-            if (n.host >= host_names.size() || host_names[n.host] != spec.target) continue;
-            if (n.kind != NodeKind::kCollective) factor_[i] *= r;
-            gap_node_factor_[i] *= r;
+    if (!by_name_or_category(specs))
+      for (const WhatIfSpec& spec : specs) {
+        if (spec.kind == WhatIfSpec::Kind::kOp || spec.kind == WhatIfSpec::Kind::kCategory) {
+          if (factor_.empty()) factor_.assign(g.nodes.size(), 1.0);
+          const std::vector<double> f = node_factors(g, spec);
+          for (size_t i = 0; i < f.size(); ++i) factor_[i] *= f[i];
+        } else if (spec.kind == WhatIfSpec::Kind::kHostMedian) {
+          const double r = host_median_ratio(g, spec, host_names);
+          if (r != 1.0) {
+            if (factor_.empty()) factor_.assign(g.nodes.size(), 1.0);
+            if (gap_node_factor_.empty()) gap_node_factor_.assign(g.nodes.size(), 1.0);
+            for (size_t i = 0; i < g.nodes.size(); ++i) {
+              const GraphNode& n = g.nodes[i];
+              if (n.host >= host_names.size() || host_names[n.host] != spec.target) continue;
+              if (n.kind != NodeKind::kCollective) factor_[i] *= r;
+              gap_node_factor_[i] *= r;
+            }
           }
         }
       }
+    for (const WhatIfSpec& spec : specs) {
       overlapped_ |= spec.kind == WhatIfSpec::Kind::kCollectivesOverlapped;
       launches_free_ |= spec.kind == WhatIfSpec::Kind::kLaunchesFree;
       if (spec.kind == WhatIfSpec::Kind::kCategory && is_gap_category(spec.target))
@@ -260,16 +265,24 @@ class WhatIfWeights {
   // Whether the weights only scale (no edge appears or goes).
   bool scales_only() const { return !overlapped_ && !launches_free_; }
 
+  // The factor of node `i`'s own time: the product, in the specs' order, of theirs.
+  double factor(uint32_t i) const {
+    if (!factor_.empty()) return factor_[i];
+    if (!name_factor_.empty()) return name_factor_[g_.name_of[i]];
+    if (!category_factor_.empty()) return category_factor_[g_.category_of[i]];
+    return 1.0;
+  }
+
   int64_t operator()(const GraphEdge& e) const {
     switch (e.kind) {
       case EdgeKind::kDuration:
         if (e.weight_ps == kAbsentEdge) return overlapped_ ? 0 : kAbsentEdge;
         // A host event that waits for a device op within it: its tail after its start.
         if (!span_tail_.empty() && span_tail_[e.node] != kNoSpan)
-          return by(span_tail_[e.node], factor_[e.node]);
-        return by(e.weight_ps, factor_[e.node]);
+          return by(span_tail_[e.node], factor(e.node));
+        return by(e.weight_ps, factor(e.node));
       case EdgeKind::kHostSpan:
-        return by(e.weight_ps, factor_[e.node]);
+        return by(e.weight_ps, factor(e.node));
       case EdgeKind::kTail: {
         if (overlapped_ && g_.nodes[e.node].kind == NodeKind::kCollective) return kAbsentEdge;
         // A collective's transfer runs from its last arrival, in the step or after it, on the
@@ -278,7 +291,7 @@ class WhatIfWeights {
         const int64_t w = e.from >= 2 * g_.nodes.size() && barrier < g_.replay_lag.size()
                               ? e.weight_ps - g_.replay_lag[barrier]
                               : e.weight_ps;
-        return w > 0 ? by(w, factor_[e.node]) : w;
+        return w > 0 ? by(w, factor(e.node)) : w;
       }
       case EdgeKind::kOutside: {
         // The lane's time until it arrives: the host's, at the median host's speed or its own.
@@ -307,6 +320,32 @@ class WhatIfWeights {
 
  private:
   static int64_t by(int64_t w, double f) { return f == 1.0 ? w : scaled(w, f); }
+
+  // Where every spec that scales nodes is an op pattern, or every one a category, a node's
+  // factor follows from its name (or category) alone: a factor per name, not per node (the
+  // ranking weighs a dozen candidates over graphs of up to millions of nodes). False where
+  // factors are needed per node (a host at the median, op patterns and categories together).
+  bool by_name_or_category(const std::vector<WhatIfSpec>& specs) {
+    bool ops = false, categories = false;
+    for (const WhatIfSpec& spec : specs) {
+      if (spec.kind == WhatIfSpec::Kind::kHostMedian) return false;
+      ops |= spec.kind == WhatIfSpec::Kind::kOp;
+      categories |= spec.kind == WhatIfSpec::Kind::kCategory;
+    }
+    if (ops && categories) return false;
+    for (const WhatIfSpec& spec : specs)
+      if (spec.kind == WhatIfSpec::Kind::kOp) {
+        if (name_factor_.empty()) name_factor_.assign(g_.names.size(), 1.0);
+        for (size_t k = 0; k < g_.names.size(); ++k)
+          if (RE2::PartialMatch(g_.names[k], *spec.pattern)) name_factor_[k] *= spec.factor;
+      } else if (spec.kind == WhatIfSpec::Kind::kCategory) {
+        const auto it = std::find(g_.categories.begin(), g_.categories.end(), spec.target);
+        if (it == g_.categories.end()) continue;
+        if (category_factor_.empty()) category_factor_.assign(g_.categories.size(), 1.0);
+        category_factor_[static_cast<size_t>(it - g_.categories.begin())] *= spec.factor;
+      }
+    return true;
+  }
   int64_t gap(const GraphEdge& e) const {
     if (e.weight_ps <= 0) return e.weight_ps;
     double f = gap_factor_[static_cast<size_t>(e.kind)];
@@ -316,7 +355,8 @@ class WhatIfWeights {
   }
 
   const StepGraph& g_;
-  std::vector<double> factor_;
+  std::vector<double> factor_;  // per node, where its factor is not by name or category alone
+  std::vector<double> name_factor_, category_factor_;
   std::vector<double> gap_node_factor_;  // per node, for the gap before it (host=NAME:median)
   std::vector<int64_t> span_tail_;       // per node: its tail (kHostSpan), or kNoSpan
   static constexpr int64_t kNoSpan = INT64_MIN;
