@@ -178,6 +178,61 @@ void merge_host_steps(StepsResult steps, ProfileWork& w) {
   w.parts = std::move(sorted_parts);
 }
 
+// (start, index) pairs in order. Each device's nodes mostly come by start already: runs in order
+// are merged (a few devices, a few runs each), and pairs sorted only when there are many runs.
+void sort_keys(std::vector<std::pair<int64_t, uint32_t>>& keys) {
+  std::vector<size_t> runs{0};
+  for (size_t k = 1; k < keys.size(); ++k)
+    if (keys[k] < keys[k - 1]) runs.push_back(k);
+  if (runs.size() > 256) {
+    std::sort(keys.begin(), keys.end());
+    return;
+  }
+  runs.push_back(keys.size());
+  while (runs.size() > 2) {
+    std::vector<size_t> merged{0};
+    for (size_t r = 0; r + 1 < runs.size(); r += 2) {
+      const size_t end = r + 2 < runs.size() ? runs[r + 2] : runs[r + 1];
+      if (r + 2 < runs.size())
+        std::inplace_merge(keys.begin() + static_cast<ptrdiff_t>(runs[r]),
+                           keys.begin() + static_cast<ptrdiff_t>(runs[r + 1]),
+                           keys.begin() + static_cast<ptrdiff_t>(end));
+      merged.push_back(end);
+    }
+    runs = std::move(merged);
+  }
+}
+
+// The device nodes by start, ties in the order added (the pairs are distinct, so any sort gives
+// the same order), moved in place along the permutation's cycles: no second copy of the nodes.
+void sort_by_start(ProfileWork& w) {
+  std::vector<std::pair<int64_t, uint32_t>> keys(w.device_nodes.size());
+  for (uint32_t i = 0; i < keys.size(); ++i) keys[i] = {w.device_nodes[i].start_ps, i};
+  sort_keys(keys);
+  std::vector<uint32_t> from(keys.size());  // position k takes the node at from[k]
+  for (size_t k = 0; k < keys.size(); ++k) from[k] = keys[k].second;
+  keys = {};
+  for (uint32_t k = 0; k < from.size(); ++k) {
+    if (from[k] == k || from[k] == kNone) continue;
+    GraphNode node = std::move(w.device_nodes[k]);
+    const uint32_t instance = w.instance[k];
+    const uint8_t execution_start = w.execution_start[k];
+    uint32_t j = k;
+    while (from[j] != k) {
+      const uint32_t next = from[j];
+      w.device_nodes[j] = std::move(w.device_nodes[next]);
+      w.instance[j] = w.instance[next];
+      w.execution_start[j] = w.execution_start[next];
+      from[j] = kNone;
+      j = next;
+    }
+    w.device_nodes[j] = std::move(node);
+    w.instance[j] = instance;
+    w.execution_start[j] = execution_start;
+    from[j] = kNone;
+  }
+}
+
 }  // namespace
 
 ProfileWork gather_profile_work(const Profile& profile) {
@@ -192,6 +247,12 @@ ProfileWork gather_profile_work(const Profile& profile, StepsResult steps) {
   const std::vector<DeviceExecutions>& execs = module_executions(profile);
   const std::map<InstanceKey, uint32_t> instances = collective_instances(profile);
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, OpCategory> categories;
+  size_t events = 0;  // at most a node each: sized once (a profile may hold millions)
+  for (size_t d = 0; d < devices.size() && d < execs.size(); ++d)
+    for (const ModuleExecution& x : execs[d].executions) events += x.events.size();
+  w.device_nodes.reserve(events);
+  w.instance.reserve(events);
+  w.execution_start.reserve(events);
   // GPU kernels' launches, per host (module_executions has decoded the lines they are on).
   std::map<uint32_t, HostLaunches> launches;
   for (size_t d = 0; d < devices.size() && d < execs.size(); ++d) {
@@ -210,32 +271,7 @@ ProfileWork gather_profile_work(const Profile& profile, StepsResult steps) {
     add_device(profile, devices[d], execs[d], static_cast<uint32_t>(d), host_launches, w,
                categories, instances);
   }
-  // By start, ties in the order added: (start, index) pairs sorted, cheaper than a stable sort
-  // that reads the nodes at every comparison.
-  std::vector<std::pair<int64_t, uint32_t>> keys(w.device_nodes.size());
-  for (uint32_t i = 0; i < keys.size(); ++i) keys[i] = {w.device_nodes[i].start_ps, i};
-  std::sort(keys.begin(), keys.end());
-  std::vector<uint32_t> by_start(keys.size());
-  for (size_t k = 0; k < keys.size(); ++k) by_start[k] = keys[k].second;
-  keys = {};
-  ProfileWork sorted = std::move(w);
-  w = ProfileWork{std::move(sorted.steps),
-                  std::move(sorted.parts),
-                  sorted.source,
-                  std::move(sorted.devices),
-                  std::move(sorted.lanes),
-                  {},
-                  {},
-                  {},
-                  std::move(sorted.warnings)};
-  w.device_nodes.reserve(by_start.size());
-  w.instance.reserve(by_start.size());
-  w.execution_start.reserve(by_start.size());
-  for (uint32_t i : by_start) {
-    w.device_nodes.push_back(std::move(sorted.device_nodes[i]));
-    w.instance.push_back(sorted.instance[i]);
-    w.execution_start.push_back(sorted.execution_start[i]);
-  }
+  sort_by_start(w);
   for (uint32_t inst : w.instance) {
     if (inst == kNone) continue;
     if (inst >= w.instance_members.size()) w.instance_members.resize(inst + 1, 0);
