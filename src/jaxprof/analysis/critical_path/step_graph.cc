@@ -43,6 +43,33 @@ struct EdgeList {
   }
 };
 
+// Distinct strings in order of first sight, each view's index among them. Views of one string of
+// the Profile share its address: a small table by address answers most of them without hashing
+// the text; the text decides the rest (equal texts at two addresses are one).
+class DistinctViews {
+ public:
+  explicit DistinctViews(std::vector<std::string_view>& out) : out_(out) {}
+  uint32_t id(std::string_view s) {
+    Slot& slot = slots_[(reinterpret_cast<uintptr_t>(s.data()) >> 3 ^ s.size()) % kSlots];
+    if (slot.data == s.data() && slot.size == s.size() && slot.data) return slot.id;
+    auto [it, added] = index_.try_emplace(s, static_cast<uint32_t>(out_.size()));
+    if (added) out_.push_back(s);
+    slot = {s.data(), s.size(), it->second};
+    return it->second;
+  }
+
+ private:
+  struct Slot {
+    const char* data = nullptr;
+    size_t size = 0;
+    uint32_t id = 0;
+  };
+  static constexpr size_t kSlots = 4096;
+  std::vector<std::string_view>& out_;
+  std::unordered_map<std::string_view, uint32_t> index_;
+  std::vector<Slot> slots_ = std::vector<Slot>(kSlots);
+};
+
 // The host event that launched an execution starting at `t`: the one on the step's thread that
 // spans `t` (the device started while the call was still running: its start is the launch),
 // else the one that ended last at or before `t` (its end is).
@@ -204,17 +231,12 @@ StepGraph build_step_graph(StepWork work) {
   g.instance_members = std::move(work.instance_members);
   const uint32_t n = static_cast<uint32_t>(g.nodes.size());
   {
-    std::unordered_map<std::string_view, uint32_t> names, categories;
+    DistinctViews names(g.names), categories(g.categories);
     g.name_of.reserve(n);
     g.category_of.reserve(n);
     for (const GraphNode& node : g.nodes) {
-      auto [it, added] = names.try_emplace(node.name, static_cast<uint32_t>(g.names.size()));
-      if (added) g.names.push_back(node.name);
-      g.name_of.push_back(it->second);
-      auto [c, new_category] =
-          categories.try_emplace(node.category, static_cast<uint32_t>(g.categories.size()));
-      if (new_category) g.categories.push_back(node.category);
-      g.category_of.push_back(c->second);
+      g.name_of.push_back(names.id(node.name));
+      g.category_of.push_back(categories.id(node.category));
     }
   }
   const uint32_t barrier0 = 2 * n;
@@ -226,7 +248,8 @@ StepGraph build_step_graph(StepWork work) {
   std::vector<uint32_t> members(work.instances, 0);
   std::vector<uint32_t> lane_last(g.lanes.size(), kNone), lane_prev(n, kNone), host;
   int64_t last_end = work.end_ps;
-  std::unordered_map<uint32_t, int64_t> device_end;  // per host, the end of its device work
+  // Per host, the end of its device work (INT64_MIN: none): a host index per node, a few hosts.
+  std::vector<int64_t> device_end;
   for (uint32_t i = 0; i < n; ++i) {
     const GraphNode& node = g.nodes[i];
     g.time_ps[StepGraph::start_of(i)] = node.start_ps;
@@ -237,8 +260,8 @@ StepGraph build_step_graph(StepWork work) {
     if (node.kind == NodeKind::kHost) {
       host.push_back(i);
     } else {
-      auto [it, added] = device_end.emplace(node.host, node.end_ps);
-      if (!added) it->second = std::max(it->second, node.end_ps);
+      if (node.host >= device_end.size()) device_end.resize(node.host + 1, INT64_MIN);
+      device_end[node.host] = std::max(device_end[node.host], node.end_ps);
     }
     if (work.instance[i] != kNone) ++members[work.instance[i]];
   }
@@ -255,9 +278,9 @@ StepGraph build_step_graph(StepWork work) {
   std::vector<uint8_t> waits(n, 0);
   std::unordered_map<uint32_t, uint32_t> wait_of;  // per host
   for (uint32_t h : host) {
-    auto it = device_end.find(g.nodes[h].host);
-    if (it != device_end.end() && g.nodes[h].start_ps <= it->second &&
-        g.nodes[h].end_ps >= it->second)
+    const uint32_t x = g.nodes[h].host;
+    if (x < device_end.size() && device_end[x] != INT64_MIN &&
+        g.nodes[h].start_ps <= device_end[x] && g.nodes[h].end_ps >= device_end[x])
       wait_of[g.nodes[h].host] = h;
   }
   for (const auto& [_, h] : wait_of) waits[h] = 1;
@@ -280,6 +303,8 @@ StepGraph build_step_graph(StepWork work) {
   };
 
   EdgeList list{{}, g.time_ps};
+  // Sized once: most nodes have two or three edges (pages never written cost nothing).
+  list.edges.reserve(3 * static_cast<size_t>(n) + launches + g.lanes.size() + 16);
   uint32_t next_launch = g.first_launch;
   std::vector<uint32_t> from;  // one vector for every node's predecessors (a million nodes)
   for (uint32_t i = 0; i < n; ++i) {
