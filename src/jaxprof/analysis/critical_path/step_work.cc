@@ -20,32 +20,54 @@ namespace {
 
 constexpr uint32_t kNone = UINT32_MAX;
 
-// The line that holds event `e` among `lines` (each owns a contiguous range of events).
-uint32_t line_of(const Profile& p, const std::vector<uint32_t>& lines, uint32_t e) {
-  for (uint32_t li : lines) {
-    const Line& l = p.lines[li];
-    if (e >= l.first_event && e < l.first_event + l.event_count) return li;
+// The position in `lines` of the line that holds event `e` (each owns a contiguous range of
+// events).
+size_t line_of(const Profile& p, const std::vector<uint32_t>& lines, uint32_t e) {
+  for (size_t k = 0; k < lines.size(); ++k) {
+    const Line& l = p.lines[lines[k]];
+    if (e >= l.first_event && e < l.first_event + l.event_count) return k;
   }
-  return lines.empty() ? 0 : lines[0];
+  return 0;
 }
 
 // Collective instances, matched across devices and hosts: (host, begin, end) -> instance.
 struct InstanceKey {
   uint32_t host;
   int64_t begin, end;
-  bool operator<(const InstanceKey& o) const {
-    return std::tie(host, begin, end) < std::tie(o.host, o.begin, o.end);
+  bool operator==(const InstanceKey&) const = default;
+};
+struct InstanceKeyHash {
+  size_t operator()(const InstanceKey& k) const {
+    const uint64_t h = static_cast<uint64_t>(k.begin) * 0x9e3779b97f4a7c15ULL ^
+                       static_cast<uint64_t>(k.end) * 0xc2b2ae3d27d4eb4fULL ^ k.host;
+    return static_cast<size_t>(h ^ (h >> 29));
   }
 };
+// Looked up once per device op: hashed, not a tree.
+using InstanceIndex = std::unordered_map<InstanceKey, uint32_t, InstanceKeyHash>;
 
-std::map<InstanceKey, uint32_t> collective_instances(const Profile& profile) {
+// An op's category by (metadata, HLO op, module).
+struct CategoryKey {
+  uint32_t metadata, hlo_op, module;
+  bool operator==(const CategoryKey&) const = default;
+};
+struct CategoryKeyHash {
+  size_t operator()(const CategoryKey& k) const {
+    const uint64_t h = (uint64_t{k.metadata} << 32 | k.hlo_op) * 0x9e3779b97f4a7c15ULL ^
+                       uint64_t { k.module } * 0xc2b2ae3d27d4eb4fULL;
+    return static_cast<size_t>(h ^ (h >> 29));
+  }
+};
+using CategoryIndex = std::unordered_map<CategoryKey, OpCategory, CategoryKeyHash>;
+
+InstanceIndex collective_instances(const Profile& profile) {
   CollectivesOptions o;
   o.instances = true;
   o.members = true;
   o.steady.include_warmup = true;
   o.steady.include_autotuning = true;
   const CollectivesResult r = compute_collectives(profile, o);
-  std::map<InstanceKey, uint32_t> out;
+  InstanceIndex out;
   for (size_t i = 0; i < r.instances.size(); ++i)
     for (const CollectiveInstance::Member& m : r.instances[i].members)
       out.emplace(InstanceKey{m.host, m.begin_ps, m.end_ps}, static_cast<uint32_t>(i));
@@ -55,29 +77,33 @@ std::map<InstanceKey, uint32_t> collective_instances(const Profile& profile) {
 // The device ops of one device: top-level on their lane, by start.
 void add_device(const Profile& p, const DeviceLines& dev, const DeviceExecutions& de,
                 uint32_t device, const HostLaunches* launches, ProfileWork& w,
-                std::map<std::tuple<uint32_t, uint32_t, uint32_t>, OpCategory>& categories,
-                const std::map<InstanceKey, uint32_t>& instances) {
+                CategoryIndex& categories, const InstanceIndex& instances) {
   const Events& ev = p.events;
   const uint32_t host = p.planes[dev.plane].host;
-  std::unordered_map<uint32_t, uint32_t> lane_of_line;  // line -> lane
-  std::unordered_map<uint32_t, int64_t> lane_end;       // lane -> end of its last kept op
+  // Per position in dev.lines (one lane for them all when only HLO ops count): its lane, and the
+  // end of its last kept op.
+  const bool one_lane = dev.hlo_ops_only;
+  std::vector<uint32_t> lane_of(one_lane ? 1 : std::max<size_t>(1, dev.lines.size()), kNone);
+  std::vector<int64_t> lane_end(lane_of.size(), 0);
   for (const ModuleExecution& x : de.executions) {
     bool first = true;
     for (uint32_t e : x.events) {
-      const uint32_t line = dev.hlo_ops_only ? kNone : line_of(p, dev.lines, e);
-      auto [it, added] = lane_of_line.emplace(line, static_cast<uint32_t>(w.lanes.size()));
-      if (added)
-        w.lanes.push_back(line == kNone ? dev.name
-                                        : dev.name + "/" + std::string(p.str(p.lines[line].name)));
-      const uint32_t lane = it->second;
-      auto end_it = lane_end.find(lane);
-      if (end_it != lane_end.end() && ev.end_ps(e) <= end_it->second &&
-          ev.start_ps[e] < end_it->second)
+      const size_t at = one_lane ? 0 : line_of(p, dev.lines, e);
+      if (lane_of[at] == kNone) {
+        lane_of[at] = static_cast<uint32_t>(w.lanes.size());
+        w.lanes.push_back(
+            dev.hlo_ops_only
+                ? dev.name
+                : dev.name + "/" +
+                      std::string(p.str(p.lines[dev.lines.empty() ? 0 : dev.lines[at]].name)));
+      } else if (ev.end_ps(e) <= lane_end[at] && ev.start_ps[e] < lane_end[at]) {
         continue;  // nested in the op before it on its lane
-      lane_end[lane] = ev.end_ps(e);
+      }
+      const uint32_t lane = lane_of[at];
+      lane_end[at] = ev.end_ps(e);
       GraphNode n;
       n.name = ev.hlo_op[e] ? p.str(ev.hlo_op[e]) : p.event_name(e);
-      const auto key = std::make_tuple(ev.metadata[e], ev.hlo_op[e], ev.module[e]);
+      const CategoryKey key{ev.metadata[e], ev.hlo_op[e], ev.module[e]};
       auto c = categories.find(key);
       if (c == categories.end()) c = categories.emplace(key, op_category(p, e)).first;
       n.category = category_name(c->second);
@@ -245,8 +271,8 @@ ProfileWork gather_profile_work(const Profile& profile, StepsResult steps) {
   merge_host_steps(std::move(steps), w);
   const std::vector<DeviceLines> devices = op_devices(profile);
   const std::vector<DeviceExecutions>& execs = module_executions(profile);
-  const std::map<InstanceKey, uint32_t> instances = collective_instances(profile);
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, OpCategory> categories;
+  const InstanceIndex instances = collective_instances(profile);
+  CategoryIndex categories;
   size_t events = 0;  // at most a node each: sized once (a profile may hold millions)
   for (size_t d = 0; d < devices.size() && d < execs.size(); ++d)
     for (const ModuleExecution& x : execs[d].executions) events += x.events.size();
