@@ -263,15 +263,17 @@ std::vector<WhatIfChange> rank_candidates(const std::vector<Candidate>& cs,
                    [&](size_t a, size_t b) { return bound[a] > bound[b]; });
   const size_t threads = parts_for(edges * cs.size(), uint64_t{4} << 20);
   std::vector<std::optional<WhatIfChange>> done(cs.size());
-  std::vector<double> gains;  // of those replayed, largest first
+  std::vector<double> gains;                           // of those replayed, largest first
+  std::vector<std::vector<int64_t>> scratch(threads);  // per thread: its replays' vertex times
   for (size_t next = 0; keep > 0 && next < todo.size();) {
     // (A margin for the rounding of means: a candidate that may tie still replays.)
     if (gains.size() >= keep && bound[todo[next]] * (1 + 1e-9) + 1 < gains[keep - 1]) break;
     const size_t wave = std::min(threads, todo.size() - next);
-    for_each_parallel(std::vector<uint64_t>(wave, 1), threads, [&](size_t w, size_t) {
+    for_each_parallel(std::vector<uint64_t>(wave, 1), threads, [&](size_t w, size_t thread) {
       const size_t k = todo[next + w];
       WhatIfChange c = change(cs[k].spec, [&](size_t i) {
-        return replay_what_if(graphs[i], {cs[k].spec}, host_names) - graphs[i].start_ps;
+        return replay_what_if(graphs[i], {cs[k].spec}, host_names, &scratch[thread]) -
+               graphs[i].start_ps;
       });
       c.basis = cs[k].basis;
       done[k] = std::move(c);
@@ -288,12 +290,15 @@ std::vector<WhatIfChange> rank_candidates(const std::vector<Candidate>& cs,
 
 }  // namespace
 
-CriticalStep follow_step(const Profile& profile, const ProfileWork& all, size_t index,
-                         const CriticalPathOptions& options, StepGraph* graph) {
+namespace {
+
+// follow_step over the step's work, gathered already.
+CriticalStep follow_work(const Profile& profile, const ProfileWork& all, size_t index,
+                         const CriticalPathOptions& options, StepGraph* graph, StepWork work) {
   std::vector<std::string> host_names;
   for (const Host& h : profile.hosts) host_names.push_back(h.name);
   const Step& step = all.steps[index];
-  StepGraph g = build_step_graph(step_work(profile, all, index));
+  StepGraph g = build_step_graph(std::move(work));
   CriticalStep s;
   s.number = step.number;
   s.name = step.name;
@@ -321,10 +326,17 @@ CriticalStep follow_step(const Profile& profile, const ProfileWork& all, size_t 
   return s;
 }
 
+}  // namespace
+
+CriticalStep follow_step(const Profile& profile, const ProfileWork& all, size_t index,
+                         const CriticalPathOptions& options, StepGraph* graph) {
+  return follow_work(profile, all, index, options, graph, step_work(profile, all, index));
+}
+
 CriticalPathResult compute_critical_path(const Profile& profile,
                                          const CriticalPathOptions& options) {
   CriticalPathResult r;
-  const ProfileWork all = gather_profile_work(profile);
+  ProfileWork all = gather_profile_work(profile);
   r.step_source = all.source;
   r.assumptions.assign(std::begin(kAssumptions), std::end(kAssumptions));
   r.warnings = all.warnings;
@@ -334,7 +346,10 @@ CriticalPathResult compute_critical_path(const Profile& profile,
   CriticalPathOptions one_step = options;
   one_step.what_ifs.clear();  // replayed below, once every step's graph is known
   for (size_t i = 0; i < all.steps.size(); ++i) {
-    r.steps.push_back(follow_step(profile, all, i, one_step, &graphs[i]));
+    // One step (a profile that marks none) takes the nodes: no second copy of them.
+    StepWork work =
+        all.steps.size() == 1 ? take_step_work(profile, all, i) : step_work(profile, all, i);
+    r.steps.push_back(follow_work(profile, all, i, one_step, &graphs[i], std::move(work)));
     if (graphs[i].cyclic)
       r.warnings.push_back(fmt::format(
           "step {}: its dependencies form a cycle (collective executions matched into instances "
@@ -352,12 +367,14 @@ CriticalPathResult compute_critical_path(const Profile& profile,
   for (size_t i : counted) steady.push_back(&graphs[i]);
   std::vector<WhatIfSpec> what_ifs = options.what_ifs;
   set_host_ratios(what_ifs, steady, host_names);
+  std::vector<int64_t> scratch;
   for (size_t i = 0; i < r.steps.size() && !what_ifs.empty(); ++i) {
     for (const WhatIfSpec& spec : what_ifs)
       r.steps[i].predictions.push_back(
-          {spec.text, replay_what_if(graphs[i], {spec}, host_names) - graphs[i].start_ps});
+          {spec.text,
+           replay_what_if(graphs[i], {spec}, host_names, &scratch) - graphs[i].start_ps});
     r.steps[i].predicted_all_ps =
-        replay_what_if(graphs[i], what_ifs, host_names) - graphs[i].start_ps;
+        replay_what_if(graphs[i], what_ifs, host_names, &scratch) - graphs[i].start_ps;
   }
   double measured = 0;
   for (size_t i : counted) measured += static_cast<double>(r.steps[i].step_ps);

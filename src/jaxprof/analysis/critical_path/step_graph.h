@@ -118,10 +118,11 @@ struct StepGraph {
   static uint32_t end_of(uint32_t node) { return 2 * node + 1; }
 };
 
-// Vertex times with changed weights: `weight` gives each edge's weight in this replay.
+// Vertex times with changed weights, into `t`: `weight` gives each edge's weight in this replay.
+// (Replays one after another reuse `t`'s memory: a graph of a million vertices, a dozen replays.)
 template <typename Weight>
-std::vector<int64_t> replay(const StepGraph& g, Weight&& weight) {
-  std::vector<int64_t> t(g.time_ps.size());
+void replay(const StepGraph& g, Weight&& weight, std::vector<int64_t>& t) {
+  t.assign(g.time_ps.size(), 0);
   for (uint32_t v : g.order) {
     const uint32_t b = g.first_in[v], e = g.first_in[v + 1];
     if (b == e) {
@@ -135,6 +136,12 @@ std::vector<int64_t> replay(const StepGraph& g, Weight&& weight) {
     for (uint32_t i = b; i < e; ++i) best = std::max(best, t[g.edges[i].from] + weight(g.edges[i]));
     t[v] = best;
   }
+}
+
+template <typename Weight>
+std::vector<int64_t> replay(const StepGraph& g, Weight&& weight) {
+  std::vector<int64_t> t;
+  replay(g, weight, t);
   return t;
 }
 

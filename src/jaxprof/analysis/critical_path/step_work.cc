@@ -351,7 +351,12 @@ ProfileWork gather_profile_work(const Profile& profile, StepsResult steps) {
   return w;
 }
 
-StepWork step_work(const Profile& profile, const ProfileWork& all, size_t index) {
+namespace {
+
+// step_work; with `take`, the step's device nodes are moved out of it where the step holds all
+// of them (a profile that marks no steps: its one window).
+StepWork step_work_of(const Profile& profile, const ProfileWork& all, size_t index,
+                      std::vector<GraphNode>* take) {
   const Step& step = all.steps[index];
   StepWork w;
   w.start_ps = step.start_ps;
@@ -363,13 +368,17 @@ StepWork step_work(const Profile& profile, const ProfileWork& all, size_t index)
   auto last = std::lower_bound(first, all.device_nodes.end(), step.end_ps,
                                [](const GraphNode& n, int64_t t) { return n.start_ps < t; });
   const size_t count = static_cast<size_t>(last - first);
-  w.nodes.reserve(count);
+  const size_t begin_index = static_cast<size_t>(first - all.device_nodes.begin());
+  const size_t end_index = static_cast<size_t>(last - all.device_nodes.begin());
+  if (take && count == all.device_nodes.size()) {
+    w.nodes = std::move(*take);
+  } else {
+    w.nodes.assign(first, last);
+  }
   w.instance.reserve(count);
   w.execution_start.reserve(count);
   std::unordered_map<uint32_t, uint32_t> local;  // global instance -> this step's
-  for (auto it = first; it != last; ++it) {
-    const size_t i = static_cast<size_t>(it - all.device_nodes.begin());
-    w.nodes.push_back(*it);
+  for (size_t i = begin_index; i < end_index; ++i) {
     uint32_t inst = all.instance[i];
     if (inst != kNone)
       inst = local.emplace(inst, static_cast<uint32_t>(local.size())).first->second;
@@ -381,7 +390,6 @@ StepWork step_work(const Profile& profile, const ProfileWork& all, size_t index)
   std::vector<uint32_t> in_step(w.instances, 0);
   for (uint32_t inst : w.instance)
     if (inst != kNone) ++in_step[inst];
-  const size_t end_index = static_cast<size_t>(last - all.device_nodes.begin());
   for (const auto& [global, mine] : local) {
     w.instance_members[mine] = all.instance_members[global];
     if (in_step[mine] >= all.instance_members[global] || global + 1 >= all.member_first.size())
@@ -397,6 +405,16 @@ StepWork step_work(const Profile& profile, const ProfileWork& all, size_t index)
   if (all.source == "host-annotation")
     for (const Step& part : all.parts[index]) add_host_events(profile, part, w);
   return w;
+}
+
+}  // namespace
+
+StepWork step_work(const Profile& profile, const ProfileWork& all, size_t index) {
+  return step_work_of(profile, all, index, nullptr);
+}
+
+StepWork take_step_work(const Profile& profile, ProfileWork& all, size_t index) {
+  return step_work_of(profile, all, index, &all.device_nodes);
 }
 
 }  // namespace jaxprof

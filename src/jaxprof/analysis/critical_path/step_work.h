@@ -42,5 +42,8 @@ ProfileWork gather_profile_work(const Profile& profile, StepsResult steps);
 // The work of step `index`: its device nodes, and the host events under each host's annotation
 // of it when the hosts mark it.
 StepWork step_work(const Profile& profile, const ProfileWork& all, size_t index);
+// The same, the step's device nodes moved out of `all` where the step holds every one (a profile
+// that marks no steps): for the last use of `all`'s nodes.
+StepWork take_step_work(const Profile& profile, ProfileWork& all, size_t index);
 
 }  // namespace jaxprof

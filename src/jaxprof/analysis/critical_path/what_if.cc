@@ -367,9 +367,12 @@ class WhatIfWeights {
 }  // namespace
 
 int64_t replay_what_if(const StepGraph& g, const std::vector<WhatIfSpec>& specs,
-                       const std::vector<std::string>& host_names) {
+                       const std::vector<std::string>& host_names, std::vector<int64_t>* scratch) {
   const WhatIfWeights weight(g, specs, host_names);
-  return replay(g, weight)[g.end_vertex()];
+  std::vector<int64_t> own;
+  std::vector<int64_t>& t = scratch ? *scratch : own;
+  replay(g, weight, t);
+  return t[g.end_vertex()];
 }
 
 std::optional<int64_t> what_if_gain_bound(const StepGraph& g, const std::vector<uint32_t>& path,

@@ -55,8 +55,10 @@ const char* gap_category(EdgeKind kind);
 
 // The step's end when every spec of `specs` holds at once. `host_names`: Profile::hosts' names,
 // for host=NAME:median.
+// `scratch`, if given, holds the vertex times (its memory reused from one replay to the next).
 int64_t replay_what_if(const StepGraph& g, const std::vector<WhatIfSpec>& specs,
-                       const std::vector<std::string>& host_names);
+                       const std::vector<std::string>& host_names,
+                       std::vector<int64_t>* scratch = nullptr);
 
 // The most the specs can take off the step's end, without replaying: what the edges of the
 // measured critical path (`path`, binding_path(g)) lose. That path is still a path after the
