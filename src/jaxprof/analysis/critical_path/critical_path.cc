@@ -141,13 +141,17 @@ std::vector<int64_t> node_slack(const StepGraph& g) {
 
 std::vector<PathOp> step_ops(const StepGraph& g, const std::vector<int64_t>& on_path,
                              const std::vector<int64_t>& slack) {
-  std::unordered_map<std::string_view, size_t> index;
+  // By the graph's index of names (in order of first sight, as the ops are listed).
+  std::vector<size_t> index(g.names.size(), SIZE_MAX);
   std::vector<PathOp> ops;
   for (uint32_t i = 0; i < g.nodes.size(); ++i) {
     const GraphNode& n = g.nodes[i];
-    auto [it, added] = index.emplace(n.name, ops.size());
-    if (added) ops.push_back({std::string(n.name), std::string(n.category), 0, 0, 0, slack[i]});
-    PathOp& op = ops[it->second];
+    size_t& at = index[g.name_of[i]];
+    if (at == SIZE_MAX) {
+      at = ops.size();
+      ops.push_back({std::string(n.name), std::string(n.category), 0, 0, 0, slack[i]});
+    }
+    PathOp& op = ops[at];
     ++op.count;
     op.total_ps += n.duration_ps();
     op.on_path_ps += on_path[i];
@@ -160,13 +164,22 @@ std::vector<PathOp> step_ops(const StepGraph& g, const std::vector<int64_t>& on_
 }
 
 std::vector<std::pair<std::string, int64_t>> by_category(const std::vector<PathSegment>& path) {
-  std::map<std::string, int64_t, std::less<>> sums;
+  // A handful of categories over up to hundreds of thousands of segments: a short list, searched
+  // by the view's address first, then ordered by name as a map would.
+  std::vector<std::pair<std::string_view, int64_t>> sums;
   for (const PathSegment& s : path) {
-    auto it = sums.find(s.category);
-    if (it == sums.end()) it = sums.emplace(std::string(s.category), 0).first;
+    auto it = std::find_if(sums.begin(), sums.end(), [&](const auto& c) {
+      return c.first.data() == s.category.data() && c.first.size() == s.category.size();
+    });
+    if (it == sums.end())
+      it = std::find_if(sums.begin(), sums.end(),
+                        [&](const auto& c) { return c.first == s.category; });
+    if (it == sums.end()) it = sums.insert(sums.end(), {s.category, 0});
     it->second += s.duration_ps;
   }
-  std::vector<std::pair<std::string, int64_t>> out(sums.begin(), sums.end());
+  std::sort(sums.begin(), sums.end());
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (const auto& [c, t] : sums) out.emplace_back(std::string(c), t);
   std::stable_sort(out.begin(), out.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
   return out;
