@@ -62,9 +62,10 @@ void append_step_json(std::string& out, const CriticalStep& s) {
     out += ", \"category\": ";
     append_json_string(out, p.category);
     out += ", \"start_ps\": ";
-    out += fmt::format_int(p.start_ps).c_str();
+    const fmt::format_int start(p.start_ps), duration(p.duration_ps);
+    out.append(start.data(), start.size());
     out += ", \"duration_ps\": ";
-    out += fmt::format_int(p.duration_ps).c_str();
+    out.append(duration.data(), duration.size());
     out += '}';
   }
   out += fmt::format("], \"ops_total\": {}, \"ops\": [", s.ops_total);
