@@ -6,7 +6,6 @@
 #include <optional>
 #include <tuple>
 #include <unordered_map>
-#include <utility>
 
 #include "jaxprof/analysis/collectives/collectives.h"
 #include "jaxprof/analysis/ops/category.h"
@@ -205,31 +204,6 @@ void merge_host_steps(StepsResult steps, ProfileWork& w) {
   w.parts = std::move(sorted_parts);
 }
 
-// (start, index) pairs, given by index, in order: a stable radix sort by start, 11 bits a pass
-// over the starts' range (a few passes where std::sort compares 20 times a pair).
-void radix_sort(std::vector<std::pair<int64_t, uint32_t>>& keys) {
-  if (keys.size() < 2) return;
-  int64_t lo = keys[0].first, hi = keys[0].first;
-  for (const auto& k : keys) lo = std::min(lo, k.first), hi = std::max(hi, k.first);
-  const uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
-  constexpr int kBits = 11;
-  constexpr size_t kBuckets = size_t{1} << kBits;
-  std::vector<std::pair<int64_t, uint32_t>> other(keys.size());
-  std::vector<size_t> at(kBuckets);
-  for (int shift = 0; shift < 64 && (range >> shift) != 0; shift += kBits) {
-    auto digit = [&](const std::pair<int64_t, uint32_t>& k) {
-      return static_cast<size_t>(
-          ((static_cast<uint64_t>(k.first) - static_cast<uint64_t>(lo)) >> shift) & (kBuckets - 1));
-    };
-    std::fill(at.begin(), at.end(), 0);
-    for (const auto& k : keys) ++at[digit(k)];
-    size_t sum = 0;
-    for (size_t& a : at) sum += std::exchange(a, sum);
-    for (const auto& k : keys) other[at[digit(k)]++] = k;
-    keys.swap(other);
-  }
-}
-
 // (start, index) pairs in order. Each device's nodes mostly come by start already: runs in order
 // are merged (a few devices, a few runs each), and pairs sorted only when there are many runs.
 void sort_keys(std::vector<std::pair<int64_t, uint32_t>>& keys) {
@@ -237,7 +211,7 @@ void sort_keys(std::vector<std::pair<int64_t, uint32_t>>& keys) {
   for (size_t k = 1; k < keys.size(); ++k)
     if (keys[k] < keys[k - 1]) runs.push_back(k);
   if (runs.size() > 256) {
-    radix_sort(keys);
+    std::sort(keys.begin(), keys.end());
     return;
   }
   runs.push_back(keys.size());
