@@ -82,7 +82,9 @@ RegisterCommand export_command(90, [](CLI::App& app) -> std::function<int()> {
     if (o->dask || !o->scheduler.empty())
       throw InputError("", "--dask and --scheduler apply to --parquet");
     LoadedProfile loaded;
-    load(o->common, loaded);
+    // Every page goes back once counted: the lines are read one at a time, each decoded and
+    // written, and their bytes handed back again (PerfettoOptions::one_line_at_a_time).
+    load(o->common, loaded, /*release_counted=*/true);
     TraceFormat asked = o->format == "proto"  ? TraceFormat::kProto
                         : o->format == "json" ? TraceFormat::kJson
                                               : TraceFormat::kAuto;

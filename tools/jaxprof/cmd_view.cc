@@ -254,7 +254,7 @@ RegisterCommand view_command(95, [](CLI::App& app) -> std::function<int()> {
     if (o->print_command)
       throw InputError("", "--print-command goes with --ui tensorboard or --ui xprof");
     LoadedProfile loaded;
-    load(o->common, loaded);
+    load(o->common, loaded, /*release_counted=*/true);  // as export: lines read one at a time
     fs::path out = o->output.empty() ? default_output(loaded) : fs::path(o->output);
     std::optional<TraceWindow> window = resolve_window(o->window, loaded.profile);
     bool proto = trace_format_of(out.string(), TraceFormat::kAuto) == TraceFormat::kProto;

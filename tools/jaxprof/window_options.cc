@@ -126,6 +126,11 @@ void warn_if_too_big(const WindowFlags& f, const Profile& p, bool proto,
   double bytes = static_cast<double>(events) * per_event;
   if (bytes <= f.warn_bytes) return;
   auto max_events = static_cast<uint64_t>(f.warn_bytes / per_event);
+  // The hint reads every host thread (steps, their events); the export then reads each line
+  // once, one at a time: the lines decoded here are handed back once it is made.
+  std::vector<uint32_t> not_decoded;
+  for (uint32_t li = 0; li < p.lines.size(); ++li)
+    if (!p.lines[li].decoded) not_decoded.push_back(li);
   std::string hint;
   if (auto run = steps_that_fit(p, compute_steps(p), max_events))
     hint = fmt::format("--steps {}:{} (about {})", run->first, run->last,
@@ -143,6 +148,7 @@ void warn_if_too_big(const WindowFlags& f, const Profile& p, bool proto,
     auto until = begin + static_cast<int64_t>(static_cast<double>(end - begin) * share);
     hint = fmt::format("--time {}:{}", ps_to_ns_exact(begin), ps_to_ns_exact(until));
   }
+  p.forget_lines(not_decoded);
   std::fprintf(stderr,
                "jaxprof: warning: the trace would be about %s (%llu events%s), more than "
                "Perfetto's UI holds (about %s); export a window, e.g. %s\n",
@@ -159,7 +165,8 @@ std::map<std::string, HostClock> host_clocks(const WindowFlags& f, const Profile
 PerfettoSummary write_trace(const Profile& p, const std::string& path, TraceFormat format,
                             const std::optional<TraceWindow>& window, WindowCounts& counts,
                             const WindowFlags& flags) {
-  PerfettoOptions options{.host_clocks = host_clocks(flags, p)};
+  // The profile is dropped after the export: each line's events are held only while written.
+  PerfettoOptions options{.host_clocks = host_clocks(flags, p), .one_line_at_a_time = true};
   std::optional<CriticalPathResult> critical_path;
   if (flags.critical_path) {
     critical_path = compute_critical_path(p, {.rank = false});

@@ -30,7 +30,9 @@ int64_t parse_time_ps(const std::string& text, const std::string& option);
 std::optional<TraceWindow> resolve_window(const WindowFlags& flags, const Profile& profile);
 
 // The trace's size, estimated from its events before it is written: when it would pass
-// --warn-size, says so on stderr with a --steps range (else a --time range) that fits.
+// --warn-size, says so on stderr with a --steps range (else a --time range) that fits. The lines
+// it decodes for that are forgotten again (Profile::forget_lines), as the export reads them one
+// at a time.
 void warn_if_too_big(const WindowFlags& flags, const Profile& profile, bool proto,
                      const std::optional<TraceWindow>& window);
 

@@ -1,7 +1,9 @@
 #include "jaxprof/model/column.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 
 namespace jaxprof {
@@ -33,6 +35,14 @@ void column_free(void* p, size_t bytes) {
     return;
   }
   ::munmap(p, (bytes + kHugePage - 1) / kHugePage * kHugePage);
+}
+
+void column_discard(void* p, size_t bytes, size_t capacity) {
+  if (capacity < kMapThreshold) return;
+  static const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  auto begin = reinterpret_cast<uintptr_t>(p);
+  uintptr_t first = (begin + page - 1) / page * page, last = (begin + bytes) / page * page;
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 }  // namespace jaxprof

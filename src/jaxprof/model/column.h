@@ -13,6 +13,9 @@ namespace jaxprof {
 
 void* column_allocate(size_t bytes);
 void column_free(void* p, size_t bytes);
+// Hands the whole pages inside [p, p + bytes) of an allocation of `capacity` bytes back to the
+// kernel (they read as zero when touched again); nothing for allocations too small to be mapped.
+void column_discard(void* p, size_t bytes, size_t capacity);
 
 template <typename T>
 class Column {
@@ -59,6 +62,13 @@ class Column {
     if (zero && n > size_)
       std::memset(static_cast<void*>(data_ + size_), 0, (n - size_) * sizeof(T));
     size_ = n;
+  }
+
+  // Hands the memory of slots [begin, end) back (whole pages only): for values that will not be
+  // read again, or only after being written again. Their values are unspecified until then.
+  void discard(size_t begin, size_t end) {
+    if (end > begin)
+      column_discard(data_ + begin, (end - begin) * sizeof(T), capacity_ * sizeof(T));
   }
 
  private:

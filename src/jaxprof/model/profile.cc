@@ -276,6 +276,30 @@ Profile::FileSlots Profile::add_file(const std::string& host, std::shared_ptr<Bu
   return slots;
 }
 
+void EventSource::release_line_bytes(const Profile&, uint32_t) const {}
+
+void Profile::forget_lines(const std::vector<uint32_t>& wanted) const {
+  check_writable("forget_lines");
+  auto& self = const_cast<Profile&>(*this);
+  Events& ev = self.events;
+  for (uint32_t li : wanted) {
+    Line& line = self.lines[li];
+    if (!line.decoded || line.event_count == 0) continue;
+    const size_t b = line.first_event, e = b + line.event_count;
+    ev.start_ps.discard(b, e), ev.duration_ps.discard(b, e), ev.metadata.discard(b, e);
+    ev.raw.discard(b, e), ev.hlo_op.discard(b, e), ev.module.discard(b, e);
+    if (line.kernel_ids) ev.correlation_id.discard(b, e), ev.group_id.discard(b, e);
+    if (line.device_clock) {
+      ev.device_start_ps.discard(b, e), ev.device_duration_ps.discard(b, e);
+      std::erase(device_clock_ranges_, std::pair<uint32_t, uint32_t>(
+                                           line.first_event, line.first_event + line.event_count));
+    }
+    if (line.memory_ops) ev.memory_op.discard(b, e);
+    line.decoded = false;
+    sources[line.source]->release_line_bytes(*this, li);
+  }
+}
+
 void Profile::require_all_lines() const {
   std::vector<uint32_t> all;
   for (uint32_t li = 0; li < lines.size(); ++li)

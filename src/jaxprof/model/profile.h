@@ -234,6 +234,9 @@ class EventSource {
                           std::span<const StringId> names, const LineVisitor& visit) const;
   // Whether scan_line reads lines without decoding them (true) or gives up (false).
   virtual bool can_scan_lines() const { return false; }
+  // Hands the pages of `line`'s bytes in the file back to the kernel where the source maps its
+  // file (they fault in again if read again); nothing otherwise.
+  virtual void release_line_bytes(const Profile& profile, uint32_t line) const;
   // find_event_stats for an event that scan_line yielded from a line not decoded.
   virtual void find_scanned_event_stats(const Profile& profile, uint32_t plane, uint64_t raw,
                                         std::span<const StringId> names,
@@ -276,6 +279,13 @@ class Profile {
   // analyses read, so they can take `const Profile&`.
   void require_lines(const std::vector<uint32_t>& lines) const;
   void require_all_lines() const;
+  // The reverse, for a reader that goes over each line once and is done with it (export): hands
+  // back the decoded lines' slots in the event columns (whole pages) and their bytes in the file
+  // (EventSource::release_line_bytes), and marks them not decoded, so that a later require_lines
+  // decodes them again. Memory then holds the lines being read rather than every line read.
+  // Only for lines nothing else reads meanwhile: what was computed from them stays valid, but
+  // their slots read as zero until they are decoded again.
+  void forget_lines(const std::vector<uint32_t>& lines) const;
   // The events of one line whose metadata is marked in `want` (a flag per event_metadata entry),
   // in line order (start, longest first), into `out` (cleared first). A line not decoded yet
   // stays so when its source can pick the events out of the file directly: for analyses after

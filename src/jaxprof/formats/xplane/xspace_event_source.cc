@@ -310,6 +310,17 @@ inline bool XSpaceImporter::in_line_order(const ScannedEvent& a, const ScannedEv
   return a.duration_ps > b.duration_ps;
 }
 
+void XSpaceImporter::release_line_bytes(const Profile& p, uint32_t li) const {
+  if (!opt_.release_pages) return;
+  BatchedRelease released(*buf_);
+  for (uint32_t ci : line_chunks_[li - first_line_]) {
+    const Chunk& c = chunks_[ci];
+    const auto at = static_cast<size_t>(
+        reinterpret_cast<const uint8_t*>(p.planes[c.plane].bytes.data()) - origin_);
+    released.add(at + c.begin, at + c.end);
+  }
+}
+
 bool XSpaceImporter::scan_line(const Profile& p, uint32_t li, std::span<const uint8_t> want,
                                std::vector<ScannedEvent>& out) const {
   scan_with_file_name(p, li, want, [&](const ScannedEvent& e) { out.push_back(e); });

@@ -259,6 +259,7 @@ class XSpaceImporter : public EventSource {
   std::unique_ptr<StatReader> stat_reader(const Profile& p, uint32_t plane,
                                           std::span<const StringId> names) const override;
   bool can_scan_lines() const override { return true; }
+  void release_line_bytes(const Profile& p, uint32_t li) const override;
   bool scan_line(const Profile& p, uint32_t li, std::span<const uint8_t> want,
                  std::vector<ScannedEvent>& out) const override;
   bool visit_line(const Profile& p, uint32_t li, std::span<const uint8_t> want,

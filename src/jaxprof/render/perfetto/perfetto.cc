@@ -186,7 +186,7 @@ const OpTexts::OpText& OpTexts::op_text(uint32_t e, bool memory) {
 class PerfettoWriter {
  public:
   PerfettoWriter(const Profile& p, TraceSink& sink, PerfettoSummary& s,
-                 const CriticalPathResult* critical_path);
+                 const PerfettoOptions& options);
   void write();
 
  private:
@@ -224,13 +224,14 @@ class PerfettoWriter {
   std::optional<ArrivalFlows> arrivals_;
   std::optional<CriticalPathTrack> path_;
   TraceSink& out_;
+  const bool one_line_at_a_time_;
   OpTexts texts_;
   StringId correlation_name_ = UINT32_MAX;  // the stat's name, interned (UINT32_MAX: none)
   uint64_t byte_stats_ = 0;                 // byte-valued stats left out
 };
 
 PerfettoWriter::PerfettoWriter(const Profile& p, TraceSink& sink, PerfettoSummary& s,
-                               const CriticalPathResult* critical_path)
+                               const PerfettoOptions& options)
     : p_(p),
       s_(s),
       devices_(op_devices(p)),
@@ -238,16 +239,17 @@ PerfettoWriter::PerfettoWriter(const Profile& p, TraceSink& sink, PerfettoSummar
       steady_(steady_state(p, steady_default_)),
       segments_(timeline_segments(p, steady_default_)),
       out_(sink),
+      one_line_at_a_time_(options.one_line_at_a_time),
       texts_(p, collective_) {
   for (const DeviceSegments& d : segments_) segments_of_[d.device] = &d;
   collect_collectives();
   collect_planes();
   flows_.emplace(p_, devices_);
   arrivals_.emplace(p_, devices_, coll_);
-  if (critical_path) {
+  if (options.critical_path) {
     std::vector<uint32_t> planes;
     for (const ExportedPlane& xp : planes_) planes.push_back(xp.plane);
-    path_.emplace(p_, devices_, planes, *critical_path);
+    path_.emplace(p_, devices_, planes, *options.critical_path);
     if (path_->left_out())
       s_.notes.push_back(fmt::format("{} critical-path segments on no exported plane left out",
                                      path_->left_out()));
@@ -270,8 +272,9 @@ void PerfettoWriter::collect_collectives() {
 }
 
 // Planes in profile order: device planes, and host planes with threads; every line of them is
-// decoded, as every event is written. A device plane without op lines (a TPU's SparseCore, the
-// Megascale Trace of DCN transfers) is a process of its own lines, with no derived tracks.
+// decoded (one at a time as it is written, with one_line_at_a_time), as every event is written.
+// A device plane without op lines (a TPU's SparseCore, the Megascale Trace of DCN transfers) is
+// a process of its own lines, with no derived tracks.
 void PerfettoWriter::collect_planes() {
   std::map<uint32_t, size_t> plane_slot;
   std::vector<uint32_t> lines;
@@ -299,7 +302,7 @@ void PerfettoWriter::collect_planes() {
   }
   for (size_t di = 0; di < devices_.size(); ++di)
     planes_[plane_slot[devices_[di].plane]].devices.push_back(di);
-  p_.require_lines(lines);
+  if (!one_line_at_a_time_) p_.require_lines(lines);
 }
 
 // Every allocator's bytes in use after each of its events, unsampled.
@@ -418,6 +421,7 @@ void PerfettoWriter::line_track(const ExportedPlane& xp, int pid, size_t k, bool
   }
   int tid = kFirstLineTid + static_cast<int>(k);
   out_.thread(pid, tid, p_.str(line.name), /*derived=*/false);
+  if (one_line_at_a_time_) p_.require_lines({li});
   const LineMemoryOps memory_op(p_, li);
   const Events& ev = p_.events;
   for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
@@ -439,6 +443,7 @@ void PerfettoWriter::line_track(const ExportedPlane& xp, int pid, size_t k, bool
   }
   if (p_.str(line.name) == "_counters_")
     counter_tracks(xp.plane, line, pid, kFirstDeviceCounterTid + 1000 * static_cast<int>(k));
+  if (one_line_at_a_time_) p_.forget_lines({li});
 }
 
 // A device's counters (a `_counters_` line: zero-length samples, their values as the events'
@@ -544,12 +549,12 @@ void PerfettoWriter::add_notes() {
 PerfettoSummary write_perfetto(const Profile& p, TraceSink& sink, const PerfettoOptions& options) {
   PerfettoSummary s;
   if (options.host_clocks.empty()) {
-    PerfettoWriter(p, sink, s, options.critical_path).write();
+    PerfettoWriter(p, sink, s, options).write();
     return s;
   }
   s.notes.push_back(clock_alignment_note(options.host_clocks));
   ClockShiftSink aligned(sink, options.host_clocks);
-  PerfettoWriter(p, aligned, s, options.critical_path).write();
+  PerfettoWriter(p, aligned, s, options).write();
   return s;
 }
 

@@ -57,6 +57,11 @@ struct PerfettoOptions {
   // Each step's critical path as derived tracks with arrows (critical_path_track.h); none: no
   // such tracks.
   const CriticalPathResult* critical_path = nullptr;
+  // Decode each line just before it is written and forget it after (Profile::forget_lines):
+  // memory holds one line's events and bytes at a time rather than the whole capture's. For a
+  // profile that is dropped after the export (the command); a profile read again afterwards
+  // decodes those lines again.
+  bool one_line_at_a_time = false;
 };
 
 // Writes the trace to a sink (JSON or Perfetto protobuf, trace_sink.h).

@@ -200,6 +200,44 @@ TEST(XSpaceImport, PageReleasePolicyChangesNothingRead) {
   }
 }
 
+// Forgetting decoded lines (as the export does once a line is written) and decoding them again
+// gives every column back as it was, the device clock and kernel ids included.
+TEST(XSpaceImport, ForgottenLinesDecodeAgainTheSame) {
+  for (const char* name :
+       {"xplane/tpu_4chip_inference.xplane.pb", "xplane/mi300x_jax_conv.xplane.pb"}) {
+    LoadedProfile lp;
+    LoadOptions o;
+    o.import.release_counted = true;
+    load_profile({fixture(name)}, o, lp);
+    const Profile& p = lp.profile;
+    p.require_all_lines();
+    struct Slot {
+      int64_t start, duration, correlation, device_duration;
+      uint32_t metadata, raw, hlo_op, module;
+      bool device_clock;
+      bool operator==(const Slot&) const = default;
+    };
+    auto slots = [&] {
+      std::vector<Slot> out;
+      for (const Line& line : p.lines)
+        for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e)
+          out.push_back({p.events.start_ps[e], p.events.duration_ps[e],
+                         line.kernel_ids ? p.events.correlation_id[e] : 0,
+                         line.device_clock ? p.events.device_duration_ps[e] : 0,
+                         p.events.metadata[e], p.events.raw[e], p.events.hlo_op[e],
+                         p.events.module[e], p.on_device_clock(e)});
+      return out;
+    };
+    const std::vector<Slot> before = slots();
+    std::vector<uint32_t> all(p.lines.size());
+    for (uint32_t li = 0; li < all.size(); ++li) all[li] = li;
+    p.forget_lines(all);
+    for (const Line& line : p.lines) EXPECT_TRUE(!line.decoded || line.event_count == 0);
+    p.require_all_lines();
+    EXPECT_TRUE(slots() == before) << name;
+  }
+}
+
 TEST(XSpaceImport, LogDirectoryFindsSessionAndHost) {
   LoadedProfile lp = load(test_data("jax_cpu_8dev"));
   EXPECT_EQ(lp.files.session, "session");
