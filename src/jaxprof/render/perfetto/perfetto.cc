@@ -228,6 +228,7 @@ class PerfettoWriter {
   OpTexts texts_;
   StringId correlation_name_ = UINT32_MAX;  // the stat's name, interned (UINT32_MAX: none)
   uint64_t byte_stats_ = 0;                 // byte-valued stats left out
+  TraceArgs op_args_, plain_args_;          // an event's args, kept from event to event
 };
 
 PerfettoWriter::PerfettoWriter(const Profile& p, TraceSink& sink, PerfettoSummary& s,
@@ -491,7 +492,8 @@ void PerfettoWriter::op_event(uint32_t plane, uint32_t e, int pid, int tid, bool
   const Events& ev = p_.events;
   const OpTexts::OpText& t = texts_.op_text(e, memory);
   int64_t d = ev.duration_ps[e];
-  TraceArgs args = t.args;
+  TraceArgs& args = op_args_;  // its strings' memory reused from event to event
+  args = t.args;
   for (const Stat& st : p_.event_stats(plane, e))
     byte_stats_ += !args.set_stat(p_.str(st.name), st.value);
   if (t.collective && d > 0) {
@@ -513,7 +515,8 @@ void PerfettoWriter::op_event(uint32_t plane, uint32_t e, int pid, int tid, bool
 // launch starts the arrow to its kernel.
 void PerfettoWriter::plain_event(uint32_t plane, uint32_t e, int pid, int tid) {
   const Events& ev = p_.events;
-  TraceArgs args;
+  TraceArgs& args = plain_args_;
+  args.clear();
   texts_.base_args(e, args);
   if (p_.event_name(e) != p_.event_display_name(e))
     args.set("long_name", json_string_html_safe(p_.event_name(e)));

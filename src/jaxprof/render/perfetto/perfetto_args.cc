@@ -8,13 +8,30 @@
 
 namespace jaxprof {
 
+TraceArgs& TraceArgs::operator=(const TraceArgs& o) {
+  if (this == &o) return *this;
+  for (size_t i = 0; i < o.size_; ++i)
+    if (i < members_.size())
+      members_[i] = o.members_[i];
+    else
+      members_.push_back(o.members_[i]);
+  size_ = o.size_;
+  return *this;
+}
+
 void TraceArgs::set(std::string_view key, std::string json_value) {
-  for (auto& [k, v] : members_)
-    if (k == key) {
-      v = std::move(json_value);
+  for (size_t i = 0; i < size_; ++i)
+    if (members_[i].first == key) {
+      members_[i].second = std::move(json_value);
       return;
     }
-  members_.emplace_back(std::string(key), std::move(json_value));
+  if (size_ < members_.size()) {
+    members_[size_].first.assign(key);
+    members_[size_].second = std::move(json_value);
+  } else {
+    members_.emplace_back(std::string(key), std::move(json_value));
+  }
+  ++size_;
 }
 
 bool TraceArgs::set_stat(std::string_view key, const StatValue& value) {
@@ -47,15 +64,15 @@ bool TraceArgs::set_stat(std::string_view key, const StatValue& value) {
 }
 
 bool TraceArgs::has(std::string_view key) const {
-  for (const auto& [k, v] : members_)
+  for (const auto& [k, v] : members())
     if (k == key) return true;
   return false;
 }
 
 std::string TraceArgs::render() const {
-  if (members_.empty()) return {};
+  if (size_ == 0) return {};
   std::string out = ", \"args\": {";
-  for (size_t i = 0; i < members_.size(); ++i) {
+  for (size_t i = 0; i < size_; ++i) {
     if (i) out += ", ";
     out += json_string_html_safe(members_[i].first);
     out += ": ";

@@ -3,6 +3,7 @@
 // its metadata's).
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -14,6 +15,16 @@ namespace jaxprof {
 
 class TraceArgs {
  public:
+  TraceArgs() = default;
+  TraceArgs(const TraceArgs& o) { *this = o; }
+  TraceArgs(TraceArgs&&) = default;
+  TraceArgs& operator=(TraceArgs&&) = default;
+  // Copies o's members into this one's strings, whose memory is reused: the writer copies an
+  // op's args for each of its events.
+  TraceArgs& operator=(const TraceArgs& o);
+  // No members; their strings keep their memory for the next event's.
+  void clear() { size_ = 0; }
+
   void set(std::string_view key, std::string json_value);
   // A stat as its JSON value: numbers as numbers (doubles keep a decimal point), text as strings.
   // Bytes (opaque payloads) are left out.
@@ -23,10 +34,13 @@ class TraceArgs {
   // ", \"args\": {...}" (empty when there are no members).
   std::string render() const;
   // (key, value as JSON text), in order.
-  const std::vector<std::pair<std::string, std::string>>& members() const { return members_; }
+  std::span<const std::pair<std::string, std::string>> members() const {
+    return {members_.data(), size_};
+  }
 
  private:
-  std::vector<std::pair<std::string, std::string>> members_;
+  std::vector<std::pair<std::string, std::string>> members_;  // the first size_ are in use
+  size_t size_ = 0;
 };
 
 }  // namespace jaxprof
