@@ -148,7 +148,10 @@ void warn_if_too_big(const WindowFlags& f, const Profile& p, bool proto,
     auto until = begin + static_cast<int64_t>(static_cast<double>(end - begin) * share);
     hint = fmt::format("--time {}:{}", ps_to_ns_exact(begin), ps_to_ns_exact(until));
   }
+  // The analyses made meanwhile (steps, compile records) keep event indices into those lines:
+  // they are made again, from lines decoded again, when the export asks.
   p.forget_lines(not_decoded);
+  p.drop_memos();
   std::fprintf(stderr,
                "jaxprof: warning: the trace would be about %s (%llu events%s), more than "
                "Perfetto's UI holds (about %s); export a window, e.g. %s\n",

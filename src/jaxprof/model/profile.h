@@ -284,8 +284,15 @@ class Profile {
   // (EventSource::release_line_bytes), and marks them not decoded, so that a later require_lines
   // decodes them again. Memory then holds the lines being read rather than every line read.
   // Only for lines nothing else reads meanwhile: what was computed from them stays valid, but
-  // their slots read as zero until they are decoded again.
+  // their slots read as zero until they are decoded again, and a memo that keeps their events'
+  // indices (compile records, steps) may read them later without decoding them: drop_memos().
   void forget_lines(const std::vector<uint32_t>& lines) const;
+  // Drops every memo, so that the next analysis that asks computes it again (and decodes what it
+  // reads): after forget_lines, where no reference to a memo is held.
+  void drop_memos() const {
+    check_writable("drop_memos");
+    memo_.clear();
+  }
   // The events of one line whose metadata is marked in `want` (a flag per event_metadata entry),
   // in line order (start, longest first), into `out` (cleared first). A line not decoded yet
   // stays so when its source can pick the events out of the file directly: for analyses after

@@ -69,6 +69,8 @@ constexpr int kFirstLineTid = 1000;
 constexpr int kFirstCounterTid = 900000;
 // A device's counters (its `_counters_` line k): from kFirstDeviceCounterTid + 1000 k.
 constexpr int kFirstDeviceCounterTid = 950000;
+// With one_line_at_a_time, a line's pages in the file go back every this many events written.
+constexpr uint32_t kReleaseEvents = uint32_t{1} << 16;
 
 }  // namespace
 
@@ -425,7 +427,12 @@ void PerfettoWriter::line_track(const ExportedPlane& xp, int pid, size_t k, bool
   if (one_line_at_a_time_) p_.require_lines({li});
   const LineMemoryOps memory_op(p_, li);
   const Events& ev = p_.events;
+  const EventSource& source = *p_.sources[line.source];
   for (uint32_t e = line.first_event; e < line.first_event + line.event_count; ++e) {
+    // The pages read for the stats so far go back now and then: a busy host thread's bytes are
+    // hundreds of megabytes, read about in file order (pages still to come fault in again).
+    if (one_line_at_a_time_ && (e - line.first_event) % kReleaseEvents == kReleaseEvents - 1)
+      source.release_line_bytes(p_, li);
     const DeviceLines* op_of = nullptr;
     for (const DeviceLines* d : on_line)
       if (d->counts(ev, e)) op_of = d;
