@@ -195,6 +195,7 @@ class PerfettoWriter {
   void collect_collectives();
   void collect_planes();
   void collect_memory();
+  void hand_back_pages();
 
   void header();
   void process(const ExportedPlane& xp, int pid);
@@ -245,9 +246,11 @@ PerfettoWriter::PerfettoWriter(const Profile& p, TraceSink& sink, PerfettoSummar
       one_line_at_a_time_(options.one_line_at_a_time),
       texts_(p, collective_) {
   for (const DeviceSegments& d : segments_) segments_of_[d.device] = &d;
+  hand_back_pages();
   collect_collectives();
   collect_planes();
   flows_.emplace(p_, devices_);
+  hand_back_pages();
   arrivals_.emplace(p_, devices_, coll_);
   if (options.critical_path) {
     std::vector<uint32_t> planes;
@@ -258,7 +261,16 @@ PerfettoWriter::PerfettoWriter(const Profile& p, TraceSink& sink, PerfettoSummar
                                      path_->left_out()));
   }
   collect_memory();
+  hand_back_pages();
   correlation_name_ = p_.strings.find("correlation_id");
+}
+
+// With one_line_at_a_time, the pages of the file the analyses read (the stats of the lines they
+// decoded) go back between them: the lines are read again one at a time when written.
+void PerfettoWriter::hand_back_pages() {
+  if (!one_line_at_a_time_) return;
+  for (uint32_t li = 0; li < p_.lines.size(); ++li)
+    p_.sources[p_.lines[li].source]->release_line_bytes(p_, li);
 }
 
 // Collective message sizes and bandwidth factors per (module, op). Every op event is exported,
