@@ -288,6 +288,7 @@ void Profile::forget_lines(const std::vector<uint32_t>& wanted) const {
     const size_t b = line.first_event, e = b + line.event_count;
     ev.start_ps.discard(b, e), ev.duration_ps.discard(b, e), ev.metadata.discard(b, e);
     ev.raw.discard(b, e), ev.hlo_op.discard(b, e), ev.module.discard(b, e);
+    if (ev.wide) ev.raw_high.discard(b, e);
     if (line.kernel_ids) ev.correlation_id.discard(b, e), ev.group_id.discard(b, e);
     if (line.device_clock) {
       ev.device_start_ps.discard(b, e), ev.device_duration_ps.discard(b, e);
