@@ -187,19 +187,31 @@ std::vector<std::pair<int64_t, int64_t>> nested_blocks(int blocks, int depth) {
   return spans;
 }
 
-TEST(SelfTime, ThousandDeepNestingTakesMilliseconds) {
-  const int blocks = 1000, depth = 1000;  // a million events, each inside 0 to 999 others
-  Events ev = line(nested_blocks(blocks, depth));
-  const auto t0 = std::chrono::steady_clock::now();
-  std::vector<int64_t> self;
-  compute_self_times(ev, 0, static_cast<uint32_t>(ev.size()), self, nullptr, 0);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  for (size_t i = 0; i < self.size(); ++i) ASSERT_EQ(self[i], 2) << i;
-  // About 0.23 s in a release build on the development machine (230 ns an event, whatever the
-  // depth); a sweep that visited every open event for every event took 1.0 s here, and ten
-  // times that at 10,000 deep. The bound leaves room for sanitizer builds.
-  EXPECT_LT(seconds, 5.0);
+// Seconds of the fastest of three sweeps over `spans` on the timeline clock, after checking that
+// every event's self time is 2.
+double sweep_seconds(const std::vector<std::pair<int64_t, int64_t>>& spans) {
+  Events ev = line(spans);
+  double best = 1e9;
+  for (int run = 0; run < 3; ++run) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<int64_t> self;
+    compute_self_times(ev, 0, static_cast<uint32_t>(ev.size()), self, nullptr, 0);
+    best = std::min(best,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    for (size_t i = 0; i < self.size(); ++i) EXPECT_EQ(self[i], 2) << i;
+  }
+  return best;
+}
+
+TEST(SelfTime, ThousandDeepNestingCostsAboutWhatShallowNestingDoes) {
+  // The same 100,000 events nested 1,000 deep and 10 deep. Visiting every open event for every
+  // event made the deep line about a hundred times the shallow one (a million events 1,000 deep
+  // took 1.0 s in a release build); with the heap it is 9 times in a release build and 5 times
+  // under the address sanitizer (0.23 s for that million). Comparing the two within one run holds
+  // in sanitizer builds too, where both are slower.
+  const double deep = sweep_seconds(nested_blocks(100, 1000));
+  const double shallow = sweep_seconds(nested_blocks(10000, 10));
+  EXPECT_LT(deep, 25 * shallow + 0.01) << deep << " s against " << shallow << " s";
 }
 
 TEST(SelfTime, ThousandDeepNestingOnTheDeviceClock) {
@@ -221,12 +233,8 @@ TEST(SelfTime, ThousandDeepNestingOnTheDeviceClock) {
   l.event_count = static_cast<uint32_t>(spans.size());
   l.device_clock = true;
   std::vector<int64_t> self;
-  const auto t0 = std::chrono::steady_clock::now();
-  compute_op_self_times(ev, l, self, nullptr, 0);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  compute_op_self_times(ev, l, self, nullptr, 0);  // 0.05 s in a release build (0.22 s before)
   for (size_t i = 0; i < self.size(); ++i) ASSERT_EQ(self[i], 2) << i;
-  EXPECT_LT(seconds, 5.0);
 }
 
 }  // namespace
