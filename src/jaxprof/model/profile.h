@@ -134,8 +134,8 @@ struct Events {
   Column<uint32_t> raw;
   Column<uint32_t> raw_high;
   bool wide = false;
-  Column<StringId> hlo_op;    // 0 = none
-  Column<uint32_t> module;    // index into Profile::modules, 0 = none
+  Column<StringId> hlo_op;  // 0 = none
+  Column<uint32_t> module;  // index into Profile::modules, 0 = none
   // The event's own correlation_id and group_id stats, for the analyses that read them for every
   // GPU kernel: filled where the line's `kernel_ids` says so, kNoStat where the event has none of
   // its own, kStatInFile where it is not a plain integer (read the event's stats then).
@@ -266,7 +266,7 @@ class Profile {
   Events events;
   StringTable strings;
   HloIndex hlo;
-  int64_t base_ns = 0;              // absolute time (ns since the epoch) of start_ps == 0
+  int64_t base_ns = 0;  // absolute time (ns since the epoch) of start_ps == 0
   // The hosts' clocks were put on one at import (nsys-jax archives, as nsys-jax does): nothing
   // else moves them again.
   bool clocks_aligned = false;
@@ -287,6 +287,12 @@ class Profile {
   // their slots read as zero until they are decoded again, and a memo that keeps their events'
   // indices (compile records, steps) may read them later without decoding them: drop_memos().
   void forget_lines(const std::vector<uint32_t>& lines) const;
+  // Drops the input files' mapped pages from the resident set (Buffer::release): for a reader
+  // about to allocate much, which would otherwise sit on top of the whole mapped file. What
+  // reads the file later faults its pages back in from the page cache.
+  void release_file_pages() const {
+    for (const std::shared_ptr<Buffer>& b : buffers) b->release(0, b->size());
+  }
   // Drops every memo, so that the next analysis that asks computes it again (and decodes what it
   // reads): after forget_lines, where no reference to a memo is held.
   void drop_memos() const {

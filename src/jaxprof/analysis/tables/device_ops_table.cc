@@ -101,13 +101,6 @@ OpCodes describe(const Profile& p, uint32_t plane, uint32_t e, bool memory, Stri
   return k;
 }
 
-// Drops the input files' mapped pages from the resident set (Buffer::release): the columns about
-// to be filled (over 100 bytes per op) would otherwise sit on top of the whole mapped file. What
-// reads the file later faults its pages back in from the page cache.
-void release_file_pages(const Profile& p) {
-  for (const std::shared_ptr<Buffer>& b : p.buffers) b->release(0, b->size());
-}
-
 void push_code(RecordColumn& col, int32_t code) {
   if (code < 0)
     col.push_null();
@@ -128,13 +121,12 @@ RecordTable device_ops_table(const Profile& p) {
   // The file's pages are dropped after each stage that reads it, so that what the stage
   // allocates does not sit on top of the whole mapped file.
   p.require_lines(needed);
-  release_file_pages(p);
+  p.release_file_pages();
   const ExecutionRows& rows = execution_rows(p);
-  release_file_pages(p);
+  p.release_file_pages();
   const SteadyState& steady = steady_state(p, SteadyStateOptions{});
   const StepLookup steps(table_steps(p));
-  release_file_pages(p);
-  release_file_pages(p);
+  p.release_file_pages();
 
   Columns c;
   declare(c);

@@ -268,9 +268,7 @@ PerfettoWriter::PerfettoWriter(const Profile& p, TraceSink& sink, PerfettoSummar
 // With one_line_at_a_time, the pages of the file the analyses read (the stats of the lines they
 // decoded) go back between them: the lines are read again one at a time when written.
 void PerfettoWriter::hand_back_pages() {
-  if (!one_line_at_a_time_) return;
-  for (uint32_t li = 0; li < p_.lines.size(); ++li)
-    p_.sources[p_.lines[li].source]->release_line_bytes(p_, li);
+  if (one_line_at_a_time_) p_.release_file_pages();
 }
 
 // Collective message sizes and bandwidth factors per (module, op). Every op event is exported,

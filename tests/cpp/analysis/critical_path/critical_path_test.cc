@@ -134,14 +134,7 @@ TEST(CriticalPath, CollectiveWaitsForTheLastArrival) {
   w.devices = {"d0", "d1"};
   w.lanes = {"d0", "d1"};
   auto node = [](std::string_view name, uint32_t lane, NodeKind kind, int64_t s, int64_t e) {
-    GraphNode n;
-    n.name = name;  // a literal: GraphNode holds a view
-    n.category = kind == NodeKind::kCollective ? "collective" : "gemm";
-    n.lane = n.device = lane;
-    n.kind = kind;
-    n.start_ps = s;
-    n.end_ps = e;
-    return n;
+    return graph_node(name, lane, /*host=*/0, kind, s, e);
   };
   w.nodes = {node("a", 0, NodeKind::kOp, 0, 20), node("b", 1, NodeKind::kOp, 0, 60),
              node("ar", 0, NodeKind::kCollective, 20, 90),
